@@ -1,0 +1,124 @@
+"""AgentRuntime: the ADK side of the app — runner, sessions, start-up and shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import warnings
+from typing import Any
+
+from google.adk.agents import BaseAgent, RunConfig
+from google.adk.agents.run_config import StreamingMode
+from google.adk.apps import App, ResumabilityConfig
+from google.adk.runners import Runner
+from google.adk.sessions import BaseSessionService
+
+from ._sessions import SessionLocks, session_service_from_url
+
+__all__ = ("AgentRuntime",)
+
+logger = logging.getLogger("adk_asgi")
+
+DEFAULT_APP_NAME = "adk_asgi"
+
+
+class AgentRuntime:
+    """Owns (or borrows) the ADK ``Runner`` and serializes turns per session.
+
+    Give exactly one of ``agent``, ``app`` or ``runner``. An agent is wrapped in a
+    *resumable* ADK ``App``: tool confirmations and browser-executed tools pause
+    the invocation and resume it from the session alone, so the answer may reach
+    any process that shares the session store.
+    """
+
+    def __init__(
+        self,
+        *,
+        agent: BaseAgent | None = None,
+        app: App | None = None,
+        runner: Runner | None = None,
+        session_service: BaseSessionService | None = None,
+        session_db: str | None = None,
+        app_name: str | None = None,
+        run_config: RunConfig | None = None,
+    ) -> None:
+        if sum(x is not None for x in (agent, app, runner)) != 1:
+            raise TypeError("Give exactly one of agent=, app= or runner=.")
+        if runner is not None and (session_service is not None or session_db is not None):
+            raise TypeError("A ready Runner brings its own session service.")
+        if session_service is not None and session_db is not None:
+            raise TypeError("Give session_service= or session_db=, not both.")
+        self._agent = agent
+        self._app = app
+        self._runner: Runner | None = runner
+        self._owns_runner = runner is None
+        self._session_service = session_service
+        self._session_db = session_db
+        self._app_name = app_name
+        self.run_config = run_config or RunConfig(streaming_mode=StreamingMode.SSE)
+        self.locks = SessionLocks()
+        self._started = False
+        self._start_lock = asyncio.Lock()
+
+    @property
+    def runner(self) -> Runner:
+        if self._runner is None:
+            self._runner = self._build_runner()
+        return self._runner
+
+    @property
+    def session_service(self) -> BaseSessionService:
+        return self.runner.session_service
+
+    @property
+    def app_name(self) -> str:
+        return self.runner.app_name
+
+    @property
+    def agent_name(self) -> str:
+        agent = getattr(self.runner, "agent", None)
+        return str(getattr(agent, "name", "model"))
+
+    def _build_runner(self) -> Runner:
+        service = self._session_service or session_service_from_url(self._session_db)
+        app = self._app
+        if app is None:
+            assert self._agent is not None
+            with warnings.catch_warnings():
+                # ResumabilityConfig is marked experimental in ADK 2.x.
+                warnings.simplefilter("ignore")
+                app = App(
+                    name=self._app_name or DEFAULT_APP_NAME,
+                    root_agent=self._agent,
+                    resumability_config=ResumabilityConfig(is_resumable=True),
+                )
+        return Runner(app=app, session_service=service, app_name=self._app_name or app.name)
+
+    async def startup(self, *, warm: bool = True) -> None:
+        """Build the runner and pay ADK's one-off lazy imports before the first request."""
+        async with self._start_lock:
+            if self._started:
+                return
+            self._started = True
+            _ = self.runner
+            if warm:
+                started = time.perf_counter()
+                from ._warmup import warm_up
+
+                await warm_up()
+                logger.info("ADK warmed up in %.0f ms", (time.perf_counter() - started) * 1000)
+
+    async def shutdown(self) -> None:
+        if self._runner is not None and self._owns_runner:
+            try:
+                await self._runner.close()
+            except Exception:  # close is best effort at shutdown
+                logger.exception("Error while closing the ADK runner")
+        self._started = False
+
+    def run_config_for(self, metadata: dict[str, Any]) -> RunConfig:
+        """The run config of one turn, tagged so the session maps messages to invocations."""
+        custom = dict(self.run_config.custom_metadata or {})
+        custom["adk_asgi"] = metadata
+        return self.run_config.model_copy(update={"custom_metadata": custom})

@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from adk_asgi import AdkApp
+from adk_asgi.demo import build_demo_agent
+
+_real_connect = socket.socket.connect
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> Any:
+    host = address[0] if isinstance(address, tuple) else address
+    if self.family in (socket.AF_INET, socket.AF_INET6) and host not in (
+        "127.0.0.1", "::1", "localhost"
+    ):
+        raise OSError(f"tests are offline: refused connect to {address!r}")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test may reach the network (Gemini above all): only loopback connects."""
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+
+
+def user_message(text: str, msg_id: str | None = None) -> dict[str, Any]:
+    return {"id": msg_id or f"u-{abs(hash(text)) % 10**8}", "role": "user",
+            "parts": [{"type": "text", "text": text}]}
+
+
+def chat_body(chat_id: str, *messages: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"id": chat_id, "messages": list(messages), "trigger": "submit-message", **extra}
+
+
+def parse_sse(text: str) -> list[Any]:
+    """Chunks of an SSE body (``[DONE]`` kept as the string "[DONE]")."""
+    chunks: list[Any] = []
+    for event in text.replace("\r\n", "\n").split("\n\n"):
+        data = [line[5:].lstrip() for line in event.split("\n") if line.startswith("data:")]
+        if not data:
+            continue
+        payload = "\n".join(data)
+        chunks.append(payload if payload == "[DONE]" else json.loads(payload))
+    return chunks
+
+
+def types_of(chunks: list[Any]) -> list[str]:
+    return [c if isinstance(c, str) else c["type"] for c in chunks]
+
+
+def text_of(chunks: list[Any]) -> str:
+    return "".join(c["delta"] for c in chunks if isinstance(c, dict) and c["type"] == "text-delta")
+
+
+@pytest.fixture
+def demo_app() -> AdkApp:
+    return AdkApp(build_demo_agent(token_delay=0), warm_up=False)
+
+
+@pytest.fixture
+async def client(demo_app: AdkApp) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=demo_app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+        yield c
+
+
+class LoopbackServer:
+    """A real uvicorn server on 127.0.0.1 in a thread with its own event loop,
+    so tests can look at the server's tasks."""
+
+    def __init__(self, app: Any, **config: Any) -> None:
+        self.config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
+                                     lifespan="on", **config)
+        self.server = uvicorn.Server(self.config)
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.port = 0
+
+    def _run(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_until_complete(self.server.serve())
+
+    def __enter__(self) -> LoopbackServer:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+        self.port = self.server.servers[0].sockets[0].getsockname()[1]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=15)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def tasks(self) -> set[asyncio.Task[Any]]:
+        """The server loop's live tasks other than uvicorn's own serving machinery."""
+        assert self.loop is not None
+
+        async def collect() -> set[asyncio.Task[Any]]:
+            me = asyncio.current_task()
+            return {t for t in asyncio.all_tasks() if t is not me and not t.done()}
+
+        return asyncio.run_coroutine_threadsafe(collect(), self.loop).result(5)
+
+
+@pytest.fixture
+def loopback() -> Iterator[type[LoopbackServer]]:
+    yield LoopbackServer

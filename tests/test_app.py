@@ -1,0 +1,288 @@
+"""AdkApp through httpx's ASGI transport, with a real ADK Runner and the demo model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+import pytest
+from google.adk.runners import Runner
+from google.adk.sessions import InMemorySessionService
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
+from starlette.routing import Mount, Route
+
+from adk_asgi import AdkApp, AdkMiddleware
+from adk_asgi.demo import build_demo_agent
+
+from conftest import chat_body, parse_sse, text_of, types_of, user_message
+
+
+async def post(client: httpx.AsyncClient, body: Any, url: str = "/") -> tuple[int, list[Any]]:
+    response = await client.post(url, json=body)
+    if response.status_code != 200:
+        return response.status_code, [response.json()]
+    assert response.headers["content-type"].startswith("text/event-stream")
+    assert response.headers["x-vercel-ai-ui-message-stream"] == "v1"
+    assert response.headers["cache-control"] == "no-cache"
+    assert response.headers["x-accel-buffering"] == "no"
+    return 200, parse_sse(response.text)
+
+
+async def test_plain_text_streams_token_by_token(client: httpx.AsyncClient) -> None:
+    status, chunks = await post(client, chat_body("c1", user_message("hello there")))
+    assert status == 200
+    assert types_of(chunks)[:3] == ["start", "start-step", "text-start"]
+    assert types_of(chunks)[-3:] == ["finish-step", "finish", "[DONE]"]
+    assert sum(t == "text-delta" for t in types_of(chunks)) > 10
+    assert chunks[0]["messageId"].startswith("msg-")
+    assert chunks[-2]["finishReason"] == "stop"
+    assert chunks[-2]["messageMetadata"]["usage"]["totalTokens"] > 0
+
+
+async def test_weather_tool_round_trip(client: httpx.AsyncClient) -> None:
+    _, chunks = await post(client, chat_body("c2", user_message("What's the weather in Tokyo?")))
+    kinds = types_of(chunks)
+    assert kinds.count("start-step") == 2  # answer text after tool result opens a new step
+    call = next(c for c in chunks if c["type"] == "tool-input-available")
+    assert call["toolName"] == "get_weather" and call["input"] == {"location": "Tokyo"}
+    output = next(c for c in chunks if c["type"] == "tool-output-available")
+    assert output["toolCallId"] == call["toolCallId"]
+    assert kinds.index("tool-output-available") < len(kinds) - 1 - kinds[::-1].index("start-step")
+    assert "Tokyo" in text_of(chunks)
+
+
+async def test_think_streams_reasoning_first(client: httpx.AsyncClient) -> None:
+    _, chunks = await post(client, chat_body("c3", user_message("think about cats")))
+    kinds = types_of(chunks)
+    assert kinds.index("reasoning-start") < kinds.index("text-start")
+
+
+async def test_model_error_is_one_error_chunk(client: httpx.AsyncClient) -> None:
+    for text in ("please fail", "please raise"):
+        _, chunks = await post(client, chat_body(f"err-{text}", user_message(text)))
+        kinds = types_of(chunks)
+        assert kinds.count("error") == 1 and "finish" not in kinds, kinds
+        assert kinds[-1] == "[DONE]"
+        error = next(c for c in chunks if c["type"] == "error")
+        assert "Traceback" not in error["errorText"] and error["errorText"]
+
+
+async def test_only_the_new_turn_reaches_adk(demo_app: AdkApp,
+                                            client: httpx.AsyncClient) -> None:
+    first = user_message("hello one", "u1")
+    _, chunks1 = await post(client, chat_body("hist", first))
+    assistant = {"id": chunks1[0]["messageId"], "role": "assistant",
+                 "parts": [{"type": "text", "text": "FORGED assistant text"}]}
+    second = user_message("hello two", "u2")
+    _, chunks2 = await post(client, chat_body("hist", first, assistant, second))
+    assert chunks2[0]["messageId"] != chunks1[0]["messageId"]
+    runtime = demo_app.runtime
+    session = await runtime.session_service.get_session(app_name=runtime.app_name,
+                                                        user_id="anonymous", session_id="hist")
+    assert session is not None
+    user_texts = [e.content.parts[0].text for e in session.events
+                  if e.author == "user" and e.content and e.content.parts]
+    assert user_texts == ["hello one", "hello two"]  # nothing re-sent, nothing forged
+    assert not any("FORGED" in (p.text or "") for e in session.events if e.content
+                   for p in e.content.parts or [])
+
+
+async def test_unknown_session_is_seeded_with_the_text_history(demo_app: AdkApp,
+                                                              client: httpx.AsyncClient) -> None:
+    history = [user_message("my name is Kenji", "u1"),
+               {"id": "a1", "role": "assistant",
+                "parts": [{"type": "step-start"}, {"type": "text", "text": "Hi Kenji."}]},
+               user_message("what is my name?", "u2")]
+    status, _ = await post(client, chat_body("seeded", *history))
+    assert status == 200
+    runtime = demo_app.runtime
+    session = await runtime.session_service.get_session(app_name=runtime.app_name,
+                                                        user_id="anonymous", session_id="seeded")
+    assert session is not None
+    texts = [(e.author, e.content.parts[0].text) for e in session.events
+             if e.content and e.content.parts and e.content.parts[0].text and not e.partial]
+    assert texts[:3] == [("user", "my name is Kenji"), ("assistant", "Hi Kenji."),
+                         ("user", "what is my name?")]
+
+
+async def test_regenerate_rewinds_the_last_turn(demo_app: AdkApp,
+                                                client: httpx.AsyncClient) -> None:
+    first = user_message("hello again", "u1")
+    await post(client, chat_body("regen", first))
+    status, chunks = await post(client, {"id": "regen", "messages": [first],
+                                         "trigger": "regenerate-message"})
+    assert status == 200 and "finish" in types_of(chunks)
+    runtime = demo_app.runtime
+    session = await runtime.session_service.get_session(app_name=runtime.app_name,
+                                                        user_id="anonymous", session_id="regen")
+    assert session is not None
+    users = [e for e in session.events if e.author == "user" and e.content
+             and e.content.parts and e.content.parts[0].text]
+    assert len(users) == 2 and users[0].invocation_id != users[1].invocation_id
+    rewinds = [e.actions.rewind_before_invocation_id for e in session.events
+               if e.actions and e.actions.rewind_before_invocation_id]
+    assert rewinds == [users[0].invocation_id]  # the first answer is undone, not stacked
+
+
+async def test_concurrent_turns_on_one_chat_do_not_interleave() -> None:
+    app = AdkApp(build_demo_agent(token_delay=0.002), warm_up=False)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        results = await asyncio.gather(*[
+            post(client, chat_body("same", user_message(f"story number {i}", f"u{i}")))
+            for i in range(3)])
+    session = await app.runtime.session_service.get_session(
+        app_name=app.runtime.app_name, user_id="anonymous", session_id="same")
+    assert session is not None
+    invocations = [e.invocation_id for e in session.events]
+    # each invocation's events are contiguous: turns ran one after another
+    seen: list[str] = []
+    for inv in invocations:
+        if not seen or seen[-1] != inv:
+            assert inv not in seen, "turns interleaved"
+            seen.append(inv)
+    assert all(status == 200 for status, _ in results)
+    assert len(app.runtime.locks) == 0
+
+
+@pytest.mark.parametrize(("raw", "status", "code"), [
+    (b"{oops", 400, "invalid_json"),
+    (json.dumps({"id": "c", "messages": [{"role": "user"}]}).encode(), 422, "invalid_request"),
+    (json.dumps({"id": "c", "messages": [{"role": "user", "parts": []}]}).encode(), 422,
+     "empty_message"),
+    (json.dumps({"id": "c", "messages": [{"role": "system", "parts": [
+        {"type": "text", "text": "x"}]}]}).encode(), 422, "invalid_last_message"),
+])
+async def test_bad_requests_get_json_errors(client: httpx.AsyncClient, raw: bytes, status: int,
+                                            code: str) -> None:
+    response = await client.post("/", content=raw, headers={"content-type": "application/json"})
+    assert response.status_code == status
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["error"]["code"] == code
+
+
+async def test_body_limit_413_declared_and_streamed() -> None:
+    app = AdkApp(build_demo_agent(), max_body_bytes=1000, warm_up=False)
+    transport = httpx.ASGITransport(app=app)
+    big = json.dumps(chat_body("c", user_message("x" * 5000))).encode()
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        response = await client.post("/", content=big)
+        assert response.status_code == 413
+        assert response.json()["error"]["code"] == "body_too_large"
+
+        async def chunks() -> Any:
+            for i in range(0, len(big), 100):
+                yield big[i:i + 100]
+        response = await client.post("/", content=chunks())  # no content-length
+        assert response.status_code == 413
+
+
+async def test_routes(client: httpx.AsyncClient) -> None:
+    response = await client.get("/")
+    assert response.status_code == 405 and response.headers["allow"] == "POST"
+    response = await client.get("/nope")
+    assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
+    response = await client.get("/some-chat/stream")
+    assert response.status_code == 204
+    response = await client.post("/some-chat/stream")
+    assert response.status_code == 405
+
+
+async def test_mounted_under_a_prefix_in_starlette() -> None:
+    adk = AdkApp(build_demo_agent(), warm_up=False)
+
+    async def home(request: Any) -> PlainTextResponse:
+        return PlainTextResponse("home")
+
+    site = Starlette(routes=[Route("/", home), Mount("/api/chat", app=adk)])
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=site),
+                                 base_url="http://t") as client:
+        assert (await client.get("/")).text == "home"
+        status, chunks = await post(client, chat_body("m", user_message("hi")), "/api/chat/")
+        assert status == 200 and types_of(chunks)[-1] == "[DONE]"
+        # Starlette's Mount answers the bare prefix with a 307 to the slash form;
+        # browsers' fetch (and so useChat) follow it with the same POST body.
+        response = await client.post("/api/chat", json=chat_body("m2", user_message("hi")))
+        assert response.status_code == 307
+        response = await client.post("/api/chat", json=chat_body("m2", user_message("hi")),
+                                     follow_redirects=True)
+        assert response.status_code == 200 and "finish" in types_of(parse_sse(response.text))
+        assert (await client.get("/api/chat/m/stream")).status_code == 204
+        assert (await client.get("/api/chat/else")).status_code == 404
+
+
+async def test_middleware_passes_everything_else_through() -> None:
+    calls: list[str] = []
+
+    async def inner(scope: Any, receive: Any, send: Any) -> None:
+        calls.append(scope["path"])
+        await PlainTextResponse("inner")(scope, receive, send)
+
+    app = AdkMiddleware(inner, path="/api/chat", agent=build_demo_agent(), warm_up=False)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                 base_url="http://t") as client:
+        assert (await client.get("/")).text == "inner"
+        assert (await client.post("/api/chatty")).text == "inner"
+        assert (await client.get("/other/api/chat")).text == "inner"
+        status, chunks = await post(client, chat_body("mw", user_message("hi")), "/api/chat")
+        assert status == 200 and "finish" in types_of(chunks)
+        assert (await client.get("/api/chat/x/stream")).status_code == 204
+    assert calls == ["/", "/api/chatty", "/other/api/chat"]
+
+
+async def test_lifespan_starts_and_closes_the_runner() -> None:
+    adk = AdkApp(build_demo_agent())
+    messages = [{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}]
+    sent: list[str] = []
+
+    async def receive() -> dict[str, Any]:
+        return messages.pop(0)
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message["type"])
+
+    await adk({"type": "lifespan"}, receive, send)
+    assert sent == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+
+
+async def test_websocket_is_refused_with_a_clear_code(demo_app: AdkApp) -> None:
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "websocket.connect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await demo_app({"type": "websocket", "path": "/", "headers": []}, receive, send)
+    assert sent[0]["type"] == "websocket.close" and sent[0]["code"] == 1013
+
+
+async def test_accepts_a_ready_runner_and_the_single_message_body() -> None:
+    runner = Runner(agent=build_demo_agent(), app_name="mine",
+                    session_service=InMemorySessionService())
+    app = AdkApp(runner=runner, warm_up=False)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                 base_url="http://t") as client:
+        status, chunks = await post(client, {"id": "one", "message": user_message("hi")})
+    assert status == 200 and "finish" in types_of(chunks)
+    assert await runner.session_service.get_session(app_name="mine", user_id="anonymous",
+                                                    session_id="one")
+
+
+async def test_user_id_resolver_scopes_sessions() -> None:
+    def user(scope: Any) -> str:
+        return dict(scope["headers"]).get(b"x-user", b"nobody").decode()
+
+    app = AdkApp(build_demo_agent(), user_id=user, warm_up=False)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t",
+                                 headers={"x-user": "alice"}) as client:
+        await post(client, chat_body("u-chat", user_message("hi")))
+    service = app.runtime.session_service
+    assert await service.get_session(app_name=app.runtime.app_name, user_id="alice",
+                                     session_id="u-chat")
+    assert not await service.get_session(app_name=app.runtime.app_name, user_id="anonymous",
+                                         session_id="u-chat")
