@@ -22,16 +22,16 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-try:
-    from tests.aisdk_client import (
+try:  # pytest puts tests/ itself on sys.path (tests/ is not a package)
+    from aisdk_client import (
         AI_VERSIONS,
         NodeHarnessMissing,
         require_node_harness,
         run_chat,
         run_chat_versions,
     )
-except ModuleNotFoundError:  # tests/ is not a package and pytest put tests/ itself on sys.path
-    from aisdk_client import (  # type: ignore[no-redef,import-not-found,unused-ignore]
+except ModuleNotFoundError:  # imported as tests.test_aisdk_harness
+    from tests.aisdk_client import (  # type: ignore[no-redef,import-not-found,unused-ignore]
         AI_VERSIONS,
         NodeHarnessMissing,
         require_node_harness,

@@ -191,6 +191,8 @@ def calls_for(text: str) -> list[tuple[str | None, dict[str, Any]]]:
         ("Play track 3", [("change_bgm", {"track": 3})]),
         ("Change BGM to track 2", [("change_bgm", {"track": 2})]),
         ("BGMを変えて", [("change_bgm", {"track": 1})]),
+        ("トラック2を再生して", [("change_bgm", {"track": 2})]),
+        ("作曲家について教えて", []),
         ("Hello there", []),
         ("Send my regards to Bob", []),
     ],
@@ -211,6 +213,11 @@ def test_rules_streaming_shapes() -> None:
     for text in (STORY, "花子さんに50 USDを送金しました。", "  a  b ", "x"):
         assert "".join(split_tokens(text)) == text
     assert len(split_tokens("花子さんに50 USDを送金しました。")) > 3
+
+
+def test_network_guard_blocks_outbound_connections() -> None:
+    with socket.socket() as sock, pytest.raises(RuntimeError, match="network access"):
+        sock.connect(("192.0.2.1", 443))  # TEST-NET-1: never routable anyway
 
 
 def test_tools_are_deterministic() -> None:

@@ -11,6 +11,7 @@ import httpx
 
 from adk_asgi import AdkApp
 from adk_asgi.demo import build_demo_agent
+
 from conftest import LoopbackServer, chat_body, parse_sse, types_of, user_message
 
 

@@ -9,8 +9,8 @@ the network:
 * "Send 50 dollars to Hanako" / "花子さんに50ドル送金してください" -> one
   ``process_payment`` call per "<amount> <currency> to <Name>" (confirmation-gated);
 * "where am I" / ``location`` / ``現在地`` -> ``get_location`` (browser tool);
-* ``BGM`` / "play track N" / "change ... track N" / ``曲`` -> ``change_bgm(track=N)``
-  (browser tool);
+* ``BGM`` / "play|change|switch ... track|music" / ``トラック`` / ``曲を`` ->
+  ``change_bgm(track=N)`` (N from "track N", default 1; browser tool);
 * a message starting with ``think`` -> thought parts, then the answer;
 * ``please fail`` -> an ``LlmResponse`` with ``error_code="DEMO_ERROR"``;
   ``please raise`` -> :class:`DemoModelError` after two streamed tokens;

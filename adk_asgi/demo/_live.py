@@ -20,7 +20,7 @@ from google.adk.models import LlmRequest, LlmResponse
 from google.adk.models.base_llm_connection import BaseLlmConnection, RealtimeInput
 from google.genai import types
 
-from ._rules import ERROR_CODE, DemoModelError, Reply, plan_reply, usage_for
+from ._rules import ERROR_CODE, DemoModelError, plan_reply, usage_for
 
 AUDIO_MIME_TYPE = "audio/pcm;rate=24000"
 
@@ -198,7 +198,7 @@ class DemoLiveConnection(BaseLlmConnection):
             if turn.content is not None:
                 self.history.append(turn.content)
             self._spoken = []
-            task = asyncio.create_task(self._speak(plan_reply(self.history)))
+            task = asyncio.create_task(self._speak())
             self._current = task
             await asyncio.wait([task])
             self._current = None
@@ -207,7 +207,8 @@ class DemoLiveConnection(BaseLlmConnection):
             elif (error := task.exception()) is not None:
                 self._put(error)
 
-    async def _speak(self, reply: Reply) -> None:
+    async def _speak(self) -> None:
+        reply = plan_reply(self.history)
         usage = usage_for(self.history, reply)
         if reply.error is not None:
             self._put(

@@ -158,6 +158,8 @@ _CITY_EN = re.compile(r"\b(?:in|for|at)\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)")
 _CITY_JA = re.compile(r"([^\s、。のは]{1,10}?)の天気")
 _TRACK = re.compile(r"(?:track|トラック|曲)\s*(?:no\.?|number|#)?\s*(\d+)", re.IGNORECASE)
 _NUMBER = re.compile(r"\d+")
+_BGM_EN = re.compile(r"\b(?:play|change|switch)\b.*\b(?:track|music)\b")
+_BGM_JA = re.compile(r"トラック|曲[をにの]|音楽")
 
 
 def _answer_text(text: str, content: types.Content) -> Reply:
@@ -168,7 +170,7 @@ def _answer_text(text: str, content: types.Content) -> Reply:
     if "please raise" in low:
         return Reply.of("I am about to fail on purpose, right in the middle.", raise_after=2)
     if match := re.match(r"\s*bench\s+(\d+)", low):
-        count = max(1, min(int(match.group(1)), 1_000_000))
+        count = max(1, min(int(match.group(1)), 100_000))
         return Reply.of(" ".join(f"w{i}" for i in range(1, count + 1)))
     if match := re.match(r"\s*think\b[\s:,]*(?:about\s+)?(.*)", text, re.IGNORECASE | re.DOTALL):
         topic = match.group(1).strip().rstrip("?.!") or "the question"
@@ -188,7 +190,7 @@ def _answer_text(text: str, content: types.Content) -> Reply:
         )
     if "where am i" in low or re.search(r"\blocation\b", low) or "現在地" in text:
         return Reply.of("", calls=[_call("get_location")])
-    if "bgm" in low or re.search(r"\b(?:play|change)\b.*\btrack\b", low) or "曲" in text:
+    if "bgm" in low or _BGM_EN.search(low) or _BGM_JA.search(text):
         match = _TRACK.search(text) or _NUMBER.search(text)
         track = int(match.group(match.lastindex or 0)) if match else 1
         return Reply.of(

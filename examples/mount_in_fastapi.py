@@ -1,0 +1,34 @@
+"""An existing FastAPI site with its own routes and CORS, and the agent at /api/chat.
+
+Run:  uvicorn examples.mount_in_fastapi:app --port 8000
+Then point useChat() (default api '/api/chat') at this server.
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+
+from adk_asgi import AdkApp
+from adk_asgi.demo import build_demo_agent
+
+# Your own agent goes here: `from my_pkg.agent import root_agent`.
+chat = AdkApp(build_demo_agent(token_delay=0.02))
+
+# FastAPI does not run the lifespan of mounted apps: hand it ours so ADK is warm
+# before the first request (without it, the first request warms it up).
+app = FastAPI(title="My site", lifespan=chat.lifespan)
+app.add_middleware(
+    CORSMiddleware,
+    allow_origins=["http://localhost:3000"],
+    allow_methods=["GET", "POST"],
+    allow_headers=["*"],
+)
+
+
+@app.get("/health")
+async def health() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+app.mount("/api/chat", chat)

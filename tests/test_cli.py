@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from adk_asgi._cli import load_target
+
+from conftest import chat_body, parse_sse, types_of, user_message
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_load_target() -> None:
+    agent = load_target("adk_asgi.demo:root_agent")
+    assert agent.name == "assistant"
+    assert load_target("adk_asgi.demo") is agent
+    with pytest.raises(SystemExit):
+        load_target("adk_asgi.demo:nope")
+
+
+@pytest.mark.parametrize("argv", [["-m", "adk_asgi", "serve"],
+                                  ["-m", "adk_asgi", "serve", "adk_asgi.demo:root_agent",
+                                   "--mount", "/chat"]])
+def test_serve_subprocess(argv: list[str], tmp_path: Path) -> None:
+    port = free_port()
+    mount = "/chat" if "--mount" in argv else "/api/chat"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GOOGLE_")}
+    db = tmp_path / "sessions.db"
+    proc = subprocess.Popen(
+        [sys.executable, *argv, "--port", str(port), "--token-delay", "0",
+         "--session-db", f"sqlite:///{db}"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                response = httpx.post(f"http://127.0.0.1:{port}{mount}",
+                                      json=chat_body("cli", user_message("hello")), timeout=30)
+                break
+            except httpx.ConnectError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise
+                time.sleep(0.2)
+        assert response.status_code == 200
+        assert types_of(parse_sse(response.text))[-2:] == ["finish", "[DONE]"]
+        assert httpx.get(f"http://127.0.0.1:{port}/elsewhere").status_code == 404
+        assert db.exists()  # --session-db sqlite:///… persisted the session
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
