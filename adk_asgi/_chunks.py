@@ -4,8 +4,9 @@ One `Struct` per chunk type, tagged on ``type``, keys in camelCase. Optional
 fields default to ``None`` and, with ``omit_defaults``, a ``None`` is never
 written (the client rejects ``null`` for optional fields). Required-but-nullable
 fields (``input``, ``output``, ``data``, ``messageMetadata`` of
-``message-metadata``) have no default, so they are always written, even as ``null``. No struct carries a key the strict clients
-(ai 6.0.0–6.0.230) do not know: adding one is a protocol change, not a tweak.
+``message-metadata``) have no default, so they are always written, even as ``null``.
+No struct carries a key the strict clients (ai 6.0.0–6.0.230) do not know: adding
+one is a protocol change, not a tweak.
 
 Only the chunk types v6 *and* v7 clients accept are defined here; v7-only types
 (``tool-approval-response``, ``reset-step``, ``custom``, ``reasoning-file``)
