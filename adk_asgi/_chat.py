@@ -110,7 +110,7 @@ class ChatEndpoint:
         service = runtime.session_service
         session = await service.get_session(app_name=runtime.app_name, user_id=user_id,
                                             session_id=request.id)
-        turn = plan_turn(request, session)
+        turn = plan_turn(request, session, runtime.approval_tools)
         if session is None:
             session = await service.create_session(app_name=runtime.app_name, user_id=user_id,
                                                    session_id=request.id)
@@ -143,7 +143,15 @@ class ChatEndpoint:
     async def _stream(self, turn: Turn, user_id: str, session_id: str) -> AsyncIterator[bytes]:
         translator = EventTranslator(turn.message_id,
                                      confirmation_style=self.options.confirmation_style,
-                                     denied_call_ids=turn.denied_call_ids)
+                                     denied_call_ids=turn.denied_call_ids,
+                                     approval_tools=self.runtime.approval_tools,
+                                     awaiting=turn.still_pending)
+        if turn.new_message is None:
+            # Only an approval for a browser tool: nothing for ADK until the page
+            # sends the tool's result. Acknowledge on the same message.
+            yield _frames([*translator.start(), *translator.finish()])
+            yield DONE_FRAME
+            return
         metadata = {"messageId": turn.message_id}
         if turn.user_message_id:
             metadata["userMessageId"] = turn.user_message_id

@@ -58,6 +58,7 @@ class AgentRuntime:
         self._app_name = app_name
         self.run_config = run_config or RunConfig(streaming_mode=StreamingMode.SSE)
         self.locks = SessionLocks()
+        self._approval_tools: frozenset[str] | None = None
         self._started = False
         self._start_lock = asyncio.Lock()
 
@@ -79,6 +80,13 @@ class AgentRuntime:
     def agent_name(self) -> str:
         agent = getattr(self.runner, "agent", None)
         return str(getattr(agent, "name", "model"))
+
+    @property
+    def approval_tools(self) -> frozenset[str]:
+        """Names of the browser-executed tools that need the user's approval."""
+        if self._approval_tools is None:
+            self._approval_tools = frozenset(_approval_tool_names(self.runner.agent))
+        return self._approval_tools
 
     def _build_runner(self) -> Runner:
         service = self._session_service or session_service_from_url(self._session_db)
@@ -122,3 +130,15 @@ class AgentRuntime:
         custom = dict(self.run_config.custom_metadata or {})
         custom["adk_asgi"] = metadata
         return self.run_config.model_copy(update={"custom_metadata": custom})
+
+
+def _approval_tool_names(agent: Any) -> set[str]:
+    from ._frontend_tool import FrontendTool
+
+    names: set[str] = set()
+    for tool in getattr(agent, "tools", None) or ():
+        if isinstance(tool, FrontendTool) and tool.require_approval:
+            names.add(tool.name)
+    for sub in getattr(agent, "sub_agents", None) or ():
+        names |= _approval_tool_names(sub)
+    return names

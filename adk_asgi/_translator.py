@@ -46,7 +46,7 @@ from ._chunks import (
     UIChunk,
 )
 
-__all__ = ("CONFIRMATION_TOOL", "ConfirmationStyle", "EventTranslator")
+__all__ = ("CONFIRMATION_TOOL", "ConfirmationStyle", "EventTranslator", "frontend_approval_id")
 
 CONFIRMATION_TOOL: Final = "adk_request_confirmation"
 ConfirmationStyle = Literal["native", "adk-tool"]
@@ -65,10 +65,17 @@ _FINISH_REASONS: Final[dict[str, FinishReason]] = {
 _ABORTED: Final = "INVOCATION_ABORTED"
 
 
+def frontend_approval_id(call_id: str) -> str:
+    """The approval id of a browser tool that needs approval: derived from the
+    server-assigned (unguessable) call id, so it needs no state of its own."""
+    return f"approval-{call_id}"
+
+
 class EventTranslator:
     """Turns the ADK events of one run into the chunks of one assistant message."""
 
     __slots__ = (
+        "_approval_tools",
         "_awaiting_client",
         "_block_seq",
         "_confirmation_style",
@@ -92,6 +99,8 @@ class EventTranslator:
         *,
         confirmation_style: ConfirmationStyle = "native",
         denied_call_ids: Iterable[str] = (),
+        approval_tools: frozenset[str] = frozenset(),
+        awaiting: Iterable[str] = (),
     ) -> None:
         self.message_id = message_id
         self.errored = False
@@ -99,6 +108,8 @@ class EventTranslator:
         # Calls the client denied in this request: their ADK "rejected" result is
         # shown as `tool-output-denied`, not as an error.
         self._denied = frozenset(denied_call_ids)
+        # Browser tools the user approves before the page runs them.
+        self._approval_tools = approval_tools
         self._step_open = False
         self._model_call_done = False
         self._text_id: str | None = None
@@ -106,7 +117,7 @@ class EventTranslator:
         self._block_seq = 0
         self._streamed_ids: set[str] = set()
         # Tool calls the client must answer (approvals, browser tools) at the end.
-        self._awaiting_client: set[str] = set()
+        self._awaiting_client: set[str] = set(awaiting)
         self._sources: set[str] = set()
         self._finish_reason: FinishReason | None = None
         self._usage: dict[str, int] = {}
@@ -240,6 +251,9 @@ class EventTranslator:
         out.append(ToolInputAvailable(tool_call_id=call_id, tool_name=name, input=args))
         if call_id in (event.long_running_tool_ids or ()):
             self._awaiting_client.add(call_id)
+            if name in self._approval_tools:
+                out.append(ToolApprovalRequest(approval_id=frontend_approval_id(call_id),
+                                               tool_call_id=call_id))
 
     def _approval_request(self, approval_id: str, args: dict[str, Any],
                           out: list[UIChunk]) -> None:

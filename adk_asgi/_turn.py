@@ -21,15 +21,24 @@ from msgspec import UNSET
 
 from ._errors import RequestError
 from ._request import ChatRequest, UIMessage, UIPart, user_content
-from ._translator import CONFIRMATION_TOOL
+from ._translator import CONFIRMATION_TOOL, frontend_approval_id
 
-__all__ = ("PendingCall", "Turn", "new_message_id", "pending_calls", "plan_turn")
+__all__ = (
+    "PendingCall",
+    "Turn",
+    "new_message_id",
+    "pending_calls",
+    "plan_turn",
+)
 
 META_KEY = "adk_asgi"
 
 
 def new_message_id() -> str:
     return f"msg-{uuid.uuid4().hex[:20]}"
+
+
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,12 +59,14 @@ class PendingCall:
 @dataclass(slots=True)
 class Turn:
     message_id: str
-    new_message: types.Content
+    new_message: types.Content | None  # None: nothing for ADK this time
     user_message_id: str | None = None
     continuation: bool = False
     denied_call_ids: frozenset[str] = frozenset()
     rewind_before: str | None = None  # invocation to rewind before (regenerate / edit)
     seed: list[UIMessage] = field(default_factory=list)
+    # Calls that still wait for the client after this turn's answers.
+    still_pending: frozenset[str] = frozenset()
 
 
 def pending_calls(session: Session) -> dict[str, PendingCall]:
@@ -87,13 +98,14 @@ def pending_calls(session: Session) -> dict[str, PendingCall]:
 
 
 def plan_turn(request: ChatRequest, session: Session | None,
-              confirmation_style: str = "native") -> Turn:
+              approval_tools: frozenset[str] = frozenset()) -> Turn:
+    """``approval_tools``: browser-executed tools whose calls the user approves first."""
     history = request.history
     last = history[-1]
     if last.role == "user":
         return _new_user_turn(request, last, session)
     if last.role == "assistant":
-        return _continuation(request, last, session)
+        return _continuation(request, last, session, approval_tools)
     raise RequestError(422, "invalid_last_message",
                        "The last message must be a user message or the assistant message "
                        "being continued.")
@@ -120,16 +132,34 @@ def _new_user_turn(request: ChatRequest, last: UIMessage, session: Session | Non
     return turn
 
 
-def _continuation(request: ChatRequest, last: UIMessage, session: Session | None) -> Turn:
+def _continuation(request: ChatRequest, last: UIMessage, session: Session | None,
+                  approval_tools: frozenset[str]) -> Turn:
     pending = pending_calls(session) if session is not None else {}
+    # Browser tools that need approval are answered under a derived approval id.
+    by_approval = {frontend_approval_id(c.call_id): c for c in pending.values()
+                   if c.kind == "client-tool" and c.name in approval_tools}
     responses: list[types.Part] = []
     denied: set[str] = set()
     invocations: set[str] = set()
+    approved_only = False
     for part in last.parts:
         answer = _client_answer(part)
         if answer is None:
             continue
         call = pending.get(answer.call_id)
+        if call is None and answer.is_approval and answer.call_id in by_approval:
+            call = by_approval[answer.call_id]
+            if call.call_id not in pending:
+                call = None
+            elif answer.response["confirmed"]:
+                # Approved, not executed yet: the page runs the tool and sends its
+                # result in a later request (the call stays pending in the session).
+                approved_only = True
+                continue
+            else:
+                denied.add(call.call_id)
+                answer = _Answer(call.call_id, {"error": "The user denied this tool call."},
+                                 is_approval=False, fresh=True)
         if call is None:
             # The client re-sends the whole message: results the session already
             # holds are echoes and are skipped. A fresh approval decision, or a
@@ -142,14 +172,24 @@ def _continuation(request: ChatRequest, last: UIMessage, session: Session | None
             raise RequestError(422, "wrong_answer_kind",
                                f"Call {answer.call_id!r} expects "
                                f"{'an approval' if call.kind == 'approval' else 'a tool result'}.")
-        if call.kind == "approval" and answer.response.get("confirmed") is not True:
-            denied.add(call.original_id)
+        if (call.kind == "client-tool" and call.name in approval_tools
+                and call.call_id not in denied and not _approved(part, call.call_id)):
+            raise RequestError(409, "approval_required",
+                               f"Call {call.call_id!r} needs the user's approval first.")
+        response = answer.response
+        if call.kind == "approval":
+            # ADK's ToolConfirmation takes exactly these keys.
+            response = {"confirmed": response.get("confirmed") is True}
+            if "payload" in answer.response:
+                response["payload"] = answer.response["payload"]
+            if not response["confirmed"]:
+                denied.add(call.original_id)
         name = CONFIRMATION_TOOL if call.kind == "approval" else call.name
         responses.append(types.Part(function_response=types.FunctionResponse(
-            id=call.call_id, name=name, response=answer.response)))
+            id=call.call_id, name=name, response=response)))
         invocations.add(call.invocation_id)
         del pending[call.call_id]  # one answer per call, even if sent twice
-    if not responses:
+    if not responses and not approved_only:
         raise RequestError(422, "nothing_to_continue",
                            "The assistant message carries no new answer to a pending tool call.")
     if len(invocations) > 1:
@@ -157,8 +197,16 @@ def _continuation(request: ChatRequest, last: UIMessage, session: Session | None
                            "Answers belong to different turns; answer one turn at a time.")
     message_id = last.id or (request.message_id if isinstance(request.message_id, str)
                              else new_message_id())
-    return Turn(message_id=message_id, new_message=types.Content(role="user", parts=responses),
-                continuation=True, denied_call_ids=frozenset(denied))
+    return Turn(message_id=message_id,
+                new_message=types.Content(role="user", parts=responses) if responses else None,
+                continuation=True, denied_call_ids=frozenset(denied),
+                still_pending=frozenset(pending))
+
+
+def _approved(part: UIPart, call_id: str) -> bool:
+    approval = part.approval
+    return (approval is not UNSET and approval.approved is True
+            and approval.id == frontend_approval_id(call_id))
 
 
 @dataclass(frozen=True, slots=True)

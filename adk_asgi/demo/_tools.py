@@ -13,11 +13,13 @@ import itertools
 import zlib
 from typing import Any
 
-from google.adk.tools import BaseTool, FunctionTool, LongRunningFunctionTool
+from google.adk.tools import BaseTool, FunctionTool
 
 # ADK builds the function declarations from the annotations at runtime, so
 # ToolContext must be importable here (not only under TYPE_CHECKING).
 from google.adk.tools.tool_context import ToolContext
+
+from adk_asgi._frontend_tool import frontend_tool
 
 PAYMENT_LOG: list[dict[str, Any]] = []
 """Every payment that actually ran, oldest first (tests assert on it)."""
@@ -105,37 +107,27 @@ def process_payment(
     return receipt
 
 
-def get_location() -> None:
-    """Get the user's current location (latitude and longitude) from the browser.
-
-    The browser asks the user for permission and returns the coordinates.
-    """
-    # Runs in the browser: returning None leaves the call pending until the
-    # client sends the function response.
-    return None
-
-
-def change_bgm(track: int) -> None:
-    """Change the background music playing in the browser.
-
-    Args:
-        track: The track number to play, e.g. 1.
-    """
-    # Runs in the browser, like get_location.
-    return None
-
-
 FRONTEND_TOOL_NAMES: frozenset[str] = frozenset({"get_location", "change_bgm"})
 """Names of the tools the browser executes."""
 
 
 def frontend_tools() -> list[BaseTool]:
-    """Declarations of the browser-executed tools.
-
-    The single place to change when these become ``frontend_tool(...)``
-    declarations (get_location will also need the user's approval).
-    """
-    return [LongRunningFunctionTool(get_location), LongRunningFunctionTool(change_bgm)]
+    """The browser-executed tools: declared for the model, executed by the page."""
+    return [
+        frontend_tool(
+            "get_location",
+            "Get the user's current location (latitude and longitude) from the browser. "
+            "The user must approve sharing it.",
+            require_approval=True,
+        ),
+        frontend_tool(
+            "change_bgm",
+            "Change the background music playing in the browser.",
+            {"type": "object",
+             "properties": {"track": {"type": "integer", "description": "Track number, e.g. 1."}},
+             "required": ["track"]},
+        ),
+    ]
 
 
 def server_tools() -> list[BaseTool]:
