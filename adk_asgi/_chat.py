@@ -24,7 +24,7 @@ from google.adk.sessions import Session
 from google.genai import types
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from ._chunks import DONE_FRAME, UIChunk, sse_frame
+from ._chunks import DONE_FRAME, ToolOutputDenied, UIChunk, sse_frame
 from ._errors import RequestError
 from ._http import ClientGone, read_body, send_error, send_json_error
 from ._request import ChatRequest, UIMessage, decode_chat_request, message_text
@@ -164,6 +164,7 @@ class ChatEndpoint:
             abort_signal=abort,
         )
         out: list[UIChunk] = translator.start()
+        out.extend(ToolOutputDenied(tool_call_id=call_id) for call_id in turn.denied_client_calls)
         finished = False
         try:
             yield _frames(out)

@@ -107,7 +107,9 @@ class EventTranslator:
         self._confirmation_style = confirmation_style
         # Calls the client denied in this request: their ADK "rejected" result is
         # shown as `tool-output-denied`, not as an error.
-        self._denied = frozenset(denied_call_ids)
+        # (Seed style reports a denial as an error on the call, as seed 000 does.)
+        self._denied = frozenset(denied_call_ids) if confirmation_style == "native" \
+            else frozenset()
         # Browser tools the user approves before the page runs them.
         self._approval_tools = approval_tools
         self._step_open = False

@@ -67,6 +67,9 @@ class Turn:
     seed: list[UIMessage] = field(default_factory=list)
     # Calls that still wait for the client after this turn's answers.
     still_pending: frozenset[str] = frozenset()
+    # Browser-tool calls the user denied: ADK does not echo the answer we send for
+    # them, so the stream reports the denial itself.
+    denied_client_calls: tuple[str, ...] = ()
 
 
 def pending_calls(session: Session) -> dict[str, PendingCall]:
@@ -142,6 +145,7 @@ def _continuation(request: ChatRequest, last: UIMessage, session: Session | None
     denied: set[str] = set()
     invocations: set[str] = set()
     approved_only = False
+    denied_client: list[str] = []
     for part in last.parts:
         answer = _client_answer(part)
         if answer is None:
@@ -158,6 +162,7 @@ def _continuation(request: ChatRequest, last: UIMessage, session: Session | None
                 continue
             else:
                 denied.add(call.call_id)
+                denied_client.append(call.call_id)
                 answer = _Answer(call.call_id, {"error": "The user denied this tool call."},
                                  is_approval=False, fresh=True)
         if call is None:
@@ -200,7 +205,7 @@ def _continuation(request: ChatRequest, last: UIMessage, session: Session | None
     return Turn(message_id=message_id,
                 new_message=types.Content(role="user", parts=responses) if responses else None,
                 continuation=True, denied_call_ids=frozenset(denied),
-                still_pending=frozenset(pending))
+                still_pending=frozenset(pending), denied_client_calls=tuple(denied_client))
 
 
 def _approved(part: UIPart, call_id: str) -> bool:
