@@ -9,6 +9,7 @@ from __future__ import annotations
 from ._app import AdkApp
 from ._chunks import UIChunk
 from ._errors import RequestError
+from ._frontend_tool import FrontendTool, frontend_tool
 from ._middleware import AdkMiddleware
 from ._sessions import session_service_from_url
 from ._translator import EventTranslator
@@ -17,8 +18,10 @@ __all__ = [
     "AdkApp",
     "AdkMiddleware",
     "EventTranslator",
+    "FrontendTool",
     "RequestError",
     "UIChunk",
+    "frontend_tool",
     "session_service_from_url",
 ]
 

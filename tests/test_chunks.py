@@ -86,3 +86,11 @@ def test_chunk_type_tags_are_the_protocol_names() -> None:
         "tool-output-error", "tool-output-denied", "source-url", "source-document", "file",
     }
     assert tags == v6_and_v7  # no v7-only chunk that would break v6 clients
+
+
+def test_public_api_is_explicit_and_sorted() -> None:
+    import adk_asgi
+
+    assert adk_asgi.__all__ == sorted(adk_asgi.__all__)
+    for name in adk_asgi.__all__:
+        assert hasattr(adk_asgi, name)
