@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import socket
 import threading
@@ -123,3 +124,47 @@ class LoopbackServer:
 @pytest.fixture
 def loopback() -> Iterator[type[LoopbackServer]]:
     yield LoopbackServer
+
+
+class Chat:
+    """A minimal client that keeps the history like useChat does."""
+
+    def __init__(self, client: httpx.AsyncClient | httpx.Client, chat_id: str) -> None:
+        self.client = client
+        self.id = chat_id
+        self.messages: list[dict[str, Any]] = []
+
+    def absorb(self, chunks: list[Any]) -> dict[str, Any]:
+        start = chunks[0]
+        message = next((m for m in self.messages if m["id"] == start["messageId"]), None)
+        if message is None:
+            message = {"id": start["messageId"], "role": "assistant", "parts": []}
+            self.messages.append(message)
+        parts = message["parts"]
+        for c in chunks[1:]:
+            if not isinstance(c, dict):
+                continue
+            if c["type"] == "tool-input-available":
+                part = next((p for p in parts if p.get("toolCallId") == c["toolCallId"]), None)
+                if part is None:
+                    parts.append({"type": f"tool-{c['toolName']}", "toolCallId": c["toolCallId"],
+                                  "state": "input-available", "input": c["input"]})
+            elif c["type"] == "tool-approval-request":
+                part = next(p for p in parts if p["toolCallId"] == c["toolCallId"])
+                part.update(state="approval-requested", approval={"id": c["approvalId"]})
+            elif c["type"] in ("tool-output-available", "tool-output-denied"):
+                part = next(p for p in parts if p.get("toolCallId") == c["toolCallId"])
+                part["state"] = ("output-available" if c["type"] == "tool-output-available"
+                                 else "output-denied")
+        return message
+
+    def approve(self, index: int, approved: bool) -> None:
+        parts = [p for p in self.messages[-1]["parts"] if p.get("state") == "approval-requested"
+                 or p.get("state") == "approval-responded"]
+        part = parts[index]
+        part.update(state="approval-responded",
+                    approval={**part["approval"], "approved": approved})
+
+    def body(self, **extra: Any) -> dict[str, Any]:
+        return {"id": self.id, "messages": copy.deepcopy(self.messages),
+                "trigger": "submit-message", **extra}
