@@ -249,9 +249,15 @@ class EventTranslator:
         if not self._step_open:
             out.append(StartStep())
             self._step_open = True
-        out.append(ToolInputStart(tool_call_id=call_id, tool_name=name))
-        out.append(ToolInputAvailable(tool_call_id=call_id, tool_name=name, input=args))
-        if call_id in (event.long_running_tool_ids or ()):
+        client_side = call_id in (event.long_running_tool_ids or ())
+        # Server-run tools are "provider executed" for the AI SDK: the client neither
+        # runs them (no onToolCall) nor waits for them (sendAutomaticallyWhen helpers).
+        executed = None if client_side else True
+        out.append(ToolInputStart(tool_call_id=call_id, tool_name=name,
+                                  provider_executed=executed))
+        out.append(ToolInputAvailable(tool_call_id=call_id, tool_name=name, input=args,
+                                      provider_executed=executed))
+        if client_side:
             self._awaiting_client.add(call_id)
             if name in self._approval_tools:
                 out.append(ToolApprovalRequest(approval_id=frontend_approval_id(call_id),

@@ -179,11 +179,37 @@ def test_browser_tool_without_approval(api: str) -> None:
         assert final_text(last(report)).endswith("Now playing track 2.")
 
 
-def test_seed_style_confirmation(api: str) -> None:
-    # The server accepts the seed-style answer (addToolOutput on adk_request_confirmation)
-    # whatever the style; here the native request is answered as a tool output.
-    reports = run_chat_versions(api, [
-        {"action": "send", "text": "Send 70 dollars to Eve"},
-        {"action": "approve", "approved": True},
-    ], chat_id="seedish", auto_send="approvals", versions=("ai7",))
+@pytest.fixture(scope="module")
+def seed_api() -> Iterator[str]:
+    app = AdkMiddleware(_not_found, path="/api/chat", agent=build_demo_agent(token_delay=0),
+                        confirmation_style="adk-tool", warm_up=False)
+    with LoopbackServer(app) as server:
+        yield f"{server.url}/api/chat"
+
+
+@pytest.mark.parametrize("confirmed", [True, False])
+def test_seed_style_confirmation(seed_api: str, confirmed: bool) -> None:
+    name = f"Seed{int(confirmed)}"
+    reports = run_chat_versions(seed_api, [
+        {"action": "send", "text": f"Send 80 dollars to {name}"},
+        {"action": "toolOutput", "tool": "adk_request_confirmation",
+         "output": {"confirmed": confirmed}},
+    ], chat_id=f"seed-{confirmed}", auto_send="toolCalls")  # ai5 too: no approval chunks
+    for version, report in reports.items():
+        assert report["ok"], (version, report["problems"])
+        assert len(report["requests"]) == 2, version
+        states = dict(tool_states(last(report)))
+        assert states["tool-adk_request_confirmation"] == "output-available"
+        assert states["tool-process_payment"] == (
+            "output-available" if confirmed else "output-error"), version
+    assert payments_to(name) == (len(reports) if confirmed else 0)
+
+
+def test_seed_style_payload_reaches_the_tool(seed_api: str) -> None:
+    reports = run_chat_versions(seed_api, [
+        {"action": "send", "text": "Send 500 dollars to Payload"},
+        {"action": "toolOutput", "tool": "adk_request_confirmation",
+         "output": {"confirmed": True, "payload": {"amount": 20}}},
+    ], chat_id="seed-payload", auto_send="toolCalls", versions=("ai7",))
     ok(reports)
+    assert [p["amount"] for p in PAYMENT_LOG if p["recipient"] == "Payload"] == [20]
