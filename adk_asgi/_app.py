@@ -3,7 +3,7 @@
     http       POST /                 -> chat stream (SSE, UI message stream v1)
                GET  /{chatId}/stream  -> stream resume (204: nothing to resume)
                anything else          -> JSON 404 / 405
-    websocket  /                      -> live mode (reserved; closed with 1013 for now)
+    websocket  /                      -> live mode (Runner.run_live; see _live.py)
     lifespan                          -> build the runner + warm ADK up / close it
 
 Paths are relative to where the app is mounted (``root_path``), so it works at
@@ -24,6 +24,7 @@ from google.adk.sessions import BaseSessionService
 
 from ._chat import ChatEndpoint, ChatOptions, anonymous_user
 from ._http import send_json_error
+from ._live import LiveEndpoint, LiveOptions
 from ._runtime import AgentRuntime
 from ._translator import ConfirmationStyle
 from ._types import Receive, Scope, Send, UserIdResolver
@@ -57,6 +58,7 @@ class AdkApp:
         ping_interval: float = 15.0,
         send_timeout: float | None = 60.0,
         warm_up: bool = True,
+        live_options: LiveOptions | None = None,
     ) -> None:
         if confirmation_style not in ("native", "adk-tool"):
             raise ValueError("confirmation_style is 'native' or 'adk-tool'")
@@ -67,6 +69,9 @@ class AdkApp:
             max_body_bytes=max_body_bytes, ping_interval=ping_interval,
             send_timeout=send_timeout, confirmation_style=confirmation_style, user_id=user_id))
         self._warm_up = warm_up
+        self.live = LiveEndpoint(self.runtime, live_options or LiveOptions(
+            confirmation_style=confirmation_style, send_timeout=send_timeout),
+            self.chat.resolve_user)
 
     async def startup(self) -> None:
         await self.runtime.startup(warm=self._warm_up)
@@ -88,9 +93,7 @@ class AdkApp:
         if kind == "http":
             await self._http(scope, receive, send)
         elif kind == "websocket":
-            # Live mode (run_live) is served here once it ships; refuse cleanly until then.
-            await send({"type": "websocket.close", "code": 1013,
-                        "reason": "Live mode is not available on this server."})
+            await self.live(scope, receive, send)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
 

@@ -248,17 +248,25 @@ async def test_lifespan_starts_and_closes_the_runner() -> None:
     assert sent == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
 
 
-async def test_websocket_is_refused_with_a_clear_code(demo_app: AdkApp) -> None:
+async def test_websocket_is_served_live(demo_app: AdkApp) -> None:
+    incoming = iter([
+        {"type": "websocket.connect"},
+        {"type": "websocket.receive", "text": '{"type":"ping","version":"1.0"}'},
+        {"type": "websocket.disconnect", "code": 1000},
+    ])
     sent: list[dict[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
-        return {"type": "websocket.connect"}
+        return next(incoming)
 
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    await demo_app({"type": "websocket", "path": "/", "headers": []}, receive, send)
-    assert sent[0]["type"] == "websocket.close" and sent[0]["code"] == 1013
+    await demo_app({"type": "websocket", "path": "/", "headers": [], "query_string": b""},
+                   receive, send)
+    assert [m["type"] for m in sent] == ["websocket.accept", "websocket.send", "websocket.close"]
+    assert sent[1]["text"] == '{"type":"pong","version":"1.0"}'
+    assert not demo_app.live.connections
 
 
 async def test_accepts_a_ready_runner_and_the_single_message_body() -> None:

@@ -1,0 +1,171 @@
+"""LiveTranslator: the SSE ``EventTranslator`` plus what only ``run_live`` produces.
+
+Live events differ from SSE events in four ways, handled here so the SSE path
+stays exactly as it is:
+
+- the aggregated final text has a *new* event id (in SSE it shares the id of
+  its partials), so "partials were streamed since the last final" is tracked
+  instead;
+- model audio arrives as ``inline_data`` PCM chunks: each becomes a transient
+  ``data-pcm`` chunk (never a ``file`` part: the page plays it, it is not kept);
+- transcriptions: the output transcription is what the model *says*, so it is
+  the assistant message's text (``text-*`` blocks); the input transcription is
+  what the user said, a transient ``data-transcription`` chunk;
+- ``turn_complete`` / ``interrupted`` are control events that end a turn (the
+  connection decides when; see ``_live.py``), and the gate's approval requests
+  and resolutions are injected between events.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from typing import Any, Final
+
+from google.adk.events import Event
+from google.genai import types
+
+from ._chunks import DataChunk, ToolOutputAvailable, UIChunk
+from ._live_gate import ApprovalNotice, ResolvedNotice
+from ._translator import CONFIRMATION_TOOL, ConfirmationStyle, EventTranslator
+
+__all__ = ("PCM_CHUNK_TYPE", "TRANSCRIPTION_CHUNK_TYPE", "LiveTranslator")
+
+PCM_CHUNK_TYPE: Final = "data-pcm"
+TRANSCRIPTION_CHUNK_TYPE: Final = "data-transcription"
+_RATE: Final = re.compile(r"rate=(\d+)")
+
+
+class LiveTranslator(EventTranslator):
+    """One assistant message of a live conversation (one model turn, tools included)."""
+
+    __slots__ = ("_live_streamed", "_style", "emitted_calls", "model_called_tools")
+
+    def __init__(self, message_id: str, *, confirmation_style: ConfirmationStyle = "native",
+                 denied_call_ids: frozenset[str] = frozenset()) -> None:
+        super().__init__(message_id, confirmation_style=confirmation_style,
+                         denied_call_ids=denied_call_ids)
+        self._style = confirmation_style
+        self._live_streamed = False
+        # Tool calls whose `tool-input-available` went out (approvals wait for it).
+        self.emitted_calls: set[str] = set()
+        # The model called tools in the current model turn: its `turn_complete`
+        # does not end the message, the model answers the results next.
+        self.model_called_tools = False
+
+    @property
+    def denied(self) -> frozenset[str]:
+        return self._denied
+
+    def translate(self, event: Event, out: list[UIChunk]) -> None:
+        if self.errored:
+            return
+        if event.input_transcription is not None and event.input_transcription.text:
+            t = event.input_transcription
+            out.append(DataChunk(type=TRANSCRIPTION_CHUNK_TYPE, transient=True,
+                                 data={"role": "user", "text": t.text,
+                                       "finished": bool(t.finished)}))
+        if event.output_transcription is not None and event.output_transcription.text:
+            self._spoken(event, event.output_transcription.text, out)
+        if event.turn_complete and event.content is None:
+            self._record_final(event, out)  # usage arrives on the turn_complete event
+            return
+        content = event.content
+        if content is not None and content.parts and event.author != "user":
+            audio = [p for p in content.parts
+                     if p.inline_data is not None and (p.inline_data.mime_type or "")
+                     .startswith("audio/")]
+            if audio:
+                self._enter_model_call(out)
+                for part in audio:
+                    assert part.inline_data is not None
+                    out.append(_pcm(part.inline_data))
+                if len(audio) == len(content.parts):
+                    return
+                event = event.model_copy(update={"content": types.Content(
+                    role=content.role, parts=[p for p in content.parts if p not in audio])})
+                content = event.content
+            assert content is not None and content.parts is not None
+            has_text = any(p.text is not None and not p.function_call for p in content.parts)
+            if has_text and content.role == "model":
+                if event.partial:
+                    self._live_streamed = True
+                elif self._live_streamed:
+                    # The aggregate of the partials already sent: mark it as
+                    # streamed (the base class then skips its text) and close the block.
+                    self._live_streamed = False
+                    self._streamed_ids.add(event.id)
+                    super().translate(event, out)
+                    self._close_blocks(out)
+                    return
+            if not event.partial:
+                for part in content.parts:
+                    call = part.function_call
+                    if call is not None and call.id and call.name != CONFIRMATION_TOOL:
+                        self.emitted_calls.add(call.id)
+                        self.model_called_tools = True
+        super().translate(event, out)
+
+    def _spoken(self, event: Event, text: str, out: list[UIChunk]) -> None:
+        part = types.Part(text=text)
+        self._enter_model_call(out)
+        if event.partial:
+            self._live_streamed = True
+            self._text(part, event.id, True, out)
+        elif self._live_streamed:
+            self._live_streamed = False
+            self._close_blocks(out)
+            self._model_call_done = True
+        else:
+            self._text(part, event.id, False, out)
+            self._model_call_done = True
+
+    # -- the gate -----------------------------------------------------------
+
+    def approval_request(self, notice: ApprovalNotice, out: list[UIChunk]) -> None:
+        """The same chunks as an SSE approval request, for a call already on the page."""
+        self._close_blocks(out)
+        args: dict[str, Any] = {
+            "originalFunctionCall": {"id": notice.call_id, "name": notice.name,
+                                     "args": notice.args},
+            "toolConfirmation": {"hint": notice.hint, "confirmed": False},
+        }
+        if self._style == "native":
+            self._approval_request(notice.key, args, out)
+        else:
+            call = types.FunctionCall(id=notice.key, name=CONFIRMATION_TOOL, args=args)
+            marker = Event(author="adk_asgi", long_running_tool_ids={notice.key})
+            self._function_call(call, marker, out)
+
+    def resolved(self, notice: ResolvedNotice, out: list[UIChunk]) -> None:
+        self._awaiting_client.discard(notice.key)
+        if notice.kind != "approval":
+            return
+        if not notice.confirmed and not notice.timed_out and self._style == "native":
+            # ADK answers the call with its "rejected" error: shown as denied.
+            self._denied = self._denied | {notice.call_id}
+        if self._style == "adk-tool" and not notice.timed_out:
+            # Seed style: the confirmation call is a tool part of its own; close it.
+            self._close_blocks(out)
+            out.append(ToolOutputAvailable(tool_call_id=notice.key,
+                                           output={"confirmed": notice.confirmed}))
+
+    def suspend(self, waiting: set[str]) -> list[UIChunk]:
+        """End this request's part of the message while calls wait for the client."""
+        self._awaiting_client.update(waiting)
+        return self.finish()
+
+    def end_model_turn(self) -> None:
+        self.model_called_tools = False
+        self._live_streamed = False
+
+
+def _pcm(blob: types.Blob) -> DataChunk:
+    mime = blob.mime_type or ""
+    match = _RATE.search(mime)
+    return DataChunk(type=PCM_CHUNK_TYPE, transient=True, data={
+        "content": base64.b64encode(blob.data or b"").decode("ascii"),
+        "sampleRate": int(match.group(1)) if match else 24_000,
+        "channels": 1,
+        "bitDepth": 16,
+    })

@@ -1,0 +1,235 @@
+#!/usr/bin/env node
+// Headless driver for ai@7's own WebSocketChatTransport (+ AbstractChat), used by the
+// adk-asgi live-mode tests (protocol B). Same approach as drive-chat.mjs: an
+// in-memory ChatState, steps run one by one, every chunk frame validated with the
+// version's own uiMessageChunkSchema.
+//
+// Input (stdin, one JSON object):
+//   {"ai": "ai7", "url": "ws://127.0.0.1:PORT/", "chatId": "c1",
+//    "autoSend": null | "approvals" | "toolCalls" | "both", "timeoutMs": 20000, "settleMs": 150,
+//    "steps": [{"action": "send", "text": "hi"},
+//              {"action": "approve", "toolCallId"?: "...", "approved": true},
+//              {"action": "toolOutput", "tool": "get_location", "output": {...}},
+//              {"action": "resume"}]}
+// Output (stdout, one JSON object): ok, messages, frames (every server frame, parsed),
+// sent (every client frame), invalid (chunks failing the schema), nullPaths,
+// chatErrors, finishes, stepResults, problems. Exit 0 when produced, 2 on crashes.
+
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import WebSocket from 'ws';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const sleep = ms => new Promise(resolve => setTimeout(resolve, ms));
+const errorText = err =>
+  err == null ? null : err instanceof Error ? err.message || String(err) : String(err);
+
+async function readStdin() {
+  const parts = [];
+  for await (const part of process.stdin) parts.push(part);
+  return Buffer.concat(parts).toString('utf8');
+}
+
+function collectNullPaths(value, path, out) {
+  if (value === null) out.push(path);
+  else if (Array.isArray(value)) value.forEach((v, i) => collectNullPaths(v, `${path}[${i}]`, out));
+  else if (typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) collectNullPaths(v, `${path}.${k}`, out);
+  }
+  return out;
+}
+
+async function loadVersion(alias) {
+  const pkgJsonPath = join(HERE, 'node_modules', alias, 'package.json');
+  const pkg = JSON.parse(readFileSync(pkgJsonPath, 'utf8'));
+  if (pkg.name !== 'ai') throw new Error(`${alias} is not an alias of the "ai" package`);
+  const ai = await import(alias);
+  for (const name of ['AbstractChat', 'WebSocketChatTransport', 'uiMessageChunkSchema']) {
+    if (ai[name] == null) throw new Error(`ai@${pkg.version} does not export ${name}`);
+  }
+  const requireFromAi = createRequire(pkgJsonPath);
+  const providerUtils = await import(
+    pathToFileURL(requireFromAi.resolve('@ai-sdk/provider-utils')).href
+  );
+  const validate = async value => {
+    const result = await providerUtils.safeValidateTypes({ value, schema: ai.uiMessageChunkSchema });
+    return result.success ? { ok: true } : { ok: false, error: errorText(result.error) };
+  };
+  if ((await validate({ type: '__probe__' })).ok || !(await validate({ type: 'start-step' })).ok) {
+    throw new Error('uiMessageChunkSchema validation is not functional');
+  }
+  return { ai, version: pkg.version, validate };
+}
+
+class MemoryChatState {
+  status = 'ready';
+  error = undefined;
+  messages = [];
+  pushMessage = m => {
+    this.messages = this.messages.concat(structuredClone(m));
+  };
+  popMessage = () => {
+    this.messages = this.messages.slice(0, -1);
+  };
+  replaceMessage = (i, m) => {
+    this.messages = [...this.messages.slice(0, i), structuredClone(m), ...this.messages.slice(i + 1)];
+  };
+  snapshot = t => (t === undefined ? t : structuredClone(t));
+}
+
+const isToolPart = p =>
+  typeof p?.type === 'string' && (p.type.startsWith('tool-') || p.type === 'dynamic-tool');
+const lastAssistant = messages => [...messages].reverse().find(m => m.role === 'assistant');
+
+async function main() {
+  const input = JSON.parse(await readStdin());
+  const { ai, version, validate } = await loadVersion(input.ai ?? 'ai7');
+  const timeoutMs = Number(input.timeoutMs ?? 20_000);
+  const settleMs = Number(input.settleMs ?? 150);
+  const deadline = Date.now() + timeoutMs;
+
+  const frames = [];
+  const sent = [];
+  const invalid = [];
+  const nullPaths = [];
+  const pendingValidations = [];
+  let lastActivity = Date.now();
+
+  class RecordingWebSocket extends WebSocket {
+    constructor(url, protocols) {
+      super(url, protocols);
+      this.addEventListener('message', event => {
+        lastActivity = Date.now();
+        const frame = JSON.parse(String(event.data));
+        frames.push(frame);
+        if (frame.type === 'chunk') {
+          collectNullPaths(frame.chunk, `frames[${frames.length - 1}].chunk`, nullPaths);
+          pendingValidations.push(
+            validate(frame.chunk).then(v => {
+              if (!v.ok) invalid.push({ chunk: frame.chunk, error: v.error });
+            }),
+          );
+        }
+      });
+    }
+    send(data) {
+      lastActivity = Date.now();
+      sent.push(JSON.parse(String(data)));
+      super.send(data);
+    }
+  }
+
+  const predicates = [];
+  if (input.autoSend === 'approvals' || input.autoSend === 'both') {
+    predicates.push(ai.lastAssistantMessageIsCompleteWithApprovalResponses);
+  }
+  if (input.autoSend === 'toolCalls' || input.autoSend === 'both') {
+    predicates.push(ai.lastAssistantMessageIsCompleteWithToolCalls);
+  }
+  const sendAutomaticallyWhen = predicates.length
+    ? options => predicates.some(p => p(options))
+    : undefined;
+
+  const transport = new ai.WebSocketChatTransport({ url: input.url, webSocket: RecordingWebSocket });
+  const state = new MemoryChatState();
+  const chatErrors = [];
+  const finishes = [];
+  class HeadlessChat extends ai.AbstractChat {}
+  const chat = new HeadlessChat({
+    id: input.chatId,
+    state,
+    transport,
+    sendAutomaticallyWhen,
+    onError: err => chatErrors.push(errorText(err)),
+    onFinish: ({ isAbort, isDisconnect, isError, finishReason }) =>
+      finishes.push({ isAbort, isDisconnect, isError, finishReason: finishReason ?? null }),
+  });
+
+  async function waitUntilIdle() {
+    for (;;) {
+      if (Date.now() > deadline) throw new Error('harness timeout');
+      if ((chat.status === 'ready' || chat.status === 'error') && Date.now() - lastActivity >= settleMs) {
+        return;
+      }
+      await sleep(10);
+    }
+  }
+
+  function runStep(step) {
+    switch (step.action) {
+      case 'send':
+        return chat.sendMessage({ text: String(step.text ?? '') });
+      case 'approve': {
+        const message = lastAssistant(chat.messages);
+        const part = message?.parts.find(
+          p => isToolPart(p) && p.state === 'approval-requested' &&
+            (step.toolCallId == null || p.toolCallId === step.toolCallId),
+        );
+        if (part == null) throw new Error('approve: no part in approval-requested');
+        return chat.addToolApprovalResponse({ id: part.approval.id, approved: step.approved ?? true });
+      }
+      case 'toolOutput': {
+        const message = lastAssistant(chat.messages);
+        const part = message?.parts.find(
+          p => isToolPart(p) && p.type === `tool-${step.tool}` &&
+            (p.state === 'input-available' || p.state === 'approval-responded'),
+        );
+        if (part == null) throw new Error(`toolOutput: no tool-${step.tool} part awaiting output`);
+        return chat.addToolOutput({ tool: step.tool, toolCallId: part.toolCallId, output: step.output ?? null });
+      }
+      case 'sendEmpty':
+        return chat.sendMessage();
+      case 'resume':
+        return chat.resumeStream();
+      default:
+        throw new Error(`unknown step ${JSON.stringify(step.action)}`);
+    }
+  }
+
+  const stepResults = [];
+  const problems = [];
+  for (const [i, step] of (input.steps ?? []).entries()) {
+    const result = { action: step.action, status: null, error: null, stepError: null };
+    stepResults.push(result);
+    try {
+      await runStep(step);
+      await sleep(20);
+      await waitUntilIdle();
+    } catch (err) {
+      result.stepError = errorText(err);
+      problems.push(`step ${i} (${step.action}): ${result.stepError}`);
+    }
+    result.status = chat.status;
+    result.error = errorText(chat.error);
+    if (chat.status === 'error') problems.push(`step ${i}: chat error: ${result.error}`);
+    if (result.stepError != null) break;
+  }
+  await Promise.all(pendingValidations);
+  if (invalid.length) problems.push(`${invalid.length} chunk(s) failed uiMessageChunkSchema`);
+  if (nullPaths.length) problems.push(`null values at ${nullPaths.join(', ')}`);
+  transport.close();
+  return {
+    ok: problems.length === 0 && chatErrors.length === 0,
+    version,
+    status: chat.status,
+    messages: JSON.parse(JSON.stringify(chat.messages)),
+    frames,
+    sent,
+    invalid,
+    nullPaths,
+    chatErrors,
+    finishes,
+    stepResults,
+    problems,
+  };
+}
+
+main().then(
+  output => process.stdout.write(`${JSON.stringify(output)}\n`, () => process.exit(0)),
+  err => {
+    process.stderr.write(`drive-ws: ${err?.stack ?? err}\n`);
+    process.exit(2);
+  },
+);
