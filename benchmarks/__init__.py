@@ -1,0 +1,1 @@
+"""Benchmark suite of adk-asgi: ``python -m benchmarks [--quick]`` (see RESULTS.md)."""

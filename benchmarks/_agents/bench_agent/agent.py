@@ -1,0 +1,9 @@
+"""The demo agent as ADK's agent loader expects it (``agents_dir/<app>/agent.py``)."""
+
+from __future__ import annotations
+
+import os
+
+from adk_asgi.demo import build_demo_agent
+
+root_agent = build_demo_agent(token_delay=float(os.environ.get("BENCH_TOKEN_DELAY", "0")))

@@ -1,0 +1,235 @@
+"""Load-generating clients: a raw asyncio HTTP/1.1 SSE reader and an httpx one.
+
+Every stream is one request on its own connection. The reader de-chunks the body,
+splits SSE frames on the blank line and time-stamps each read, so a stream yields:
+frame count, token frames (the contender's text-delta event), time to first frame,
+the gaps between frames, and whether it ended complete (terminal marker seen, or a
+clean end of a body that carried all the tokens, per contender).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+
+@dataclass(frozen=True, slots=True)
+class Contender:
+    name: str
+    path: str
+    body: Callable[[str], dict[str, Any]]
+    token_marker: bytes
+    done_marker: bytes | None  # None: a clean end of the body is the end
+    extra_headers: tuple[tuple[str, str], ...] = ()
+
+
+def _adk_asgi_body(prompt: str) -> dict[str, Any]:
+    return {"id": f"chat-{uuid.uuid4().hex}",
+            "messages": [{"id": "u1", "role": "user",
+                          "parts": [{"type": "text", "text": prompt}]}]}
+
+
+def _api_server_body(prompt: str) -> dict[str, Any]:
+    return {"appName": "bench_agent", "userId": "bench", "sessionId": uuid.uuid4().hex,
+            "newMessage": {"role": "user", "parts": [{"text": prompt}]}, "streaming": True}
+
+
+def _ag_ui_body(prompt: str) -> dict[str, Any]:
+    return {"threadId": uuid.uuid4().hex, "runId": uuid.uuid4().hex, "state": {},
+            "messages": [{"id": "u1", "role": "user", "content": prompt}],
+            "tools": [], "context": [], "forwardedProps": {}}
+
+
+CONTENDERS: dict[str, Contender] = {
+    "adk-asgi": Contender("adk-asgi", "/api/chat", _adk_asgi_body,
+                          b'"type":"text-delta"', b"data: [DONE]"),
+    "adk-api-server": Contender("adk-api-server", "/run_sse", _api_server_body,
+                                b'"partial":true', None),
+    "ag-ui-adk": Contender("ag-ui-adk", "/agui", _ag_ui_body,
+                           b'"type":"TEXT_MESSAGE_CONTENT"', b'"type":"RUN_FINISHED"',
+                           (("accept", "text/event-stream"),)),
+}
+
+
+@dataclass(slots=True)
+class StreamResult:
+    status: int = 0
+    frames: int = 0
+    token_frames: int = 0
+    done: bool = False
+    clean_end: bool = False
+    error: str | None = None
+    t_start: float = 0.0
+    t_first: float | None = None
+    t_first_token: float | None = None
+    t_end: float = 0.0
+    stamps: list[float] = field(default_factory=list)
+
+    @property
+    def duration(self) -> float:
+        return self.t_end - self.t_start
+
+    @property
+    def ttfc(self) -> float | None:
+        return None if self.t_first is None else self.t_first - self.t_start
+
+    @property
+    def ttft(self) -> float | None:
+        return None if self.t_first_token is None else self.t_first_token - self.t_start
+
+    def complete(self, tokens: int) -> bool:
+        return (self.status == 200 and self.error is None and self.token_frames == tokens
+                and (self.done or self.clean_end))
+
+
+class _SSECounter:
+    """Splits a byte stream into SSE frames and counts them."""
+
+    __slots__ = ("buf", "contender", "keep_stamps", "result")
+
+    def __init__(self, contender: Contender, result: StreamResult, keep_stamps: bool) -> None:
+        self.contender = contender
+        self.result = result
+        self.keep_stamps = keep_stamps
+        self.buf = b""
+
+    def feed(self, data: bytes, now: float) -> None:
+        buf = self.buf + data
+        *frames, self.buf = buf.split(b"\n\n")
+        if not frames:
+            return
+        result = self.result
+        marker = self.contender.token_marker
+        done_marker = self.contender.done_marker
+        for frame in frames:
+            if not frame.startswith(b"data:"):
+                continue  # comments (pings)
+            result.frames += 1
+            if marker in frame:
+                result.token_frames += 1
+                if result.t_first_token is None:
+                    result.t_first_token = now
+            elif done_marker is not None and done_marker in frame:
+                result.done = True
+            elif frame.startswith(b'data: {"error"'):
+                result.error = frame[:200].decode(errors="replace")
+        if result.t_first is None:
+            result.t_first = now
+        if self.keep_stamps:
+            result.stamps.extend([now] * len(frames))
+
+
+async def raw_stream(host: str, port: int, contender: Contender, prompt: str, *,
+                     keep_stamps: bool = False, limit_s: float = 120.0,
+                     opened: asyncio.Event | None = None,
+                     hold: asyncio.Event | None = None) -> StreamResult:
+    """One streamed request over a raw asyncio connection (HTTP/1.1, chunked body).
+
+    ``opened`` is set once the response headers arrived; with ``hold`` the stream
+    then waits for that event and closes (idle-memory measurement)."""
+    result = StreamResult()
+    body = json.dumps(contender.body(prompt)).encode()
+    head = [f"POST {contender.path} HTTP/1.1", f"host: {host}:{port}",
+            "content-type: application/json", f"content-length: {len(body)}",
+            "connection: close"]
+    head += [f"{k}: {v}" for k, v in contender.extra_headers]
+    request = ("\r\n".join(head) + "\r\n\r\n").encode() + body
+    writer: asyncio.StreamWriter | None = None
+    try:
+        async with asyncio.timeout(limit_s):
+            result.t_start = time.perf_counter()
+            reader, writer = await asyncio.open_connection(host, port, limit=1 << 20)
+            writer.write(request)
+            header_block = await reader.readuntil(b"\r\n\r\n")
+            status_line, *header_lines = header_block.decode("latin-1").split("\r\n")
+            result.status = int(status_line.split()[1])
+            headers = {}
+            for line in header_lines:
+                if ":" in line:
+                    k, v = line.split(":", 1)
+                    headers[k.strip().lower()] = v.strip()
+            if opened is not None:
+                opened.set()
+            if hold is not None:
+                await hold.wait()
+                result.t_end = time.perf_counter()
+                return result
+            counter = _SSECounter(contender, result, keep_stamps)
+            if headers.get("transfer-encoding", "").lower() == "chunked":
+                await _read_chunked(reader, counter)
+            else:
+                while data := await reader.read(65536):
+                    counter.feed(data, time.perf_counter())
+                result.clean_end = True
+            result.t_end = time.perf_counter()
+    except TimeoutError:
+        result.error = "timeout"
+        result.t_end = time.perf_counter()
+    except (OSError, asyncio.IncompleteReadError, ValueError) as exc:
+        result.error = f"{type(exc).__name__}: {exc}"
+        result.t_end = time.perf_counter()
+    finally:
+        if writer is not None:
+            writer.close()
+    return result
+
+
+async def _read_chunked(reader: asyncio.StreamReader, counter: _SSECounter) -> None:
+    buf = b""
+    while True:
+        data = await reader.read(65536)
+        if not data:
+            raise asyncio.IncompleteReadError(buf, None)
+        now = time.perf_counter()
+        buf += data
+        out: list[bytes] = []
+        while True:
+            eol = buf.find(b"\r\n")
+            if eol < 0:
+                break
+            size = int(buf[:eol].split(b";", 1)[0], 16)
+            if size == 0:
+                if out:
+                    counter.feed(b"".join(out), now)
+                counter.result.clean_end = True
+                return
+            end = eol + 2 + size
+            if len(buf) < end + 2:
+                break
+            out.append(buf[eol + 2:end])
+            buf = buf[end + 2:]
+        if out:
+            counter.feed(b"".join(out), now)
+
+
+async def httpx_stream(client: httpx.AsyncClient, base: str, contender: Contender,
+                       prompt: str, *, keep_stamps: bool = False,
+                       limit_s: float = 120.0) -> StreamResult:
+    """The same measurement through ``httpx.AsyncClient`` (for comparison)."""
+    result = StreamResult()
+    try:
+        async with asyncio.timeout(limit_s):
+            result.t_start = time.perf_counter()
+            async with client.stream("POST", base + contender.path,
+                                     json=contender.body(prompt),
+                                     headers=dict(contender.extra_headers)) as response:
+                result.status = response.status_code
+                counter = _SSECounter(contender, result, keep_stamps)
+                async for data in response.aiter_raw():
+                    counter.feed(data, time.perf_counter())
+                result.clean_end = True
+            result.t_end = time.perf_counter()
+    except TimeoutError:
+        result.error = "timeout"
+        result.t_end = time.perf_counter()
+    except httpx.HTTPError as exc:
+        result.error = f"{type(exc).__name__}: {exc}"
+        result.t_end = time.perf_counter()
+    return result
