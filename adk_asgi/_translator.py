@@ -23,6 +23,7 @@ from google.adk.events import Event
 from google.genai import types
 
 from ._chunks import (
+    Abort,
     Error,
     File,
     Finish,
@@ -145,6 +146,16 @@ class EventTranslator:
         metadata = self._metadata()
         out.append(Finish(finish_reason=reason, message_metadata=metadata) if metadata
                    else Finish(finish_reason=reason))
+        return out
+
+    def abort(self) -> list[UIChunk]:
+        """The run was stopped on purpose: close what is open, then ``abort`` (terminal)."""
+        if self.errored:
+            return []
+        self.errored = True
+        out: list[UIChunk] = []
+        self._close_blocks(out)
+        out.append(Abort())
         return out
 
     def fail(self, error_text: str) -> list[UIChunk]:
