@@ -1,10 +1,11 @@
 """AdkApp: one ASGI callable that routes by scope type.
 
-    http       POST /                 -> chat stream (SSE, UI message stream v1)
-               GET  /{chatId}/stream  -> stream resume (204: nothing to resume)
-               anything else          -> JSON 404 / 405
-    websocket  /                      -> live mode (Runner.run_live; see _live.py)
-    lifespan                          -> build the runner + warm ADK up / close it
+    http       POST   /                  -> chat stream (SSE, UI message stream v1)
+               GET    /{chatId}/stream   -> resume the chat's active stream (204: none)
+               DELETE /{chatId}/stream   -> stop the chat's running turn
+               anything else             -> JSON 404 / 405
+    websocket  /                         -> live mode (Runner.run_live; see _live.py)
+    lifespan                             -> build the runner + warm ADK up / close it
 
 Paths are relative to where the app is mounted (``root_path``), so it works at
 ``/`` or under any prefix.
@@ -12,24 +13,31 @@ Paths are relative to where the app is mounted (``root_path``), so it works at
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import unquote
 
 from google.adk.agents import BaseAgent, RunConfig
 from google.adk.apps import App
 from google.adk.runners import Runner
 from google.adk.sessions import BaseSessionService
 
-from ._chat import ChatEndpoint, ChatOptions, anonymous_user
+from ._auth import Authenticate, anonymous
+from ._chat import ChatEndpoint, ChatOptions
 from ._http import send_json_error
+from ._limits import Limits
 from ._live import LiveEndpoint, LiveOptions
+from ._origin import OriginPolicy
+from ._request import valid_chat_id
 from ._runtime import AgentRuntime
+from ._streams import MemoryStreamStore, StreamStore
 from ._translator import ConfirmationStyle
-from ._types import Receive, Scope, Send, UserIdResolver
+from ._types import Receive, Scope, Send
 
 __all__ = ("AdkApp",)
+
+_STREAM = "/stream"
 
 
 class AdkApp:
@@ -52,32 +60,54 @@ class AdkApp:
         session_db: str | None = None,
         app_name: str | None = None,
         run_config: RunConfig | None = None,
-        user_id: UserIdResolver = anonymous_user,
+        authenticate: Authenticate = anonymous,
         confirmation_style: ConfirmationStyle = "native",
-        max_body_bytes: int = 16 * 1024 * 1024,
-        ping_interval: float = 15.0,
+        limits: Limits | None = None,
+        stream_store: StreamStore | None = None,
+        resume_grace: float = 0.0,
+        ping_interval: float | None = 15.0,
         send_timeout: float | None = 60.0,
-        warm_up: bool = True,
+        shutdown_grace: float = 10.0,
+        allowed_origins: Iterable[str] | None = None,
         live_options: LiveOptions | None = None,
+        warm_up: bool = True,
     ) -> None:
         if confirmation_style not in ("native", "adk-tool"):
             raise ValueError("confirmation_style is 'native' or 'adk-tool'")
+        if resume_grace < 0 or shutdown_grace < 0:
+            raise ValueError("resume_grace and shutdown_grace must be >= 0")
         self.runtime = AgentRuntime(agent=agent, app=app, runner=runner,
                                     session_service=session_service, session_db=session_db,
                                     app_name=app_name, run_config=run_config)
+        self.limits = limits or Limits()
+        self.store: StreamStore = stream_store or MemoryStreamStore()
         self.chat = ChatEndpoint(self.runtime, ChatOptions(
-            max_body_bytes=max_body_bytes, ping_interval=ping_interval,
-            send_timeout=send_timeout, confirmation_style=confirmation_style, user_id=user_id))
+            limits=self.limits, ping_interval=ping_interval, send_timeout=send_timeout,
+            confirmation_style=confirmation_style, authenticate=authenticate,
+            resume_grace=resume_grace), self.store)
+        self.live = LiveEndpoint(
+            self.runtime,
+            live_options or LiveOptions(confirmation_style=confirmation_style,
+                                        send_timeout=send_timeout),
+            authenticate=authenticate, store=self.store, limits=self.limits,
+            origins=OriginPolicy(allowed_origins))
+        self.shutdown_grace = shutdown_grace
         self._warm_up = warm_up
-        self.live = LiveEndpoint(self.runtime, live_options or LiveOptions(
-            confirmation_style=confirmation_style, send_timeout=send_timeout),
-            self.chat.resolve_user)
 
     async def startup(self) -> None:
         await self.runtime.startup(warm=self._warm_up)
 
+    async def drain(self, grace: float | None = None) -> None:
+        """Graceful shutdown, before the server closes connections: refuse new turns and
+        connections, let running turns end within ``grace`` (default ``shutdown_grace``)
+        seconds, then end the rest with an ``error`` chunk. ``adk-asgi serve`` calls it
+        on SIGTERM; call it from your own server's shutdown hook otherwise."""
+        grace = self.shutdown_grace if grace is None else grace
+        await asyncio.gather(self.chat.drain(grace), self.live.drain(grace))
+
     async def shutdown(self) -> None:
         await self.runtime.shutdown()
+        await self.store.close()
 
     @asynccontextmanager
     async def lifespan(self, _app: Any = None) -> AsyncIterator[None]:
@@ -108,16 +138,21 @@ class AdkApp:
                                       f"{method} is not allowed here; POST a chat request.",
                                       headers=[(b"allow", b"POST")])
             return
-        parts = path.strip("/").split("/")
-        if len(parts) == 2 and parts[1] == "stream" and parts[0]:
-            if method in ("GET", "HEAD"):
-                await self.chat.no_active_stream(scope, receive, send)
+        if path.endswith(_STREAM) and len(path) > len(_STREAM) + 1:
+            # scope["path"] is already percent-decoded: the id is everything between.
+            chat_id = path[1:-len(_STREAM)] if path.startswith("/") else path[:-len(_STREAM)]
+            if not valid_chat_id(chat_id):
+                await send_json_error(send, 404, "chat_not_found", "No such chat.")
+            elif method in ("GET", "HEAD"):
+                await self.chat.resume(scope, receive, send, chat_id)
+            elif method == "DELETE":
+                await self.chat.stop(scope, receive, send, chat_id)
             else:
                 await send_json_error(send, 405, "method_not_allowed",
                                       f"{method} is not allowed here.",
-                                      headers=[(b"allow", b"GET")])
+                                      headers=[(b"allow", b"GET, HEAD, DELETE")])
             return
-        await send_json_error(send, 404, "not_found", f"No route for {unquote(path)!r}.")
+        await send_json_error(send, 404, "not_found", f"No route for {path!r}.")
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:

@@ -31,7 +31,7 @@ import json
 import logging
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import parse_qs
@@ -42,8 +42,10 @@ from google.adk.agents.live_request_queue import LiveRequestQueue
 from google.adk.events import Event
 from google.genai import types
 
+from ._auth import Authenticate, AuthError, resolve_user
 from ._chunks import DONE_FRAME, Error, UIChunk, encode_chunk, sse_frame
 from ._errors import RequestError
+from ._limits import Limits
 from ._live_frames import (
     AudioChunk,
     AudioControl,
@@ -73,8 +75,10 @@ from ._live_gate import (
     WaitNotice,
 )
 from ._live_translator import LiveTranslator
-from ._request import Approval, UIMessage, user_content
+from ._origin import OriginPolicy
+from ._request import Approval, UIMessage, check_limits, user_content, valid_chat_id
 from ._runtime import AgentRuntime
+from ._streams import StreamRecorder, StreamStore, split_frames
 from ._translator import ConfirmationStyle
 from ._turn import _client_answer, new_message_id
 from ._types import Receive, Scope, Send
@@ -84,9 +88,18 @@ __all__ = ("LiveEndpoint", "LiveOptions")
 logger = logging.getLogger("adk_asgi")
 
 GENERIC_ERROR: Final = "The agent failed to answer. Please try again."
+SHUTDOWN_ERROR: Final = "The server is restarting. Please send your message again."
 FAILED_ANSWER: Final = "(This answer failed with an error.)"
+NOT_FOUND: Final = "No such chat."
 _MAX_RESTARTS: Final = 5
-_MAX_REPLAY: Final = 10_000  # chunks kept per turn so a `resume` can replay them
+
+# Close codes (RFC 6455 + IANA registry).
+CLOSE_NORMAL: Final = 1000
+CLOSE_GOING_AWAY: Final = 1001       # idle timeout
+CLOSE_POLICY: Final = 1008           # not authenticated, foreign origin, chat not found, rate
+CLOSE_TOO_BIG: Final = 1009          # frame over Limits.max_frame_bytes
+CLOSE_ERROR: Final = 1011            # the server failed
+CLOSE_RESTART: Final = 1012          # the server is shutting down
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,8 +160,12 @@ class _RunEnded:
     pass
 
 
+class _Shutdown:
+    pass
+
+
 _Item = (Event | GateNotice | _Begin | _UserTurn | _Answers | _Resume | _Abort | _RunFailed
-         | _RunEnded)
+         | _RunEnded | _Shutdown)
 
 
 class _ClientGone(Exception):
@@ -167,9 +184,9 @@ class _Listener:
 @dataclass(slots=True)
 class _LiveTurn:
     translator: LiveTranslator
+    recorder: StreamRecorder
     listeners: list[_Listener] = field(default_factory=list)
     suspended: bool = False
-    replay: list[UIChunk] = field(default_factory=list)
     deferred: list[ApprovalNotice] = field(default_factory=list)
     step_calls: set[str] = field(default_factory=set)
     waiting: set[str] = field(default_factory=set)
@@ -179,12 +196,17 @@ class _LiveTurn:
 class LiveEndpoint:
     """The WebSocket side of the app: one instance serves every connection."""
 
-    def __init__(self, runtime: AgentRuntime, options: LiveOptions,
-                 resolve_user: Callable[[Scope], Awaitable[str]]) -> None:
+    def __init__(self, runtime: AgentRuntime, options: LiveOptions, *,
+                 authenticate: Authenticate, store: StreamStore, limits: Limits,
+                 origins: OriginPolicy) -> None:
         self.runtime = runtime
         self.options = options
-        self.resolve_user = resolve_user
+        self.authenticate = authenticate
+        self.store = store
+        self.limits = limits
+        self.origins = origins
         self.connections: set[_Connection] = set()
+        self.draining = False
         self._plugin: LiveGatePlugin | None = None
 
     @property
@@ -204,19 +226,52 @@ class LiveEndpoint:
         message = await receive()
         if message["type"] != "websocket.connect":
             return
-        await self.runtime.startup()
-        user_id = await self.resolve_user(scope)
+        refusal = await self._refusal(scope)
+        if isinstance(refusal, tuple):
+            # Accept, then close: browsers see close codes and reasons, not the
+            # status of a refused handshake.
+            await send({"type": "websocket.accept"})
+            await send({"type": "websocket.close", "code": refusal[0],
+                        "reason": refusal[1][:120]})
+            return
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         audio = query.get("modality", ["text"])[0].lower() == "audio"
         chat_id = query.get("chatId", [None])[0]
         await send({"type": "websocket.accept"})
-        connection = _Connection(self, receive, send, user_id=user_id, audio=audio,
+        connection = _Connection(self, receive, send, user_id=refusal, audio=audio,
                                  chat_id=chat_id)
         self.connections.add(connection)
         try:
             await connection.run()
         finally:
             self.connections.discard(connection)
+
+    async def _refusal(self, scope: Scope) -> tuple[int, str] | str:
+        """The user id of an acceptable connection, else the close code and reason."""
+        if self.draining:
+            return CLOSE_RESTART, "The server is restarting."
+        if not self.origins.allows(scope):
+            return CLOSE_POLICY, "Origin not allowed."
+        try:
+            user_id = await resolve_user(self.authenticate, scope)
+        except AuthError as error:
+            return CLOSE_POLICY, error.message
+        await self.runtime.startup()
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        chat_id = query.get("chatId", [None])[0]
+        if chat_id is not None and (not valid_chat_id(chat_id)
+                                    or not await self.store.claim(chat_id, user_id)):
+            return CLOSE_POLICY, NOT_FOUND
+        return user_id
+
+    async def drain(self, grace: float) -> None:
+        """Refuse new connections (close 1012); let running turns end within ``grace``,
+        then end them with an ``error`` chunk; close every connection with 1012."""
+        self.draining = True
+        connections = list(self.connections)
+        if connections:
+            await asyncio.gather(*(c.drain(grace) for c in connections),
+                                 return_exceptions=True)
 
     def live_run_config(self, audio: bool) -> RunConfig:
         base = self.options.run_config or self.runtime.run_config
@@ -238,15 +293,24 @@ class _Connection:
         self.audio = audio
         self.chat_id = chat_id
         self.protocol: Protocol = "A"
+        self.limits = endpoint.limits
+        self.store = endpoint.store
         self.inbox: asyncio.Queue[_Item] = asyncio.Queue(self.options.inbox_size)
         self.queue = LiveRequestQueue()
-        self.gate = LiveGate(self._notify, timeout=self.options.wait_timeout)
+        self.gate = LiveGate(self._notify, timeout=self.options.wait_timeout,
+                             max_waiting=self.limits.max_pending_approvals)
         self.turn: _LiveTurn | None = None
         self.pending_turns: deque[_UserTurn] = deque()
         self._send_lock = asyncio.Lock()
         self._pump: asyncio.Task[None] | None = None
+        self._followers: set[asyncio.Task[None]] = set()
         self._closed = False
-        self._close_code = 1000
+        self._draining = False
+        self._close_code = CLOSE_NORMAL
+        self._close_reason = ""
+        # Token bucket for Limits.frames_per_second / frame_burst.
+        self._tokens = float(self.limits.frame_burst)
+        self._refilled = asyncio.get_running_loop().time()
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -260,7 +324,7 @@ class _Connection:
                 if not task.cancelled() and (exc := task.exception()) is not None \
                         and not isinstance(exc, _ClientGone):
                     logger.error("Live connection failed", exc_info=exc)
-                    self._close_code = 1011
+                    self._close_code = CLOSE_ERROR
         finally:
             await self._teardown(tasks)
 
@@ -271,12 +335,38 @@ class _Connection:
         self.queue.close()
         if self._pump is not None:
             tasks.append(self._pump)
+        tasks.extend(self._followers)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self.endpoint.plugin.detach(self.queue)
+        if self.turn is not None:
+            with contextlib.suppress(Exception):
+                await self.turn.recorder.end(resumable=False)
+        message: dict[str, Any] = {"type": "websocket.close", "code": self._close_code}
+        if self._close_reason:
+            message["reason"] = self._close_reason[:120]
         with contextlib.suppress(Exception):
-            await self._send({"type": "websocket.close", "code": self._close_code})
+            await self._send(message)
+
+    def _close_with(self, code: int, reason: str) -> _ClientGone:
+        """End the connection with ``code`` (raise the result from the upstream task)."""
+        self._close_code = code
+        self._close_reason = reason
+        return _ClientGone()
+
+    async def drain(self, grace: float) -> None:
+        """Server shutdown: no new turns; the running one gets ``grace`` seconds."""
+        self._draining = True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
+        # Polling is fine here: it runs once per connection, at shutdown only.
+        while (self.turn is not None or self.pending_turns) and not self._closed \
+                and loop.time() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+        if not self._closed:
+            with contextlib.suppress(asyncio.QueueFull):
+                self.inbox.put_nowait(_Shutdown())
 
     async def _notify(self, notice: GateNotice) -> None:
         if not self._closed:
@@ -314,17 +404,32 @@ class _Connection:
         turn = self.turn
         if not chunks or turn is None:
             return
+        encoded = [encode_chunk(chunk) for chunk in chunks]
+        frames = [b"data: " + data + b"\n\n" for data in encoded]
+        turn.recorder.append(b"".join(frames))  # for `GET {api}/{id}/stream` and `resume`
         if self.protocol == "A":
-            for chunk in chunks:
-                await self._send_text(sse_frame(chunk).decode())
+            for frame in frames:
+                await self._send_text(frame.decode())
             return
-        if len(turn.replay) + len(chunks) <= _MAX_REPLAY:
-            turn.replay.extend(chunks)
         for listener in list(turn.listeners):
-            for chunk in chunks:
-                await self._send_text(_chunk_frame(listener, chunk))
+            for data in encoded:
+                await self._send_text(_chunk_frame(listener, data))
 
     # -- upstream: socket -> inbox / queue -----------------------------------------
+
+    def _admit(self, size: int) -> None:
+        """Frame size and rate limits: raise to close the connection."""
+        limits = self.limits
+        if size > limits.max_frame_bytes:
+            raise self._close_with(CLOSE_TOO_BIG,
+                                   f"Frames are limited to {limits.max_frame_bytes} bytes.")
+        now = asyncio.get_running_loop().time()
+        self._tokens = min(float(limits.frame_burst),
+                           self._tokens + (now - self._refilled) * limits.frames_per_second)
+        self._refilled = now
+        self._tokens -= 1
+        if self._tokens < 0:
+            raise self._close_with(CLOSE_POLICY, "Too many frames; slow down.")
 
     async def _upstream(self) -> None:
         first = True
@@ -334,6 +439,7 @@ class _Connection:
                 raise _ClientGone  # websocket.disconnect
             text = message.get("text")
             data = message.get("bytes")
+            self._admit(len(text) if text is not None else len(data or b""))
             try:
                 if text is None:
                     if first:
@@ -363,8 +469,7 @@ class _Connection:
             except TimeoutError:
                 if self.turn is None and not self.gate.waiting_calls:
                     logger.info("Closing an idle live connection")
-                    self._close_code = 1001
-                    raise _ClientGone from None
+                    raise self._close_with(CLOSE_GOING_AWAY, "Idle timeout.") from None
 
     async def _command(self, command: ClientFrame) -> None:
         if isinstance(command, Ping):
@@ -406,10 +511,14 @@ class _Connection:
 
     async def _message(self, messages: list[UIMessage], chat_id: str | None,
                        request_id: str | None) -> None:
+        check_limits(messages, self.limits)
         last = messages[-1]
         chat = chat_id or self.chat_id or f"live-{uuid.uuid4().hex[:16]}"
+        if not valid_chat_id(chat):
+            raise RequestError(404, "chat_not_found", NOT_FOUND)
         if last.role == "user":
-            await self.inbox.put(_UserTurn(chat, user_content(last), request_id))
+            await self.inbox.put(_UserTurn(chat, user_content(last, self.limits.max_file_bytes),
+                                           request_id))
         elif last.role == "assistant":
             await self.inbox.put(_Answers(messages=messages, request_id=request_id))
         else:
@@ -418,11 +527,12 @@ class _Connection:
 
     # -- the run ------------------------------------------------------------------
 
-    async def _start_run(self, chat_id: str) -> bool:
+    async def _start_run(self, chat_id: str) -> str | None:
+        """Start the live run of ``chat_id``; the reason it cannot be started, else None."""
         if self._pump is not None:
-            if chat_id != self.chat_id:
-                return False
-            return True
+            return None if chat_id == self.chat_id else "This connection serves another chat."
+        if not await self.store.claim(chat_id, self.user_id):
+            return NOT_FOUND
         runtime = self.endpoint.runtime
         service = runtime.session_service
         session = await service.get_session(app_name=runtime.app_name, user_id=self.user_id,
@@ -432,7 +542,7 @@ class _Connection:
                                          session_id=chat_id)
         self.chat_id = chat_id
         self._pump = asyncio.create_task(self._run_pump(), name="adk-asgi-live-pump")
-        return True
+        return None
 
     async def _run_pump(self) -> None:
         runtime = self.endpoint.runtime
@@ -510,25 +620,37 @@ class _Connection:
             elif isinstance(item, _RunFailed):
                 await self._run_failed(item.error)
             elif isinstance(item, _RunEnded):
-                self._close_code = 1011
+                self._close_code = CLOSE_ERROR
+                return
+            elif isinstance(item, _Shutdown):
+                if self.turn is not None:
+                    await self._emit(self.turn.translator.fail(SHUTDOWN_ERROR))
+                    await self._end_turn()
+                self._close_code, self._close_reason = CLOSE_RESTART, "The server is restarting."
                 return
 
-    def _open_turn(self, request_id: str | None) -> _LiveTurn:
+    async def _open_turn(self, request_id: str | None) -> _LiveTurn:
+        assert self.chat_id is not None
         turn = _LiveTurn(LiveTranslator(new_message_id(),
-                                        confirmation_style=self.options.confirmation_style))
+                                        confirmation_style=self.options.confirmation_style),
+                         await self.store.record(self.chat_id))
         if request_id is not None:
             turn.listeners.append(_Listener(request_id))
         self.turn = turn
         return turn
 
     async def _user_turn(self, item: _UserTurn) -> None:
-        if not await self._start_run(item.chat_id):
-            await self._protocol_error("This connection serves another chat.", item.request_id)
+        if self._draining:
+            await self._protocol_error(SHUTDOWN_ERROR, item.request_id)
+            return
+        problem = await self._start_run(item.chat_id)
+        if problem is not None:
+            await self._protocol_error(problem, item.request_id)
             return
         if self.turn is not None:
             self.pending_turns.append(item)  # one turn at a time; the next waits its turn
             return
-        turn = self._open_turn(item.request_id)
+        turn = await self._open_turn(item.request_id)
         await self._emit(turn.translator.start())
         self.queue.send_content(item.content)
 
@@ -537,6 +659,8 @@ class _Connection:
         if turn is None:
             return
         await self._emit(turn.translator.finish())
+        turn.recorder.append(DONE_FRAME)
+        await turn.recorder.end(resumable=False)
         if self.protocol == "A":
             await self._send_text(DONE_FRAME.decode())
         else:
@@ -554,7 +678,7 @@ class _Connection:
             if not meaningful:
                 return  # a control event between turns
             # The model speaks unprompted (voice input, proactive audio): a new message.
-            turn = self._open_turn(None)
+            turn = await self._open_turn(None)
             await self._emit(turn.translator.start())
         translator = turn.translator
         out: list[UIChunk] = []
@@ -601,6 +725,8 @@ class _Connection:
                 or not turn.step_calls <= turn.waiting | turn.settled):
             return
         await self._emit(turn.translator.suspend(turn.waiting))
+        turn.recorder.append(DONE_FRAME)
+        await turn.recorder.end(resumable=False)
         for listener in turn.listeners:
             await self._send_json({"type": "end", "requestId": listener.request_id})
         turn.listeners.clear()
@@ -634,7 +760,8 @@ class _Connection:
                 fresh.model_called_tools = old.model_called_tools
                 turn.translator = fresh
                 turn.suspended = False
-                turn.replay.clear()
+                assert self.chat_id is not None
+                turn.recorder = await self.store.record(self.chat_id)
             else:
                 for listener in turn.listeners:
                     await self._send_json({"type": "end", "requestId": listener.request_id})
@@ -676,16 +803,31 @@ class _Connection:
                 for key, result, is_approval in planned]
 
     async def _resume(self, item: _Resume) -> None:
-        turn = self.turn
-        if turn is None or turn.suspended or item.chat_id != self.chat_id:
+        """Replay the chat's active stream (recorded in the stream store, so it may run on
+        this connection, another one or an HTTP request on any worker) from its start,
+        then follow it (``resumeStreamIsReplay``)."""
+        owner = await self.store.owner(item.chat_id) if valid_chat_id(item.chat_id) else None
+        follow = await self.store.follow(item.chat_id) if owner == self.user_id else None
+        if follow is None:
             await self._send_json({"type": "no-active", "requestId": item.request_id})
             return
-        # resumeStreamIsReplay: the stream is replayed from its start, then followed.
-        listener = _Listener(item.request_id)
         await self._send_json({"type": "start", "requestId": item.request_id})
-        for chunk in turn.replay:
-            await self._send_text(_chunk_frame(listener, chunk))
-        turn.listeners.append(listener)
+        task = asyncio.create_task(self._follow(item.request_id, follow),
+                                   name="adk-asgi-live-resume")
+        self._followers.add(task)
+        task.add_done_callback(self._followers.discard)
+
+    async def _follow(self, request_id: str, follow: AsyncGenerator[bytes, None]) -> None:
+        listener = _Listener(request_id)
+        try:
+            async for blob in follow:
+                for data in split_frames(blob):
+                    await self._send_text(_chunk_frame(listener, data))
+            await self._send_json({"type": "end", "requestId": request_id})
+        except _ClientGone:
+            pass
+        finally:
+            await follow.aclose()
 
     async def _abort(self, item: _Abort) -> None:
         turn = self.turn
@@ -698,7 +840,7 @@ class _Connection:
 
     async def _run_failed(self, error: BaseException) -> None:
         if self.turn is None:
-            self._open_turn(None)
+            await self._open_turn(None)
             assert self.turn is not None
             await self._emit(self.turn.translator.start())
         assert self.turn is not None
@@ -714,9 +856,9 @@ def _error_chunk(text: str) -> UIChunk:
 _encode: Final = msgspec.json.Encoder().encode
 
 
-def _chunk_frame(listener: _Listener, chunk: UIChunk) -> str:
+def _chunk_frame(listener: _Listener, chunk: bytes) -> str:
     frame = (b'{"type":"chunk","requestId":' + _encode(listener.request_id)
              + b',"sequence":' + str(listener.sequence).encode()
-             + b',"chunk":' + encode_chunk(chunk) + b"}")
+             + b',"chunk":' + chunk + b"}")
     listener.sequence += 1
     return frame.decode()

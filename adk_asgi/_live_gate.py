@@ -47,6 +47,8 @@ __all__ = (
 PLUGIN_NAME: Final = "adk_asgi_live_gate"
 # Early browser results kept per connection; more is a misbehaving client.
 _MAX_EARLY: Final = 64
+_REFUSED: Final = ("Too many tool calls are already waiting for the user on this "
+                   "connection; this call was not run.")
 _HINT: Final = ("Please approve or reject the tool call {name}() by responding with a "
                 "FunctionResponse with an expected ToolConfirmation payload.")
 
@@ -106,9 +108,10 @@ class GateError(Exception):
 class LiveGate:
     """The waits of one connection. Ids are bound to it: nothing else can answer them."""
 
-    def __init__(self, notify: Notify, *, timeout: float | None) -> None:
+    def __init__(self, notify: Notify, *, timeout: float | None, max_waiting: int = 32) -> None:
         self._notify = notify
         self._timeout = timeout
+        self._max_waiting = max_waiting
         self._waiting: dict[str, _Waiter] = {}
         self._answered: set[str] = set()
         self._known_calls: set[str] = set()
@@ -128,7 +131,10 @@ class LiveGate:
     async def approve(self, call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
         """Announce an approval request and wait for the answer (``{"confirmed": bool, ...}``).
 
-        Times out with ``{"confirmed": False, "timedOut": True}``."""
+        Times out with ``{"confirmed": False, "timedOut": True}``; refused at once with
+        ``{"confirmed": False, "refused": True}`` when too many calls already wait."""
+        if len(self._waiting) >= self._max_waiting:
+            return {"confirmed": False, "refused": True}
         key = f"adk-{uuid.uuid4()}"
         waiter = self._register("approval", key, call_id)
         await self._notify(ApprovalNotice(key, call_id, name, args, _HINT.format(name=name)))
@@ -142,6 +148,8 @@ class LiveGate:
             self._answered.add(call_id)
             await self._notify(ResolvedNotice(call_id, call_id, "client-tool", True))
             return early
+        if len(self._waiting) >= self._max_waiting:
+            return {"refused": True}
         waiter = self._register("client-tool", call_id, call_id)
         await self._notify(WaitNotice(call_id))
         return await self._wait(waiter)
@@ -263,6 +271,8 @@ class LiveGatePlugin(BasePlugin):
                 await tool.check_require_confirmation(tool_args, tool_context) is not True):
             return None
         answer = await gate.approve(call_id, tool.name, dict(tool_args))
+        if answer.get("refused"):
+            return {"error": _REFUSED}
         if answer.get("timedOut"):
             return {"error": "The user did not answer the confirmation request in time; "
                              "the tool call was not run."}
@@ -287,6 +297,8 @@ class LiveGatePlugin(BasePlugin):
         if result is None and tool.is_long_running:
             # The browser runs it: its result becomes the function response.
             answer = await gate.client_result(call_id)
+            if answer.get("refused"):
+                return {"error": _REFUSED}
             if answer.get("timedOut"):
                 return {"error": "The browser did not return a result in time."}
             return answer

@@ -20,6 +20,7 @@ from google.genai import types
 from msgspec import UNSET, UnsetType
 
 from ._errors import RequestError
+from ._limits import Limits
 
 __all__ = (
     "Approval",
@@ -30,9 +31,11 @@ __all__ = (
     "file_part_to_adk",
     "message_text",
     "user_content",
+    "valid_chat_id",
 )
 
 MAX_ID_LENGTH: Final = 256
+_DEFAULT_LIMITS: Final = Limits()
 
 
 class Approval(msgspec.Struct, rename="camel"):
@@ -97,21 +100,45 @@ class ChatRequest(msgspec.Struct, rename="camel"):
 _decoder: Final = msgspec.json.Decoder(ChatRequest)
 
 
-def decode_chat_request(body: bytes) -> ChatRequest:
-    """Decode and validate a request body; RequestError (400/422) on bad input."""
+def decode_chat_request(body: bytes, limits: Limits | None = None) -> ChatRequest:
+    """Decode and validate a request body; RequestError (400/413/422) on bad input."""
     try:
         request = _decoder.decode(body)
     except msgspec.ValidationError as exc:
         raise RequestError(422, "invalid_request", f"Invalid chat request: {exc}") from None
     except msgspec.DecodeError as exc:
         raise RequestError(400, "invalid_json", f"Request body is not valid JSON: {exc}") from None
-    if not request.id or len(request.id) > MAX_ID_LENGTH or not request.id.isprintable():
+    if not valid_chat_id(request.id):
         raise RequestError(
             422, "invalid_chat_id", f"Chat `id` must be 1-{MAX_ID_LENGTH} printable characters."
         )
     if not request.history:
         raise RequestError(422, "no_messages", "The request carries no messages.")
+    check_limits(request.history, limits or _DEFAULT_LIMITS)
     return request
+
+
+def valid_chat_id(chat_id: str) -> bool:
+    """1-256 printable characters (it becomes an ADK session id and a URL segment)."""
+    return 0 < len(chat_id) <= MAX_ID_LENGTH and chat_id.isprintable()
+
+
+def check_limits(history: list[UIMessage], limits: Limits) -> None:
+    """Message count, parts per message and file size (413 naming the limit)."""
+    if len(history) > limits.max_messages:
+        raise RequestError(413, "too_many_messages",
+                           f"At most {limits.max_messages} messages per request.")
+    # A data: URL's payload is base64 (4 characters per 3 bytes) or percent-encoded
+    # (at least 1 character per byte): this bound never rejects a file under the limit.
+    max_url = limits.max_file_bytes * 4 // 3 + 4 + 1024
+    for message in history:
+        if len(message.parts) > limits.max_parts_per_message:
+            raise RequestError(413, "too_many_parts",
+                               f"At most {limits.max_parts_per_message} parts per message.")
+        for part in message.parts:
+            if part.type == "file" and isinstance(part.url, str) and len(part.url) > max_url:
+                raise RequestError(413, "file_too_large",
+                                   f"A file part exceeds {limits.max_file_bytes} bytes.")
 
 
 def message_text(message: UIMessage) -> str:
@@ -119,7 +146,7 @@ def message_text(message: UIMessage) -> str:
     return "".join(p.text for p in message.parts if p.type == "text" and isinstance(p.text, str))
 
 
-def file_part_to_adk(part: UIPart) -> types.Part:
+def file_part_to_adk(part: UIPart, max_bytes: int | None = None) -> types.Part:
     """A `file` part: ``data:`` URLs become inline bytes, http(s) URLs file references."""
     url = part.url if isinstance(part.url, str) else ""
     media_type = part.media_type if isinstance(part.media_type, str) else None
@@ -136,6 +163,8 @@ def file_part_to_adk(part: UIPart) -> types.Part:
                 data = unquote_to_bytes(payload)
         except (binascii.Error, ValueError):
             raise RequestError(422, "invalid_file", "Invalid base64 in a file part.") from None
+        if max_bytes is not None and len(data) > max_bytes:
+            raise RequestError(413, "file_too_large", f"A file part exceeds {max_bytes} bytes.")
         name = part.filename if isinstance(part.filename, str) else None
         return types.Part(inline_data=types.Blob(mime_type=media_type or mime, data=data,
                                                  display_name=name))
@@ -146,7 +175,7 @@ def file_part_to_adk(part: UIPart) -> types.Part:
     )
 
 
-def user_content(message: UIMessage) -> types.Content:
+def user_content(message: UIMessage, max_file_bytes: int | None = None) -> types.Content:
     """The ADK content of a new user message: its text and file parts, in order."""
     parts: list[types.Part] = []
     for part in message.parts:
@@ -154,7 +183,7 @@ def user_content(message: UIMessage) -> types.Content:
             if part.text:
                 parts.append(types.Part(text=part.text))
         elif part.type == "file":
-            parts.append(file_part_to_adk(part))
+            parts.append(file_part_to_adk(part, max_file_bytes))
         # reasoning, step-start, data-*, source-* and unknown parts carry nothing
         # the model should see as new user input.
     if not parts:

@@ -14,7 +14,7 @@ from google.adk.apps import App, ResumabilityConfig
 from google.adk.runners import Runner
 from google.adk.sessions import BaseSessionService
 
-from ._sessions import SessionLocks, session_service_from_url
+from ._sessions import session_service_from_url
 
 __all__ = ("AgentRuntime",)
 
@@ -24,7 +24,7 @@ DEFAULT_APP_NAME = "adk_asgi"
 
 
 class AgentRuntime:
-    """Owns (or borrows) the ADK ``Runner`` and serializes turns per session.
+    """Owns (or borrows) the ADK ``Runner``.
 
     Give exactly one of ``agent``, ``app`` or ``runner``. An agent is wrapped in a
     *resumable* ADK ``App``: tool confirmations and browser-executed tools pause
@@ -57,7 +57,6 @@ class AgentRuntime:
         self._session_db = session_db
         self._app_name = app_name
         self.run_config = run_config or RunConfig(streaming_mode=StreamingMode.SSE)
-        self.locks = SessionLocks()
         self._approval_tools: frozenset[str] | None = None
         self._started = False
         self._start_lock = asyncio.Lock()

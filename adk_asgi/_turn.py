@@ -101,12 +101,13 @@ def pending_calls(session: Session) -> dict[str, PendingCall]:
 
 
 def plan_turn(request: ChatRequest, session: Session | None,
-              approval_tools: frozenset[str] = frozenset()) -> Turn:
+              approval_tools: frozenset[str] = frozenset(),
+              max_file_bytes: int | None = None) -> Turn:
     """``approval_tools``: browser-executed tools whose calls the user approves first."""
     history = request.history
     last = history[-1]
     if last.role == "user":
-        return _new_user_turn(request, last, session)
+        return _new_user_turn(request, last, session, max_file_bytes)
     if last.role == "assistant":
         return _continuation(request, last, session, approval_tools)
     raise RequestError(422, "invalid_last_message",
@@ -114,8 +115,9 @@ def plan_turn(request: ChatRequest, session: Session | None,
                        "being continued.")
 
 
-def _new_user_turn(request: ChatRequest, last: UIMessage, session: Session | None) -> Turn:
-    turn = Turn(message_id=new_message_id(), new_message=user_content(last),
+def _new_user_turn(request: ChatRequest, last: UIMessage, session: Session | None,
+                   max_file_bytes: int | None) -> Turn:
+    turn = Turn(message_id=new_message_id(), new_message=user_content(last, max_file_bytes),
                 user_message_id=last.id or None)
     if session is None:
         turn.seed = [m for m in request.history[:-1] if m.role in ("user", "assistant")]

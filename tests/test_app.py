@@ -14,7 +14,7 @@ from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route
 
-from adk_asgi import AdkApp, AdkMiddleware
+from adk_asgi import AdkApp, AdkMiddleware, Limits
 from adk_asgi.demo import build_demo_agent
 
 from conftest import chat_body, parse_sse, text_of, types_of, user_message
@@ -145,7 +145,7 @@ async def test_concurrent_turns_on_one_chat_do_not_interleave() -> None:
             assert inv not in seen, "turns interleaved"
             seen.append(inv)
     assert all(status == 200 for status, _ in results)
-    assert len(app.runtime.locks) == 0
+    assert app.store.held_locks == 0  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(("raw", "status", "code"), [
@@ -165,7 +165,7 @@ async def test_bad_requests_get_json_errors(client: httpx.AsyncClient, raw: byte
 
 
 async def test_body_limit_413_declared_and_streamed() -> None:
-    app = AdkApp(build_demo_agent(), max_body_bytes=1000, warm_up=False)
+    app = AdkApp(build_demo_agent(), limits=Limits(max_body_bytes=1000), warm_up=False)
     transport = httpx.ASGITransport(app=app)
     big = json.dumps(chat_body("c", user_message("x" * 5000))).encode()
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
@@ -285,7 +285,7 @@ async def test_user_id_resolver_scopes_sessions() -> None:
     def user(scope: Any) -> str:
         return dict(scope["headers"]).get(b"x-user", b"nobody").decode()
 
-    app = AdkApp(build_demo_agent(), user_id=user, warm_up=False)
+    app = AdkApp(build_demo_agent(), authenticate=user, warm_up=False)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t",
                                  headers={"x-user": "alice"}) as client:
         await post(client, chat_body("u-chat", user_message("hi")))

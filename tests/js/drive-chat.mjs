@@ -204,6 +204,10 @@ class MemoryChatState {
   #error = undefined;
   #messages = [];
 
+  constructor(messages = []) {
+    this.#messages = [...messages];
+  }
+
   get status() {
     return this.#status;
   }
@@ -449,23 +453,25 @@ async function main() {
   });
 
   class HeadlessChat extends ai.AbstractChat {}
-  const chat = new HeadlessChat({
-    ...(input.chatId != null ? { id: input.chatId } : {}),
-    state,
-    transport,
-    sendAutomaticallyWhen,
-    onError: err => {
-      chatErrors.push(errorText(err));
-    },
-    onFinish: ({ isAbort, isDisconnect, isError, finishReason }) => {
-      finishes.push({
-        isAbort,
-        isDisconnect,
-        isError,
-        finishReason: finishReason ?? null,
-      });
-    },
-  });
+  const makeChat = (id, chatState) =>
+    new HeadlessChat({
+      ...(id != null ? { id } : {}),
+      state: chatState,
+      transport,
+      sendAutomaticallyWhen,
+      onError: err => {
+        chatErrors.push(errorText(err));
+      },
+      onFinish: ({ isAbort, isDisconnect, isError, finishReason }) => {
+        finishes.push({
+          isAbort,
+          isDisconnect,
+          isError,
+          finishReason: finishReason ?? null,
+        });
+      },
+    });
+  let chat = makeChat(input.chatId, state);
 
   const remaining = () => deadline - Date.now();
 
@@ -511,7 +517,41 @@ async function main() {
         if (step.files != null) message.files = step.files;
         if (step.messageMetadata !== undefined) message.metadata = step.messageMetadata;
         if (step.messageId != null) message.messageId = step.messageId;
-        return chat.sendMessage(message, requestOptions(step));
+        const sent = chat.sendMessage(message, requestOptions(step));
+        // noWait: the next step runs while this response streams (e.g. waitFor + reload).
+        return step.noWait ? undefined : sent;
+      }
+      case 'waitFor': {
+        // Until the last assistant message's text is at least `textLength` long.
+        const want = Number(step.textLength ?? 1);
+        return (async () => {
+          for (;;) {
+            const message = lastAssistantMessage(chat.messages);
+            const text = (message?.parts ?? [])
+              .filter(p => p.type === 'text')
+              .map(p => p.text)
+              .join('');
+            if (text.length >= want) return;
+            if (remaining() <= 0) throw new HarnessTimeout(timeoutMs, 'waitFor');
+            await sleep(5);
+          }
+        })();
+      }
+      case 'stop':
+        return chat.stop();
+      case 'resume':
+        return chat.resumeStream(requestOptions(step));
+      case 'reload': {
+        // A page reload: the in-flight response is dropped (its fetch aborted), a new
+        // Chat with the same id starts from the messages the page had persisted (all
+        // but a trailing, unfinished assistant message) and resumes the stream.
+        const kept = chat.messages.slice();
+        if (kept.length > 0 && kept[kept.length - 1].role === 'assistant') kept.pop();
+        const old = chat;
+        old.stop().catch(() => {});
+        const fresh = new MemoryChatState(kept);
+        chat = makeChat(old.id, fresh);
+        return chat.resumeStream(requestOptions(step));
       }
       case 'sendEmpty':
         return chat.sendMessage(undefined, requestOptions(step));
@@ -560,7 +600,8 @@ async function main() {
     stepResults.push(result);
     try {
       await withDeadline(Promise.resolve().then(() => runStep(step ?? {})), where);
-      await waitUntilIdle(where);
+      // A noWait send and a waitFor act while a response streams: no idle wait.
+      if (!step?.noWait && step?.action !== 'waitFor') await waitUntilIdle(where);
     } catch (err) {
       if (err instanceof HarnessTimeout) {
         timedOut = true;

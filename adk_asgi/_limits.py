@@ -1,0 +1,42 @@
+"""Limits: what one client may send, in one place. Every limit answers with a clear 4xx
+(HTTP) or a close code / error frame (WebSocket); none is silent truncation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ("Limits",)
+
+_MiB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Request and connection limits. The defaults fit a chat UI with file uploads.
+
+    HTTP (``POST``): ``max_body_bytes`` -> 413; ``max_messages``, ``max_parts_per_message``,
+    ``max_file_bytes`` -> 413 with a code naming the limit.
+    WebSocket: ``max_frame_bytes`` -> close 1009; more than ``frames_per_second`` (with
+    bursts up to ``frame_burst``) -> close 1008; more than ``max_pending_approvals``
+    calls waiting for the client on one connection -> the extra call is refused (the
+    model is told) and the client gets an error.
+    """
+
+    max_body_bytes: int = 16 * _MiB
+    max_messages: int = 1000
+    max_parts_per_message: int = 256
+    max_file_bytes: int = 10 * _MiB
+    """Decoded size of one ``data:`` URL file part."""
+    max_frame_bytes: int = 16 * _MiB
+    frames_per_second: float = 100.0
+    frame_burst: int = 200
+    max_pending_approvals: int = 32
+
+    def __post_init__(self) -> None:
+        for name in ("max_body_bytes", "max_messages", "max_parts_per_message",
+                     "max_file_bytes", "max_frame_bytes", "frame_burst",
+                     "max_pending_approvals"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"Limits.{name} must be >= 1")
+        if self.frames_per_second <= 0:
+            raise ValueError("Limits.frames_per_second must be > 0")
