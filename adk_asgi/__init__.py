@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ._app import AdkApp
 from ._auth import Authenticate, AuthError, bearer_token
 from ._chunks import UIChunk
@@ -18,6 +20,9 @@ from ._sessions import session_service_from_url
 from ._streams import MemoryStreamStore, StreamRecorder, StreamStore
 from ._translator import EventTranslator
 
+if TYPE_CHECKING:
+    from ._redis_store import RedisStreamStore
+
 __all__ = [
     "AdkApp",
     "AdkMiddleware",
@@ -28,6 +33,7 @@ __all__ = [
     "Limits",
     "LiveOptions",
     "MemoryStreamStore",
+    "RedisStreamStore",
     "RequestError",
     "StreamRecorder",
     "StreamStore",
@@ -38,3 +44,12 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    # Optional dependency: importing adk_asgi must not need the redis package.
+    if name == "RedisStreamStore":
+        from ._redis_store import RedisStreamStore
+
+        return RedisStreamStore
+    raise AttributeError(f"module 'adk_asgi' has no attribute {name!r}")

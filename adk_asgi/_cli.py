@@ -1,15 +1,33 @@
-"""``adk-asgi serve [module:attr]``: run an agent (or the offline demo) under uvicorn."""
+"""``adk-asgi serve [module:attr]``: run an agent (or the offline demo) under uvicorn.
+
+On SIGTERM/SIGINT the server first stops accepting, then drains the app
+(``AdkApp.drain``: running turns get ``--shutdown-grace`` seconds, then end with
+an ``error`` chunk; live sockets close with 1012), and only then lets uvicorn
+close the connections. ``--workers N`` runs N such servers on one listening
+socket (our own small supervisor: uvicorn's builds plain servers that would
+skip the drain).
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import importlib
 import logging
+import multiprocessing
 import os
+import signal
+import socket
 import sys
 from typing import Any
 
-__all__ = ("build_app", "load_target", "main")
+import uvicorn
+
+__all__ = ("DrainingServer", "build_app", "load_target", "main")
+
+logger = logging.getLogger("adk_asgi")
+# The AdkApps this process serves: drained before uvicorn closes connections.
+_SERVED: list[Any] = []
 
 
 def load_target(spec: str) -> Any:
@@ -45,9 +63,19 @@ def build_app(args: argparse.Namespace) -> Any:
                               or os.environ.get("GOOGLE_GENAI_USE_VERTEXAI")):
             model = os.environ.get("ADK_ASGI_MODEL", "gemini-2.5-flash")
         target = build_demo_agent(model=model, token_delay=args.token_delay)
-    options: dict[str, Any] = {"session_db": args.session_db}
+    options: dict[str, Any] = {
+        "session_db": args.session_db,
+        "resume_grace": args.resume_grace,
+        "shutdown_grace": args.shutdown_grace,
+        "allowed_origins": args.allowed_origin,
+    }
+    if args.redis_url:
+        from ._redis_store import RedisStreamStore
+
+        options["stream_store"] = RedisStreamStore(args.redis_url)
     if isinstance(target, Runner):
-        options = {"runner": target}
+        del options["session_db"]
+        options["runner"] = target
     elif isinstance(target, App):
         options["app"] = target
     elif isinstance(target, BaseAgent):
@@ -55,7 +83,20 @@ def build_app(args: argparse.Namespace) -> Any:
     else:
         raise SystemExit(f"adk-asgi: {args.target!r} is not an ADK agent, App or Runner")
     mount = args.mount if args.mount.startswith("/") else "/" + args.mount
-    return AdkMiddleware(_not_found, path=mount, **options)
+    app = AdkMiddleware(_not_found, path=mount, **options)
+    _SERVED.append(app.adk)
+    return app
+
+
+class DrainingServer(uvicorn.Server):
+    """uvicorn's server, draining the served AdkApps before it closes connections."""
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for server in self.servers:
+            server.close()  # stop accepting first
+        if _SERVED:
+            await asyncio.gather(*(app.drain() for app in _SERVED), return_exceptions=True)
+        await super().shutdown(sockets)
 
 
 async def _not_found(scope: Any, receive: Any, send: Any) -> None:
@@ -75,8 +116,9 @@ async def _not_found(scope: Any, receive: Any, send: Any) -> None:
         await send({"type": "websocket.close", "code": 1000})
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="adk-asgi", description=__doc__)
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="adk-asgi", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve an ADK agent (default: the offline demo agent)")
     serve.add_argument("target", nargs="?", help="module:attr of an agent, App or Runner")
@@ -89,13 +131,79 @@ def main(argv: list[str] | None = None) -> int:
                        help="demo only: a Gemini model name (needs GOOGLE_API_KEY)")
     serve.add_argument("--token-delay", type=float, default=0.03,
                        help="demo only: seconds per streamed token of the scripted model")
+    serve.add_argument("--redis-url", default=None,
+                       help="redis://... : share resumable streams, chat owners and turn locks "
+                            "between workers and replicas (needs adk-asgi[redis])")
+    serve.add_argument("--resume-grace", type=float, default=0.0, metavar="SECONDS",
+                       help="keep a turn running this long after its client disconnects, so a "
+                            "reload can resume it (default 0: abort at once)")
+    serve.add_argument("--shutdown-grace", type=float, default=10.0, metavar="SECONDS",
+                       help="on SIGTERM, let running turns finish this long (default 10)")
+    serve.add_argument("--allowed-origin", action="append", default=None, metavar="ORIGIN",
+                       help="a browser origin allowed to open WebSockets besides the page's "
+                            "own (repeatable; '*' for any)")
+    serve.add_argument("--workers", type=int, default=1,
+                       help="worker processes on one socket; needs --session-db and "
+                            "--redis-url so every worker sees every chat")
     serve.add_argument("--log-level", default="info")
-    args = parser.parse_args(argv)
+    return parser
 
-    import uvicorn
 
+def _config(args: argparse.Namespace, app: Any) -> uvicorn.Config:
+    return uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
+                          # What drain leaves (a stuck client) is cut after this.
+                          timeout_graceful_shutdown=5)
+
+
+def _serve_worker(argv: list[str], sock: socket.socket) -> None:
+    """One worker process (spawned): build the app and serve on the shared socket."""
+    args = _parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    app = build_app(args)
+    DrainingServer(_config(args, build_app(args))).run(sockets=[sock])
+
+
+def _supervise(argv: list[str], args: argparse.Namespace) -> int:
+    sock = _config(args, None).bind_socket()
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_serve_worker, args=(argv, sock), daemon=False)
+               for _ in range(args.workers)]
+    stopping = False
+
+    def forward(signum: int, _frame: Any) -> None:
+        nonlocal stopping
+        stopping = True
+        for worker in workers:
+            if worker.pid is not None and worker.is_alive():
+                os.kill(worker.pid, signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    for worker in workers:
+        worker.start()
+    while True:
+        for i, worker in enumerate(workers):
+            worker.join(0.5)
+            if not worker.is_alive() and not stopping:
+                logger.warning("Worker %s exited with %s; starting a new one", worker.pid,
+                               worker.exitcode)
+                workers[i] = context.Process(target=_serve_worker, args=(argv, sock))
+                workers[i].start()
+        if stopping and not any(w.is_alive() for w in workers):
+            sock.close()
+            return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(argv)
+    if args.workers > 1 and (not args.redis_url or not args.session_db
+                             or args.session_db.startswith("memory")):
+        parser.error("--workers > 1 needs --session-db (sessions every worker can read) and "
+                     "--redis-url (streams, owners and locks every worker can see)")
+    logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     print(f"adk-asgi: chat endpoint at http://{args.host}:{args.port}{args.mount}", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    if args.workers > 1:
+        return _supervise(argv, args)
+    DrainingServer(_config(args, build_app(args))).run()
     return 0

@@ -168,3 +168,12 @@ class Chat:
     def body(self, **extra: Any) -> dict[str, Any]:
         return {"id": self.id, "messages": copy.deepcopy(self.messages),
                 "trigger": "submit-message", **extra}
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real redis-server (Debian's package, installed by scripts/test) for this run."""
+    from redis_server import RedisServer
+
+    with RedisServer(tmp_path_factory.mktemp("redis")) as server:
+        yield server.url

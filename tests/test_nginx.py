@@ -143,7 +143,7 @@ def test_sse_through_nginx_is_unbuffered(tmp_path: Path) -> None:
         return "anonymous"
 
     # warm_up: the direct run must not pay ADK's first-run imports either.
-    with _proxied(tmp_path, _site(0.05, user_id=user, warm_up=True)) as (server, proxy):
+    with _proxied(tmp_path, _site(0.05, authenticate=user, warm_up=True)) as (server, proxy):
         _, direct, direct_total = _stream_story(server.url + CHAT)
         headers, deltas, total = _stream_story(proxy.url + CHAT)
     print(f"direct: first text-delta {direct[0]:.3f} s of {direct_total:.3f} s; "
@@ -226,7 +226,7 @@ async def test_prefix_mount_through_nginx(tmp_path: Path) -> None:
         return "anonymous"
 
     base = "/chat-app" + CHAT
-    with _proxied(tmp_path, _site(user_id=user), root_path="/chat-app") as (_, proxy):
+    with _proxied(tmp_path, _site(authenticate=user), root_path="/chat-app") as (_, proxy):
         async with httpx.AsyncClient(base_url=proxy.url, timeout=30) as client:
             response = await client.post(base, json=chat_body("pre", user_message("hello")))
             assert response.status_code == 200, response.text

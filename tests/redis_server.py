@@ -1,0 +1,56 @@
+"""A real redis-server for the tests (Debian's package), on a free loopback port."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class RedisServer:
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.port = 0
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def __enter__(self) -> RedisServer:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise RuntimeError("redis-server is not installed (scripts/test installs it)")
+        for _ in range(5):
+            self.port = _free_port()
+            self.process = subprocess.Popen(
+                [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                 "--appendonly", "no", "--dir", str(self.workdir), "--protected-mode", "yes"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and self.process.poll() is None:
+                try:
+                    with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as s:
+                        s.sendall(b"PING\r\n")
+                        if s.recv(16).startswith(b"+PONG"):
+                            return self
+                except OSError:
+                    time.sleep(0.05)
+            self.__exit__()
+        raise RuntimeError("redis-server did not start")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()

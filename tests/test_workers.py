@@ -1,0 +1,217 @@
+"""Real ``adk-asgi serve`` processes: graceful shutdown on SIGTERM, and several workers
+sharing the sqlite session store and the Redis stream store (the approval on another
+worker than the request, the resume on another worker than the stream)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from test_cli import ROOT, free_port
+
+from conftest import Chat, chat_body, parse_sse, text_of, types_of, user_message
+
+pytestmark = pytest.mark.slow
+
+
+class Serve:
+    def __init__(self, *args: str) -> None:
+        self.port = free_port()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GOOGLE_")}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "adk_asgi", "serve", "--port", str(self.port), *args],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            start_new_session=True)
+        self.url = f"http://127.0.0.1:{self.port}/api/chat"
+
+    def wait_ready(self) -> Serve:
+        deadline = time.monotonic() + 40
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"serve exited: {self.output()}")
+            try:
+                httpx.get(self.url + "/probe/stream", timeout=2)
+                return self
+            except httpx.TransportError:
+                time.sleep(0.2)
+        raise RuntimeError("serve did not start")
+
+    def output(self) -> str:
+        assert self.proc.stdout is not None
+        return self.proc.stdout.read() if self.proc.poll() is not None else ""
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            return self.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            raise
+
+
+@contextmanager
+def serving(*args: str) -> Iterator[Serve]:
+    serve = Serve(*args)
+    try:
+        yield serve.wait_ready()
+    finally:
+        serve.stop()
+
+
+def _stream(url: str, chat_id: str, text: str, out: dict[str, Any]) -> threading.Thread:
+    def run() -> None:
+        out["response"] = httpx.post(url, json=chat_body(chat_id, user_message(text)),
+                                     timeout=30)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def test_sigterm_drains_running_turns() -> None:
+    serve = Serve("--token-delay", "0.1", "--shutdown-grace", "2.5").wait_ready()
+    quick: dict[str, Any] = {}
+    long: dict[str, Any] = {}
+    try:
+        t1 = _stream(serve.url, "long", "tell a long story", long)
+        time.sleep(0.5)
+        t2 = _stream(serve.url, "quick", "What's the weather in Tokyo?", quick)
+        time.sleep(0.05)
+        stopping = time.monotonic()
+        os.killpg(serve.proc.pid, signal.SIGTERM)
+        t1.join(15)
+        t2.join(15)
+        code = serve.proc.wait(15)
+        took = time.monotonic() - stopping
+    finally:
+        serve.stop()
+    # uvicorn re-raises the SIGTERM it handled once it has shut down in order.
+    assert code in (0, -signal.SIGTERM) and 2.5 < took < 7, (code, took)
+    long_chunks = parse_sse(long["response"].text)
+    assert types_of(long_chunks)[-2:] == ["error", "[DONE]"]
+    assert "restarting" in long_chunks[-2]["errorText"]
+    assert types_of(parse_sse(quick["response"].text))[-2:] == ["finish", "[DONE]"]
+
+
+@pytest.fixture
+def shared(tmp_path: Path, redis_url: str) -> list[str]:
+    db = tmp_path / "shared.db"
+    # A database per test in Redis too: owners and streams must not leak between tests.
+    return ["--session-db", f"sqlite:///{db}", "--redis-url",
+            redis_url.rsplit("/", 1)[0] + f"/{abs(hash(str(tmp_path))) % 15 + 1}",
+            "--token-delay", "0.02"]
+
+
+def test_two_workers_share_approvals_streams_owners_and_locks(shared: list[str]) -> None:
+    with serving(*shared) as a, serving(*shared) as b, httpx.Client(timeout=30) as client:
+        # The approval reaches another worker than the request: it runs, once.
+        chat = Chat(client, "pay")
+        chat.messages.append(user_message("Send 50 dollars to Hanako", "u1"))
+        first = parse_sse(client.post(a.url, json=chat.body()).text)
+        assert "tool-approval-request" in types_of(first)
+        assert types_of(first)[-2:] == ["finish", "[DONE]"]
+        message = chat.absorb(first)
+        chat.approve(0, True)
+        second = parse_sse(client.post(b.url, json=chat.body(messageId=message["id"])).text)
+        assert second[0] == {"type": "start", "messageId": message["id"]}
+        outputs = [c for c in second if isinstance(c, dict)
+                   and c["type"] == "tool-output-available"]
+        assert len(outputs) == 1 and outputs[0]["output"]["status"] == "success"
+        # A replay of the approval on the first worker is refused: nothing runs twice.
+        again = client.post(a.url, json=chat.body(messageId=message["id"]))
+        assert again.status_code == 409
+
+        # The resume is served by another worker than the stream.
+        resumed: dict[str, Any] = {}
+        with client.stream("POST", a.url, json=chat_body("story", user_message(
+                "tell a long story"))) as response:
+            lines = response.iter_lines()
+            head = [next(lines) for _ in range(12)]
+            resumed["response"] = client.get(b.url + "/story/stream")
+            tail = list(lines)
+        original = parse_sse("\n".join(head + tail) + "\n\n")
+        replay = parse_sse(resumed["response"].text)
+        assert resumed["response"].status_code == 200
+        assert replay == original and types_of(replay)[-2:] == ["finish", "[DONE]"]
+
+        assert client.get(b.url + "/story/stream").status_code == 204  # delivered: done
+
+        # Turns of one chat on two workers run one after the other, not interleaved.
+        results: dict[str, Any] = {}
+        t1 = _stream(a.url, "busy", "tell a long story", results.setdefault("a", {}))
+        time.sleep(0.2)
+        chat_b = {"id": "busy", "messages": [user_message("tell a long story", "u1"),
+                                             user_message("hello there", "u2")],
+                  "trigger": "submit-message"}
+        started = time.monotonic()
+        r2 = client.post(b.url, json=chat_b)
+        waited = time.monotonic() - started
+        t1.join(30)
+        story = text_of(parse_sse(results["a"]["response"].text))
+        assert len(story.split()) > 40  # not cut by the other turn
+        assert r2.status_code == 200 and waited > 0.5  # it waited for the lock
+        assert types_of(parse_sse(r2.text))[-2:] == ["finish", "[DONE]"]
+
+
+def test_workers_flag_serves_and_drains(shared: list[str]) -> None:
+    with serving(*shared, "--workers", "2") as serve, httpx.Client(timeout=30) as client:
+        for i in range(6):  # the kernel spreads these over both workers
+            chat = Chat(client, f"w{i}")
+            chat.messages.append(user_message(f"Send {10 + i} dollars to Worker{i}", "u1"))
+            message = chat.absorb(parse_sse(client.post(serve.url, json=chat.body()).text))
+            chat.approve(0, True)
+            answer = parse_sse(client.post(serve.url,
+                                           json=chat.body(messageId=message["id"])).text)
+            assert "tool-output-available" in types_of(answer), (i, answer)
+        code = serve.stop()
+    assert code == 0  # the supervisor exits normally once every worker has drained
+
+
+def test_workers_need_shared_stores() -> None:
+    proc = subprocess.run([sys.executable, "-m", "adk_asgi", "serve", "--workers", "2"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "--workers > 1 needs --session-db" in proc.stderr
+
+
+async def test_owners_are_shared_between_workers(tmp_path: Path, redis_url: str) -> None:
+    """Two app instances (as two workers) on one sqlite file and one Redis: a chat
+    created through one is another user's 404 through the other."""
+    from adk_asgi import AdkApp, RedisStreamStore
+    from adk_asgi.demo import build_demo_agent
+
+    def user(scope: Any) -> str:
+        return str(dict(scope["headers"])[b"x-user"].decode())
+
+    db = f"sqlite:///{tmp_path / 'owners.db'}"
+    apps = [AdkApp(build_demo_agent(), session_db=db, authenticate=user, warm_up=False,
+                   stream_store=RedisStreamStore(redis_url, prefix=f"own-{tmp_path.name}"))
+            for _ in range(2)]
+    clients = [httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t")
+               for app in apps]
+    try:
+        body = chat_body("owned", user_message("hi"))
+        ok = await clients[0].post("/", json=body, headers={"x-user": "alice"})
+        assert ok.status_code == 200
+        assert (await clients[1].post("/", json=body, headers={"x-user": "bob"})).status_code \
+            == 404
+        assert (await clients[1].get("/owned/stream", headers={"x-user": "bob"})).status_code \
+            == 404
+        again = await clients[1].post("/", json=body, headers={"x-user": "alice"})
+        assert again.status_code == 200
+    finally:
+        for client in clients:
+            await client.aclose()
+        for app in apps:
+            await app.shutdown()
