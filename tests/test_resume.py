@@ -219,3 +219,28 @@ def test_real_client_reloads_mid_reply_and_gets_the_whole_reply(grace_api: str) 
         text = "".join(p["text"] for p in messages[1]["parts"] if p["type"] == "text")
         assert len(text.split()) > 40, version  # the whole story, not the part seen
         assert messages[1]["id"] == resume["chunks"][0]["messageId"], version
+
+
+def test_real_clients_accept_a_stopped_turn(grace_api: str) -> None:
+    """``DELETE`` mid-reply: every client version validates the closing ``abort`` chunk and
+    keeps the partial answer."""
+    versions = ("ai5", "ai6strict", "ai6", "ai7")
+
+    def stop_all() -> None:
+        time.sleep(1.0)
+        with httpx.Client(timeout=10) as client:
+            for version in versions:
+                client.delete(f"{grace_api}/stopped-{version}/stream")
+
+    stopper = threading.Thread(target=stop_all)
+    stopper.start()
+    reports = run_chat_versions(grace_api, [{"action": "send", "text": "tell a long story"}],
+                                chat_id="stopped", versions=versions, timeout=60)
+    stopper.join()
+    for version, report in reports.items():
+        assert report["ok"], (version, report["problems"])
+        chunks = report["requests"][0]["chunks"]
+        assert [c["type"] for c in chunks][-1] == "abort", version
+        assert not report["requests"][0]["invalid"], version
+        text = "".join(p["text"] for p in report["messages"][-1]["parts"] if p["type"] == "text")
+        assert 0 < len(text.split()) < 60, version  # the part before the stop
