@@ -157,6 +157,7 @@ class RedisStreamStore(StreamStore):
         me = uuid.uuid4().hex
         ttl = max(self.heartbeat * 4, 2.0)
         await redis.zadd(followers, {me: time.time() + ttl})
+        await redis.expire(followers, int(ttl) + 60)
         refreshed = time.monotonic()
         last = "0-0"
         try:
@@ -237,6 +238,8 @@ class _RedisRecorder(StreamRecorder):
             async with redis.pipeline(transaction=False) as pipe:
                 if batch:
                     pipe.xadd(stream_key, {"b": b"".join(batch)})
+                    # A producer that dies never writes its end: the stream expires anyway.
+                    pipe.expire(stream_key, 24 * 3600)
                 pipe.set(store.key("alive", self.stream_id), 1, px=store._alive_ms)
                 pipe.get(store.key("stop", self.stream_id))
                 results = await pipe.execute()

@@ -165,6 +165,7 @@ class MemoryStreamStore(StreamStore):
         self._retention = retention
         self._streams: dict[str, _MemoryStream] = {}
         self._locks = SessionLocks()
+        self._swept = time.monotonic()
 
     async def claim(self, chat_id: str, user_id: str) -> bool:
         owner = self._owners.get(chat_id)
@@ -187,6 +188,7 @@ class MemoryStreamStore(StreamStore):
         return len(self._locks)
 
     async def record(self, chat_id: str) -> StreamRecorder:
+        self._sweep()
         previous = self._streams.get(chat_id)
         if previous is not None and not previous.done:
             previous.done = True  # superseded: its followers end
@@ -205,6 +207,21 @@ class MemoryStreamStore(StreamStore):
             del self._streams[stream.chat_id]  # followers keep reading what they hold
         else:
             stream.expires = time.monotonic() + self._retention
+
+    def _sweep(self) -> None:
+        """Drop expired streams of chats nobody asks about any more (at most once a minute)."""
+        now = time.monotonic()
+        if now - self._swept < 60:
+            return
+        self._swept = now
+        for chat_id in [c for c, s in self._streams.items()
+                        if s.expires is not None and now > s.expires]:
+            del self._streams[chat_id]
+
+    @property
+    def streams(self) -> int:
+        """Streams held (running, or resumable for a while)."""
+        return len(self._streams)
 
     def _active(self, chat_id: str) -> _MemoryStream | None:
         stream = self._streams.get(chat_id)

@@ -137,3 +137,14 @@ async def test_a_stream_over_the_size_cap_keeps_its_start(store: StreamStore) ->
 def test_split_frames() -> None:
     assert split_frames(b"data: {\"x\":1}\n\n: ping\n\ndata: {}\n\ndata: [DONE]\n\n") == [
         b"{\"x\":1}", b"{}"]
+
+
+async def test_memory_store_sweeps_expired_streams() -> None:
+    store = MemoryStreamStore(retention=0.0)
+    for i in range(3):
+        recorder = await store.record(f"chat-{i}")
+        await recorder.end(resumable=True)
+    assert store.streams == 3
+    store._swept -= 61  # a minute later, the next recording sweeps
+    await store.record("next")
+    assert store.streams == 1
