@@ -414,6 +414,16 @@ def render(results: dict[str, Any], chart_name: str | None) -> str:
             if k != "bytes":
                 add(f"| {k} | {_f(v / 1000, 1)} |")
         add("")
+        live = micro.get("live")
+        if live:
+            add("Live path, ns per call (one partial text event; one text-delta frame; one "
+                "non-blocking send):\n")
+            add("| operation | ns |")
+            add("|---|---:|")
+            for group in ("translate", "frames", "send"):
+                for k, v in live.get(group, {}).items():
+                    add(f"| {k} | {_f(v)} |")
+            add("")
     lines += _profile_section(results.get("profile"),
                               "Profile of the adk-asgi SSE hot path (cProfile, server process)",
                               "streams")
