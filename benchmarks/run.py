@@ -70,7 +70,7 @@ class Plan:
     profile_streams: int = 30
 
 
-QUICK = Plan(mode="quick", single_runs=5, cpu_batches=3, cpu_batch=5,
+QUICK = Plan(mode="quick", single_runs=5, cpu_batches=3, cpu_batch=5, sweep_tokens=20,
              sweep=((1, 2), (50, 2)), sweep_timeout=30.0, pause=0.1, idle_streams=100,
              idle_settle=1.5, micro_quick=True, profile_streams=0)
 FULL = Plan(mode="full")
@@ -494,6 +494,15 @@ async def measure_all(names: list[str], plan: Plan, args: argparse.Namespace, lo
                 rows[name] = {"status": f"error: {type(exc).__name__}: {exc}"}
                 drivers.pop(name, None)
 
+        async def each_ceiling(phase: str, fn: Any) -> None:
+            for key, ceiling in list(ceilings.items()):
+                try:
+                    await fn(key, ceiling)
+                except Exception as exc:
+                    results[key] = {"status": f"error in {phase}: {type(exc).__name__}: {exc}"}
+                    ceilings.pop(key)
+                    log(f"{key}: error {exc!r}")
+
         async def each(phase: str, fn: Any) -> None:
             for name, d in list(drivers.items()):
                 try:
@@ -506,8 +515,11 @@ async def measure_all(names: list[str], plan: Plan, args: argparse.Namespace, lo
         log(f"single stream, {plan.single_runs} interleaved rounds")
         single: dict[str, list[dict[str, Any]]] = {n: [] for n in [*drivers, *ceilings]}
         for _ in range(plan.single_runs):
-            for key, ceiling in ceilings.items():
+
+            async def one_ceiling(key: str, ceiling: Ceiling) -> None:
                 single[key].append(await ceiling.single(plan.tokens))
+
+            await each_ceiling("single", one_ceiling)
 
             async def one(name: str, d: Driver) -> None:
                 r = await d.stream(f"bench {plan.tokens}", keep_stamps=True, limit_s=60)
@@ -517,8 +529,11 @@ async def measure_all(names: list[str], plan: Plan, args: argparse.Namespace, lo
         log(f"server CPU, {plan.cpu_batches} interleaved batches")
         cpu: dict[str, list[dict[str, Any]]] = {n: [] for n in [*drivers, *ceilings]}
         for _ in range(plan.cpu_batches):
-            for key, ceiling in ceilings.items():
+
+            async def batch_ceiling(key: str, ceiling: Ceiling) -> None:
                 cpu[key].append(await ceiling.batch(plan))
+
+            await each_ceiling("cpu", batch_ceiling)
 
             async def batch(name: str, d: Driver) -> None:
                 cpu[name].append(await cpu_batch(d, plan))
