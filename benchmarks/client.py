@@ -67,6 +67,17 @@ def _adk_asgi_ws_frame(prompt: str, session_id: str) -> dict[str, Any]:
                           "parts": [{"type": "text", "text": prompt}]}]}
 
 
+def _adk_asgi_ws_b_url(session_id: str) -> str:
+    return "/api/chat"
+
+
+def _adk_asgi_ws_b_frame(prompt: str, session_id: str) -> dict[str, Any]:
+    # Protocol B (AI SDK v7 WebSocketChatTransport): a `send` with the chat id.
+    return {"type": "send", "requestId": "r1", "id": session_id,
+            "messages": [{"id": "u1", "role": "user",
+                          "parts": [{"type": "text", "text": prompt}]}]}
+
+
 def _run_live_url(session_id: str) -> str:
     return (f"/run_live?app_name=bench_agent&user_id=bench&session_id={session_id}"
             "&modalities=TEXT")
@@ -93,6 +104,10 @@ class WsContender:
     session_path: Callable[[str], str] | None = None
 
 
+# Contenders of the default run (`--contenders` picks others, e.g. adk-asgi-live-b).
+DEFAULT_CONTENDERS = ("adk-asgi", "adk-api-server", "ag-ui-adk", "adk-asgi-live",
+                      "adk-api-server-live")
+
 CONTENDERS: dict[str, Contender | WsContender] = {
     "adk-asgi": Contender("adk-asgi", "/api/chat", _adk_asgi_body,
                           b'"type":"text-delta"', b"data: [DONE]"),
@@ -103,6 +118,9 @@ CONTENDERS: dict[str, Contender | WsContender] = {
                            (("accept", "text/event-stream"),)),
     "adk-asgi-live": WsContender("adk-asgi-live", _adk_asgi_ws_url, _adk_asgi_ws_frame,
                                  '"type":"text-delta"', "data: [DONE]"),
+    # Opt-in (not in the default run): protocol B frames on the same endpoint.
+    "adk-asgi-live-b": WsContender("adk-asgi-live-b", _adk_asgi_ws_b_url, _adk_asgi_ws_b_frame,
+                                   '"type":"text-delta"', '{"type":"end"'),
     "adk-api-server-live": WsContender(
         "adk-api-server-live", _run_live_url, _run_live_frame, '"partial":true',
         '"turnComplete":true', tool_turns=2,

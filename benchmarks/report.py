@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 SSE_NAMES = ("adk-asgi", "adk-api-server", "ag-ui-adk")
-WS_NAMES = ("adk-asgi-live", "adk-api-server-live")
+WS_NAMES = ("adk-asgi-live", "adk-api-server-live", "adk-asgi-live-b")
 NAMES = SSE_NAMES + WS_NAMES
 LABELS = {
     "ceiling": "ceiling (in-process `Runner.run_async`)",
@@ -17,6 +17,7 @@ LABELS = {
     "ceiling-live": "live ceiling (in-process `Runner.run_live`)",
     "adk-asgi-live": "adk-asgi live (WebSocket `/api/chat`, protocol A)",
     "adk-api-server-live": "ADK api_server `/run_live` (WebSocket)",
+    "adk-asgi-live-b": "adk-asgi live, protocol B (AI SDK v7 `chunk` frames)",
 }
 
 

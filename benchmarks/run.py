@@ -35,6 +35,7 @@ import psutil
 
 from .client import (
     CONTENDERS,
+    DEFAULT_CONTENDERS,
     Contender,
     StreamResult,
     WsContender,
@@ -49,7 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"
 PEER_MODULES = {"adk-asgi": "adk_asgi", "adk-api-server": "google.adk.cli.fast_api",
                 "ag-ui-adk": "ag_ui_adk", "adk-asgi-live": "adk_asgi",
-                "adk-api-server-live": "google.adk.cli.fast_api"}
+                "adk-asgi-live-b": "adk_asgi", "adk-api-server-live": "google.adk.cli.fast_api"}
 
 
 @dataclass(frozen=True)
@@ -688,7 +689,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="result directory (default benchmarks/results/<mode>)")
     parser.add_argument("--client", choices=("raw", "httpx"), default="raw")
     parser.add_argument("--contenders", nargs="+", choices=tuple(CONTENDERS),
-                        default=list(CONTENDERS))
+                        default=list(DEFAULT_CONTENDERS),
+                        help="default: all but adk-asgi-live-b (protocol B, opt-in)")
     parser.add_argument("--skip-micro", action="store_true")
     parser.add_argument("--skip-profile", action="store_true")
     parser.add_argument("--profile-streams", type=int, default=None,

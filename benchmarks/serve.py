@@ -9,6 +9,7 @@ uvicorn with its defaults — uvloop and httptools when installed — and no acc
 * ``ag-ui-adk``      — ``ag_ui_adk.ADKAgent`` + ``add_adk_fastapi_endpoint`` at ``/agui``;
 * ``adk-asgi-live``  — the same app as ``adk-asgi``, driven over its WebSocket
   (``/api/chat``, ``Runner.run_live``);
+* ``adk-asgi-live-b``  — the same again, for protocol B (AI SDK v7 frames);
 * ``adk-api-server-live`` — the same app as ``adk-api-server``, driven over ADK's
   ``/run_live`` WebSocket.
 
@@ -34,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 CONTENDERS = ("adk-asgi", "adk-api-server", "ag-ui-adk", "adk-asgi-live",
-              "adk-api-server-live")
+              "adk-asgi-live-b", "adk-api-server-live")
 AGENTS_DIR = Path(__file__).parent / "_agents"
 
 
@@ -77,7 +78,7 @@ async def _not_found(scope: Any, receive: Any, send: Any) -> None:
 
 
 def build_app(name: str, token_delay: float) -> Any:
-    name = name.removesuffix("-live")
+    name = name.split("-live")[0]
     if name == "adk-asgi":
         from adk_asgi import AdkMiddleware
         from adk_asgi.demo import build_demo_agent
