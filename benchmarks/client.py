@@ -1,15 +1,22 @@
-"""Load-generating clients: a raw asyncio HTTP/1.1 SSE reader and an httpx one.
+"""Load-generating clients: a raw asyncio HTTP/1.1 SSE reader, an httpx one, and a
+WebSocket client (the ``websockets`` package's asyncio client).
 
-Every stream is one request on its own connection. The reader de-chunks the body,
+Every SSE stream is one request on its own connection. The reader de-chunks the body,
 splits SSE frames on the blank line and time-stamps each read, so a stream yields:
 frame count, token frames (the contender's text-delta event), time to first frame,
 the gaps between frames, and whether it ended complete (terminal marker seen, or a
 clean end of a body that carried all the tokens, per contender).
+
+Every WebSocket stream is one connection doing one turn: connect (handshake), send the
+user message as one text frame, time-stamp every text frame received until the
+contender's end-of-turn marker, close. One text frame is one chunk/event for both
+WebSocket contenders.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 import uuid
@@ -18,6 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import WebSocketException
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +56,59 @@ def _ag_ui_body(prompt: str) -> dict[str, Any]:
             "tools": [], "context": [], "forwardedProps": {}}
 
 
-CONTENDERS: dict[str, Contender] = {
+def _adk_asgi_ws_url(session_id: str) -> str:
+    return f"/api/chat?chatId={session_id}"
+
+
+def _adk_asgi_ws_frame(prompt: str, session_id: str) -> dict[str, Any]:
+    # Protocol A (the seeds' envelope); the chat id comes from the URL.
+    return {"type": "message", "version": "1.0",
+            "messages": [{"id": "u1", "role": "user",
+                          "parts": [{"type": "text", "text": prompt}]}]}
+
+
+def _adk_asgi_ws_b_url(session_id: str) -> str:
+    return "/api/chat"
+
+
+def _adk_asgi_ws_b_frame(prompt: str, session_id: str) -> dict[str, Any]:
+    # Protocol B (AI SDK v7 WebSocketChatTransport): a `send` with the chat id.
+    return {"type": "send", "requestId": "r1", "id": session_id,
+            "messages": [{"id": "u1", "role": "user",
+                          "parts": [{"type": "text", "text": prompt}]}]}
+
+
+def _run_live_url(session_id: str) -> str:
+    return (f"/run_live?app_name=bench_agent&user_id=bench&session_id={session_id}"
+            "&modalities=TEXT")
+
+
+def _run_live_frame(prompt: str, session_id: str) -> dict[str, Any]:
+    return {"content": {"role": "user", "parts": [{"text": prompt}]}}
+
+
+@dataclass(frozen=True, slots=True)
+class WsContender:
+    """A WebSocket contender: one connection per stream, one turn per connection."""
+
+    name: str
+    url: Callable[[str], str]  # session id -> path and query
+    frame: Callable[[str, str], dict[str, Any]]  # (prompt, session id) -> first frame
+    token_marker: str
+    done_marker: str
+    # End markers that end a tool-call reply (ADK's /run_live sends `turnComplete`
+    # after the call and again after the answer; adk-asgi one `[DONE]` per message).
+    tool_turns: int = 1
+    # REST path that creates the session before the socket opens (outside the timed
+    # part); None: the server creates it itself.
+    session_path: Callable[[str], str] | None = None
+
+
+# Contenders of the default run (`--contenders` picks others, e.g. adk-asgi-live-b).
+DEFAULT_CONTENDERS = ("adk-asgi", "adk-api-server", "ag-ui-adk", "adk-asgi-live",
+                      "adk-api-server-live")
+
+CONTENDERS: dict[str, Contender | WsContender] = {
     "adk-asgi": Contender("adk-asgi", "/api/chat", _adk_asgi_body,
                           b'"type":"text-delta"', b"data: [DONE]"),
     "adk-api-server": Contender("adk-api-server", "/run_sse", _api_server_body,
@@ -55,6 +116,15 @@ CONTENDERS: dict[str, Contender] = {
     "ag-ui-adk": Contender("ag-ui-adk", "/agui", _ag_ui_body,
                            b'"type":"TEXT_MESSAGE_CONTENT"', b'"type":"RUN_FINISHED"',
                            (("accept", "text/event-stream"),)),
+    "adk-asgi-live": WsContender("adk-asgi-live", _adk_asgi_ws_url, _adk_asgi_ws_frame,
+                                 '"type":"text-delta"', "data: [DONE]"),
+    # Opt-in (not in the default run): protocol B frames on the same endpoint.
+    "adk-asgi-live-b": WsContender("adk-asgi-live-b", _adk_asgi_ws_b_url, _adk_asgi_ws_b_frame,
+                                   '"type":"text-delta"', '{"type":"end"'),
+    "adk-api-server-live": WsContender(
+        "adk-api-server-live", _run_live_url, _run_live_frame, '"partial":true',
+        '"turnComplete":true', tool_turns=2,
+        session_path=lambda sid: f"/apps/bench_agent/users/bench/sessions/{sid}"),
 }
 
 
@@ -70,6 +140,7 @@ class StreamResult:
     t_first: float | None = None
     t_first_token: float | None = None
     t_end: float = 0.0
+    t_open: float | None = None  # WebSocket: handshake done, user frame about to go out
     stamps: list[float] = field(default_factory=list)
 
     @property
@@ -77,16 +148,26 @@ class StreamResult:
         return self.t_end - self.t_start
 
     @property
+    def t_zero(self) -> float:
+        """Where the first-chunk clocks start: the request's first byte (SSE), the user
+        frame (WebSocket; the handshake is `connect`)."""
+        return self.t_start if self.t_open is None else self.t_open
+
+    @property
     def ttfc(self) -> float | None:
-        return None if self.t_first is None else self.t_first - self.t_start
+        return None if self.t_first is None else self.t_first - self.t_zero
 
     @property
     def ttft(self) -> float | None:
-        return None if self.t_first_token is None else self.t_first_token - self.t_start
+        return None if self.t_first_token is None else self.t_first_token - self.t_zero
+
+    @property
+    def connect(self) -> float | None:
+        return None if self.t_open is None else self.t_open - self.t_start
 
     def complete(self, tokens: int) -> bool:
-        return (self.status == 200 and self.error is None and self.token_frames == tokens
-                and (self.done or self.clean_end))
+        return (self.status in (101, 200) and self.error is None
+                and self.token_frames == tokens and (self.done or self.clean_end))
 
 
 class _SSECounter:
@@ -232,4 +313,84 @@ async def httpx_stream(client: httpx.AsyncClient, base: str, contender: Contende
     except httpx.HTTPError as exc:
         result.error = f"{type(exc).__name__}: {exc}"
         result.t_end = time.perf_counter()
+    return result
+
+
+class WsPhases:
+    """Events that pause a WebSocket stream between its phases (idle-memory runs):
+    ``connected`` is set by the stream after the handshake, then it waits for ``go``
+    before sending its turn; ``turned`` is set after the turn, then it waits for
+    ``release`` before closing."""
+
+    __slots__ = ("connected", "go", "release", "turned")
+
+    def __init__(self, go: asyncio.Event, release: asyncio.Event) -> None:
+        self.connected = asyncio.Event()
+        self.turned = asyncio.Event()
+        self.go = go
+        self.release = release
+
+
+async def ws_stream(host: str, port: int, contender: WsContender, prompt: str, *,
+                    session_id: str, keep_stamps: bool = False, limit_s: float = 120.0,
+                    turns: int = 1, compression: str | None = "deflate",
+                    phases: WsPhases | None = None) -> StreamResult:
+    """One connection doing one turn: handshake, the user frame, frames to the end
+    marker (``turns`` of them), close. ``compression="deflate"`` offers
+    permessage-deflate like browsers do; no Origin header (not a browser)."""
+    result = StreamResult()
+    frame = json.dumps(contender.frame(prompt, session_id))
+    marker, done_marker = contender.token_marker, contender.done_marker
+    stamps = result.stamps
+    ws = None
+    try:
+        async with asyncio.timeout(limit_s):
+            result.t_start = time.perf_counter()
+            ws = await ws_connect(f"ws://{host}:{port}{contender.url(session_id)}",
+                                  compression=compression, max_size=None, proxy=None,
+                                  ping_interval=None, open_timeout=None, close_timeout=5)
+            result.status = 101
+            if phases is not None:
+                phases.connected.set()
+                await phases.go.wait()
+            result.t_open = time.perf_counter()
+            await ws.send(frame)
+            ends = 0
+            async for message in ws:
+                now = time.perf_counter()
+                if not isinstance(message, str):
+                    continue
+                result.frames += 1
+                if result.t_first is None:
+                    result.t_first = now
+                if keep_stamps:
+                    stamps.append(now)
+                if marker in message:
+                    result.token_frames += 1
+                    if result.t_first_token is None:
+                        result.t_first_token = now
+                elif done_marker in message:
+                    ends += 1
+                    if ends >= turns:
+                        result.done = True
+                        break
+                elif message.startswith('data: {"type":"error"'):
+                    result.error = message[:200]
+            result.t_end = time.perf_counter()
+            if not result.done and result.error is None:
+                result.error = f"closed before the end of the turn ({ws.close_code})"
+            if phases is not None:
+                phases.turned.set()
+                await phases.release.wait()
+    except TimeoutError:
+        result.error = "timeout"
+        result.t_end = time.perf_counter()
+    except (OSError, WebSocketException) as exc:
+        result.error = f"{type(exc).__name__}: {exc}"
+        result.t_end = time.perf_counter()
+    finally:
+        if ws is not None:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(5):
+                    await ws.close()
     return result

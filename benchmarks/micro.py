@@ -1,24 +1,38 @@
-"""Microbenchmarks: chunk encoding and request parsing (in-process, ``timeit``).
+"""Microbenchmarks: chunk encoding, request parsing and the live path (in-process,
+``timeit``).
 
 Encoding: adk-asgi's msgspec ``sse_frame`` vs stdlib ``json.dumps`` of the equivalent
 dict vs a pydantic ``BaseModel.model_dump_json`` (both framed the same way), on three
 typical chunks. Parsing: a 50-message history with tool parts, ``decode_chat_request``
-vs ``json.loads`` + pydantic validation of equivalent models. Each number is the median
-of ``repeat`` timings of ``number`` calls, in ns per call.
+vs ``json.loads`` + pydantic validation of equivalent models. Live: translating one
+partial text event (``EventTranslator`` vs ``LiveTranslator``), building the WebSocket
+text frame of a text-delta (protocol A, protocol B), and the per-frame send wrapper of
+the live endpoint (a bare ``await send``, behind an ``asyncio.Lock``, with
+``asyncio.wait_for``, with ``asyncio.timeout``) on a send that does not block, as
+uvicorn's does while its write buffer has room. Each number is the median of
+``repeat`` timings of ``number`` calls, in ns per call.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import statistics
+import threading
+import time
 import timeit
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
+from google.adk.events import Event
+from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from adk_asgi._chunks import Finish, TextDelta, ToolInputAvailable, UIChunk, sse_frame
+from adk_asgi._live import _chunk_frame, _Listener
+from adk_asgi._live_translator import LiveTranslator
 from adk_asgi._request import decode_chat_request
+from adk_asgi._translator import EventTranslator
 
 MSG_ID = "msg-a5eb01bd7dbb44ae882c"
 
@@ -201,8 +215,118 @@ def bench_parsing(quick: bool) -> dict[str, Any]:
     }
 
 
+# -- the live path ------------------------------------------------------------
+
+
+def _partial_text_event() -> Event:
+    return Event(author="assistant", invocation_id="e-1", partial=True,
+                 content=types.Content(role="model", parts=[types.Part(text="w17 ")]))
+
+
+def bench_live_translate(quick: bool) -> dict[str, float]:
+    number, repeat = (5_000, 5) if quick else (50_000, 7)
+    event = _partial_text_event()
+    sse, live = EventTranslator(MSG_ID), LiveTranslator(MSG_ID)
+    sse.translate(event, [])  # open the step and the text block first
+    live.translate(event, [])
+    return {
+        "EventTranslator.translate (SSE)": _time_ns(lambda: sse.translate(event, []),
+                                                     number, repeat),
+        "LiveTranslator.translate (live)": _time_ns(lambda: live.translate(event, []),
+                                                     number, repeat),
+    }
+
+
+def bench_live_frames(quick: bool) -> dict[str, float]:
+    number, repeat = (20_000, 5) if quick else (200_000, 7)
+    chunk = CHUNKS["text-delta"]
+    listener = _Listener("req-1")
+    return {
+        "protocol A: sse_frame(chunk).decode()": _time_ns(
+            lambda: sse_frame(chunk).decode(), number, repeat),
+        "protocol B: _chunk_frame(listener, chunk)": _time_ns(
+            lambda: _chunk_frame(listener, chunk), number, repeat),
+    }
+
+
+class _Sink:
+    """An ASGI ``send`` that completes without suspending (write buffer has room)."""
+
+    def __init__(self) -> None:
+        self.writable = asyncio.Event()
+        self.writable.set()
+        self.count = 0
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self.writable.wait()
+        self.count += 1
+
+
+async def _send_wrappers(number: int, repeat: int) -> dict[str, float]:
+    sink, lock = _Sink(), asyncio.Lock()
+    message = {"type": "websocket.send", "text": "data: {}\n\n"}
+
+    async def bare() -> None:
+        await sink.send(message)
+
+    async def locked() -> None:
+        async with lock:
+            await sink.send(message)
+
+    async def wait_for() -> None:  # what _Connection._send_text does per frame
+        async with lock:
+            await asyncio.wait_for(sink.send(message), 60.0)
+
+    async def timeout() -> None:
+        async with lock, asyncio.timeout(60.0):
+            await sink.send(message)
+
+    out: dict[str, float] = {}
+    cases: dict[str, Callable[[], Awaitable[None]]] = {
+        "await send": bare, "Lock + await send": locked,
+        "Lock + asyncio.wait_for(send)": wait_for,
+        "Lock + asyncio.timeout + await send": timeout}
+    for name, case in cases.items():
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            for _ in range(number):
+                await case()
+            times.append(time.perf_counter() - start)
+        out[name] = statistics.median(times) / number * 1e9
+    return out
+
+
+def bench_send_wrappers(quick: bool) -> dict[str, float]:
+    """On a fresh event loop (uvloop when installed, like the servers) in a thread, so
+    this also works when called from a running loop."""
+    number, repeat = (5_000, 5) if quick else (50_000, 7)
+    result: dict[str, float] = {}
+
+    def target() -> None:
+        loop: asyncio.AbstractEventLoop
+        try:
+            import uvloop
+        except ImportError:
+            loop = asyncio.new_event_loop()
+        else:
+            loop = uvloop.new_event_loop()
+        try:
+            result.update(loop.run_until_complete(_send_wrappers(number, repeat)))
+        finally:
+            loop.close()
+
+    thread = threading.Thread(target=target, name="micro-send-wrappers")
+    thread.start()
+    thread.join(300)
+    return result
+
+
 def run(quick: bool) -> dict[str, Any]:
-    return {"encoding": bench_encoding(quick), "parsing": bench_parsing(quick)}
+    return {"encoding": bench_encoding(quick), "parsing": bench_parsing(quick),
+            "live": {"translate": bench_live_translate(quick),
+                     "frames": bench_live_frames(quick),
+                     "send": bench_send_wrappers(quick)}}
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Summarize a cProfile dump of the adk-asgi server: self time by component.
+"""Summarize a cProfile dump of the adk-asgi server (SSE or live): self time by component.
 
 Self time (``tottime``) is summed per source file, and files are grouped into
 components; C functions (``~`` file) are grouped by name (pydantic-core, msgspec,
@@ -15,6 +15,10 @@ from typing import Any
 # (component, group, substring of the file path); first match wins.
 _FILE_RULES: tuple[tuple[str, str, str], ...] = (
     ("demo model (scripted LLM)", "model", "/adk_asgi/demo/"),
+    ("adk_asgi live translator (_live_translator)", "ours", "/adk_asgi/_live_translator.py"),
+    ("adk_asgi live endpoint (_live, _live_frames)", "ours", "/adk_asgi/_live.py"),
+    ("adk_asgi live endpoint (_live, _live_frames)", "ours", "/adk_asgi/_live_frames.py"),
+    ("adk_asgi live gate (_live_gate)", "ours", "/adk_asgi/_live_gate.py"),
     ("adk_asgi translator", "ours", "/adk_asgi/_translator.py"),
     ("adk_asgi encoding (_chunks)", "ours", "/adk_asgi/_chunks.py"),
     ("adk_asgi endpoint (_chat, _turn, _request, ...)", "ours", "/adk_asgi/"),
@@ -22,6 +26,7 @@ _FILE_RULES: tuple[tuple[str, str, str], ...] = (
     ("anyio (used by sse-starlette)", "transport", "/anyio/"),
     ("starlette", "transport", "/starlette/"),
     ("uvicorn + httptools", "transport", "/uvicorn/"),
+    ("websockets (uvicorn's WebSocket protocol)", "transport", "/websockets/"),
     ("ADK (google.adk)", "adk", "/google/adk/"),
     ("google-genai types", "adk", "/google/genai/"),
     ("opentelemetry (called by ADK)", "adk", "/opentelemetry/"),
@@ -38,20 +43,33 @@ _BUILTIN_RULES: tuple[tuple[str, str, str], ...] = (
     ("uvloop / socket I/O (C)", "transport", "socket"),
     ("uvloop / socket I/O (C)", "transport", "transport"),
     ("httptools (C)", "transport", "httptools"),
+    ("permessage-deflate (zlib, C)", "transport", "zlib"),
+    ("permessage-deflate (zlib, C)", "transport", "Compress"),
+    ("permessage-deflate (zlib, C)", "transport", "Decompress"),
+    ("websockets frame masking (C)", "transport", "apply_mask"),
 )
 GROUPS = {
     "adk": "ADK and its dependencies (google.adk, genai, pydantic, otel, deepcopy)",
     "model": "the scripted demo model",
     "ours": "adk_asgi (translator, encoding, endpoint)",
-    "transport": "transport (sse-starlette, anyio, starlette, uvicorn, socket I/O)",
+    "transport": "transport (sse-starlette, anyio, starlette, uvicorn, websockets, "
+                 "socket I/O)",
     "loop": "event loop (asyncio, uvloop scheduling)",
     "other": "other stdlib / builtins",
 }
+# (file, function); the file matches the end of the path after a "/".
 _INCLUSIVE = (
     ("_translator.py", "translate"),
     ("_chat.py", "_frames"),
     ("_chunks.py", "sse_frame"),
     ("_chat.py", "_prepare"),
+    ("_live_translator.py", "translate"),
+    ("_live.py", "_event"),
+    ("_live.py", "_emit"),
+    ("_live.py", "_send_text"),
+    ("_live.py", "_run_pump"),
+    ("_live.py", "_downstream"),
+    ("websockets_sansio_impl.py", "send"),
 )
 
 
@@ -90,8 +108,9 @@ def summarize(path: Path, *, streams: int, tokens: int) -> dict[str, Any]:
         total += tottime
         top.append((tottime, f"{Path(filename).name}:{line}({name})"))
         for file_end, func in _INCLUSIVE:
-            if filename.endswith(file_end) and name == func:
-                inclusive[f"{file_end}::{func}"] = cumtime
+            if filename.endswith("/" + file_end) and name == func:
+                key = f"{file_end}::{func}"
+                inclusive[key] = inclusive.get(key, 0.0) + cumtime
     frames_estimate = streams * (tokens + 7)
     return {
         "streams": streams, "tokens": tokens, "total_s": total,

@@ -1,9 +1,10 @@
-"""``python -m benchmarks [--quick]``: run every contender, the ceiling and the
+"""``python -m benchmarks [--quick]``: run every contender, the ceilings and the
 microbenchmarks, then write a JSON result file and a Markdown report.
 
 Each contender is a subprocess (``python -m benchmarks.serve``) on a loopback port;
 this process drives it with raw asyncio HTTP/1.1 streams (``--client httpx`` for
-httpx). Every loop is bounded in count and time; servers are stopped in ``finally``.
+httpx) or, for the WebSocket contenders, the ``websockets`` asyncio client. Every loop
+is bounded in count and time; servers are stopped in ``finally``.
 The exit status is 0 unless the harness itself breaks: a missing peer package is a
 "skipped" row and noisy timings never fail the run.
 """
@@ -23,6 +24,7 @@ import statistics
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -31,13 +33,24 @@ from typing import Any
 import httpx
 import psutil
 
-from .client import CONTENDERS, Contender, StreamResult, httpx_stream, raw_stream
+from .client import (
+    CONTENDERS,
+    DEFAULT_CONTENDERS,
+    Contender,
+    StreamResult,
+    WsContender,
+    WsPhases,
+    httpx_stream,
+    raw_stream,
+    ws_stream,
+)
 from .serve import raise_fd_limit
 
 ROOT = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"
 PEER_MODULES = {"adk-asgi": "adk_asgi", "adk-api-server": "google.adk.cli.fast_api",
-                "ag-ui-adk": "ag_ui_adk"}
+                "ag-ui-adk": "ag_ui_adk", "adk-asgi-live": "adk_asgi",
+                "adk-asgi-live-b": "adk_asgi", "adk-api-server-live": "google.adk.cli.fast_api"}
 
 
 @dataclass(frozen=True)
@@ -50,15 +63,17 @@ class Plan:
     sweep_tokens: int = 50
     sweep: tuple[tuple[int, int], ...] = ((1, 5), (50, 5), (200, 5), (1000, 3))
     sweep_timeout: float = 180.0
+    pause: float = 0.5  # between sweep reps
     idle_streams: int = 1000
     idle_delay: float = 30.0
+    idle_settle: float = 3.0  # wait before each RSS reading of the idle phase
     micro_quick: bool = False
     profile_streams: int = 30
 
 
-QUICK = Plan(mode="quick", single_runs=5, cpu_batches=3, cpu_batch=5,
-             sweep=((1, 3), (50, 3)), sweep_timeout=30.0, idle_streams=100,
-             micro_quick=True, profile_streams=0)
+QUICK = Plan(mode="quick", single_runs=5, cpu_batches=3, cpu_batch=5, sweep_tokens=20,
+             sweep=((1, 2), (50, 2)), sweep_timeout=30.0, pause=0.1, idle_streams=100,
+             idle_settle=1.5, micro_quick=True, profile_streams=0)
 FULL = Plan(mode="full")
 
 
@@ -105,7 +120,7 @@ class Server:
         if profile is not None:
             cmd += ["--profile", str(profile)]
         env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-                   PYTHONWARNINGS="ignore")
+                   PYTHONWARNINGS="ignore", BENCH_PARENT_PID=str(os.getpid()))
         log_dir.mkdir(parents=True, exist_ok=True)
         self._log = open(log_dir / f"server-{name}-{self.port}.log", "wb")
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=self._log,
@@ -165,33 +180,71 @@ async def running(name: str, log_dir: Path, **kwargs: Any) -> AsyncIterator[Serv
 
 
 class Driver:
-    def __init__(self, server: Server, contender: Contender, client: str) -> None:
+    def __init__(self, server: Server, contender: Contender | WsContender, client: str,
+                 ws_compression: str | None = "deflate") -> None:
         self.server = server
         self.contender = contender
         self.client_kind = client
+        self.ws_compression = ws_compression
         self.http: httpx.AsyncClient | None = None
-        if client == "httpx":
+        self.rest: httpx.AsyncClient | None = None
+        if isinstance(contender, WsContender):
+            if contender.session_path is not None:
+                self.rest = httpx.AsyncClient(base_url=f"http://{HOST}:{server.port}",
+                                              timeout=30, limits=httpx.Limits(
+                                                  max_connections=20))
+        elif client == "httpx":
             self.http = httpx.AsyncClient(timeout=None, limits=httpx.Limits(
                 max_connections=None, max_keepalive_connections=0))
 
+    async def sessions(self, n: int) -> list[str]:
+        """Session ids for ``n`` WebSocket streams; created over REST first when the
+        contender needs that (ADK's /run_live), outside every timed part."""
+        ids = [uuid.uuid4().hex for _ in range(n)]
+        contender = self.contender
+        if self.rest is None or not isinstance(contender, WsContender) \
+                or contender.session_path is None:
+            return ids
+        path = contender.session_path
+        rest = self.rest
+
+        async def create(session_id: str) -> None:
+            response = await rest.post(path(session_id), json={})
+            response.raise_for_status()
+
+        async with asyncio.timeout(120):
+            for i in range(0, n, 100):
+                await asyncio.gather(*[create(x) for x in ids[i:i + 100]])
+        return ids
+
     async def stream(self, prompt: str, *, keep_stamps: bool = False,
-                     limit_s: float = 120.0) -> StreamResult:
+                     limit_s: float = 120.0, session_id: str | None = None,
+                     tool: bool = False, phases: WsPhases | None = None) -> StreamResult:
+        contender = self.contender
+        if isinstance(contender, WsContender):
+            if session_id is None:
+                session_id = (await self.sessions(1))[0]
+            return await ws_stream(HOST, self.server.port, contender, prompt,
+                                   session_id=session_id, keep_stamps=keep_stamps,
+                                   limit_s=limit_s, turns=contender.tool_turns if tool else 1,
+                                   compression=self.ws_compression, phases=phases)
         if self.http is not None:
             return await httpx_stream(self.http, f"http://{HOST}:{self.server.port}",
-                                      self.contender, prompt, keep_stamps=keep_stamps,
+                                      contender, prompt, keep_stamps=keep_stamps,
                                       limit_s=limit_s)
-        return await raw_stream(HOST, self.server.port, self.contender, prompt,
+        return await raw_stream(HOST, self.server.port, contender, prompt,
                                 keep_stamps=keep_stamps, limit_s=limit_s)
 
     async def close(self) -> None:
-        if self.http is not None:
-            await self.http.aclose()
+        for client in (self.http, self.rest):
+            if client is not None:
+                await client.aclose()
 
 
 def _single_row(r: StreamResult, tokens: int) -> dict[str, Any]:
     gaps = [b - a for a, b in itertools.pairwise(r.stamps)]
     return {"ok": r.complete(tokens), "duration": r.duration, "ttfc": r.ttfc, "ttft": r.ttft,
-            "frames": r.frames, "token_frames": r.token_frames,
+            "connect": r.connect, "frames": r.frames, "token_frames": r.token_frames,
             "gap_p50": pct(gaps, 0.5), "gap_p99": pct(gaps, 0.99), "error": r.error}
 
 
@@ -206,16 +259,18 @@ def summarize_single(runs: list[dict[str, Any]], tokens: int) -> dict[str, Any]:
         "tokens_per_s": med([tokens / r["duration"] for r in ok]),
         "ttfc_ms": med([r["ttfc"] * 1e3 for r in ok if r["ttfc"] is not None]),
         "ttft_ms": med([r["ttft"] * 1e3 for r in ok if r["ttft"] is not None]),
+        "connect_ms": med([r["connect"] * 1e3 for r in ok if r.get("connect") is not None]),
         "gap_p50_us": med([r["gap_p50"] * 1e6 for r in ok]),
         "gap_p99_us": med([r["gap_p99"] * 1e6 for r in ok]),
     }
 
 
 async def cpu_batch(d: Driver, plan: Plan) -> dict[str, Any]:
+    sessions = await d.sessions(plan.cpu_batch)
     cpu0, ccpu0, wall0 = d.server.cpu(), time.process_time(), time.perf_counter()
     frames = streams = 0
-    for _ in range(plan.cpu_batch):
-        r = await d.stream(f"bench {plan.tokens}", limit_s=60)
+    for session_id in sessions:
+        r = await d.stream(f"bench {plan.tokens}", limit_s=60, session_id=session_id)
         frames += r.frames
         streams += r.complete(plan.tokens)
     return {"server_cpu": d.server.cpu() - cpu0, "client_cpu": time.process_time() - ccpu0,
@@ -236,10 +291,12 @@ def summarize_cpu(batches: list[dict[str, Any]], plan: Plan) -> dict[str, Any]:
 
 async def measure_level(d: Driver, plan: Plan, concurrency: int) -> dict[str, Any]:
     prompt = f"bench {plan.sweep_tokens}"
+    sessions = await d.sessions(concurrency)
     cpu0, ccpu0 = d.server.cpu(), time.process_time()
     start = time.perf_counter()
     results = await asyncio.gather(*[
-        d.stream(prompt, limit_s=plan.sweep_timeout) for _ in range(concurrency)])
+        d.stream(prompt, limit_s=plan.sweep_timeout, session_id=session_id)
+        for session_id in sessions])
     wall = time.perf_counter() - start
     server_cpu, client_cpu = d.server.cpu() - cpu0, time.process_time() - ccpu0
     completed = [r for r in results if r.complete(plan.sweep_tokens)]
@@ -277,6 +334,7 @@ def summarize_level(concurrency: int, runs: list[dict[str, Any]]) -> dict[str, A
 async def measure_idle(name: str, plan: Plan, log_dir: Path) -> dict[str, Any]:
     """RSS growth per open SSE stream whose reply is still pending (slow model)."""
     contender = CONTENDERS[name]
+    assert isinstance(contender, Contender)
     async with running(name, log_dir, token_delay=plan.idle_delay) as server:
         hold = asyncio.Event()
         tasks: list[asyncio.Task[StreamResult]] = []
@@ -293,10 +351,10 @@ async def measure_idle(name: str, plan: Plan, log_dir: Path) -> dict[str, Any]:
 
         try:
             await open_streams(5)  # pays lazy imports and first-run allocations
-            await asyncio.sleep(2)
+            await asyncio.sleep(plan.idle_settle)
             before = server.rss_kb()
             opened = await open_streams(plan.idle_streams)
-            await asyncio.sleep(3)
+            await asyncio.sleep(plan.idle_settle)
             after = server.rss_kb()
         finally:
             hold.set()
@@ -306,18 +364,70 @@ async def measure_idle(name: str, plan: Plan, log_dir: Path) -> dict[str, Any]:
                 "kb_per_stream": (after - before) / opened if opened else float("nan")}
 
 
-class Ceiling:
-    """``Runner.run_async`` consumed in this process, interleaved with the servers."""
+async def measure_idle_ws(name: str, plan: Plan, log_dir: Path,
+                          compression: str | None) -> dict[str, Any]:
+    """RSS growth per open idle WebSocket, read twice on the same connections: right
+    after the handshake (nothing sent yet), then after each did one short turn and
+    sits idle with its live run open (the state of a chat page between messages)."""
+    contender = CONTENDERS[name]
+    assert isinstance(contender, WsContender)
+    n = plan.idle_streams
+    async with running(name, log_dir) as server:
+        d = Driver(server, contender, "raw", compression)
+        go, release = asyncio.Event(), asyncio.Event()
+        tasks: list[asyncio.Task[StreamResult]] = []
 
-    def __init__(self) -> None:
+        async def all_set(events: list[asyncio.Event]) -> int:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(60):
+                    await asyncio.gather(*[e.wait() for e in events])
+            return sum(e.is_set() for e in events)
+
+        try:
+            for _ in range(5):  # pays lazy imports and first-run allocations
+                await d.stream("bench 2", limit_s=30)
+            await asyncio.sleep(plan.idle_settle)
+            before = server.rss_kb()
+            # ADK's /run_live needs its sessions first: created here, so they count.
+            sessions = await d.sessions(n)
+            phases = [WsPhases(go, release) for _ in range(n)]
+            tasks.extend(asyncio.create_task(d.stream(
+                "bench 2", session_id=session_id, phases=p, limit_s=120 + 4 * plan.idle_settle))
+                for session_id, p in zip(sessions, phases, strict=True))
+            connected = await all_set([p.connected for p in phases])
+            await asyncio.sleep(plan.idle_settle)
+            mid = server.rss_kb()
+            go.set()
+            turned = await all_set([p.turned for p in phases])
+            await asyncio.sleep(plan.idle_settle)
+            after = server.rss_kb()
+        finally:
+            go.set()
+            release.set()
+            results = await asyncio.gather(*tasks, return_exceptions=True)
+            await d.close()
+        complete = sum(isinstance(r, StreamResult) and r.complete(2) for r in results)
+        return {"streams": n, "opened": connected, "turned": turned, "complete": complete,
+                "rss_before_kb": before, "rss_connected_kb": mid, "rss_after_turn_kb": after,
+                "kb_per_stream": (mid - before) / connected if connected else float("nan"),
+                "kb_per_stream_after_turn":
+                    (after - before) / turned if turned else float("nan")}
+
+
+class Ceiling:
+    """``Runner.run_async`` (or ``Runner.run_live``, ``live=True``) consumed in this
+    process, interleaved with the servers."""
+
+    def __init__(self, live: bool = False) -> None:
         from .ceiling import build_runner
 
+        self.live = live
         self.runner = build_runner()
 
     async def turn(self, prompt: str) -> dict[str, Any]:
-        from .ceiling import one_turn
+        from .ceiling import one_live_turn, one_turn
 
-        return await one_turn(self.runner, prompt)
+        return await (one_live_turn if self.live else one_turn)(self.runner, prompt)
 
     async def single(self, tokens: int) -> dict[str, Any]:
         turn = await self.turn(f"bench {tokens}")
@@ -338,19 +448,28 @@ class Ceiling:
                 "streams": plan.cpu_batch}
 
 
-async def measure_all(names: list[str], plan: Plan, client: str, log_dir: Path,
+CEILINGS = {"ceiling": False, "ceiling-live": True}
+
+
+async def measure_all(names: list[str], plan: Plan, args: argparse.Namespace, log_dir: Path,
                       results: dict[str, Any]) -> None:
     """All servers up at once; every phase round-robins over the contenders (and the
-    in-process ceiling), so slow drifts of this shared VM hit every row alike."""
+    in-process ceilings), so slow drifts of this shared VM hit every row alike."""
     rows: dict[str, dict[str, Any]] = results["contenders"]
-    ceiling: Ceiling | None = None
-    try:
-        ceiling = Ceiling()
-        for _ in range(3):
-            await ceiling.turn("bench 20")
-        results["ceiling"] = {"status": "measured"}
-    except Exception as exc:
-        results["ceiling"] = {"status": f"error: {type(exc).__name__}: {exc}"}
+    ceilings: dict[str, Ceiling] = {}
+    wanted = {"ceiling": any(isinstance(CONTENDERS[n], Contender) for n in names),
+              "ceiling-live": any(isinstance(CONTENDERS[n], WsContender) for n in names)}
+    for key, live in CEILINGS.items():
+        if not wanted[key]:
+            continue
+        try:
+            ceiling = Ceiling(live)
+            for _ in range(3):
+                await ceiling.turn("bench 20")
+            ceilings[key] = ceiling
+            results[key] = {"status": "measured"}
+        except Exception as exc:
+            results[key] = {"status": f"error: {type(exc).__name__}: {exc}"}
     servers: dict[str, Server] = {}
     drivers: dict[str, Driver] = {}
     try:
@@ -359,19 +478,31 @@ async def measure_all(names: list[str], plan: Plan, client: str, log_dir: Path,
         for name, server in servers.items():
             try:
                 rows[name] = {"status": "measured", "startup_s": await server.wait_ready()}
-                d = drivers[name] = Driver(server, CONTENDERS[name], client)
+                d = drivers[name] = Driver(server, CONTENDERS[name], args.client,
+                                           args.ws_compression)
                 for _ in range(3):
                     await d.stream("bench 20", limit_s=60)
-                await d.stream("What's the weather in Tokyo?", limit_s=60)
+                await d.stream("What's the weather in Tokyo?", limit_s=60, tool=True)
                 tool = await d.stream("What's the weather in Tokyo?", keep_stamps=True,
-                                      limit_s=60)
+                                      limit_s=60, tool=True)
                 rows[name]["tool_call"] = {"status": tool.status, "frames": tool.frames,
                                            "duration_ms": tool.duration * 1e3,
+                                           "ok": tool.error is None
+                                           and (tool.done or tool.clean_end),
                                            "error": tool.error}
                 rows[name]["rss_after_warmup_kb"] = server.rss_kb()
             except Exception as exc:
                 rows[name] = {"status": f"error: {type(exc).__name__}: {exc}"}
                 drivers.pop(name, None)
+
+        async def each_ceiling(phase: str, fn: Any) -> None:
+            for key, ceiling in list(ceilings.items()):
+                try:
+                    await fn(key, ceiling)
+                except Exception as exc:
+                    results[key] = {"status": f"error in {phase}: {type(exc).__name__}: {exc}"}
+                    ceilings.pop(key)
+                    log(f"{key}: error {exc!r}")
 
         async def each(phase: str, fn: Any) -> None:
             for name, d in list(drivers.items()):
@@ -383,10 +514,13 @@ async def measure_all(names: list[str], plan: Plan, client: str, log_dir: Path,
                     log(f"{name}: error {exc!r}")
 
         log(f"single stream, {plan.single_runs} interleaved rounds")
-        single: dict[str, list[dict[str, Any]]] = {n: [] for n in [*drivers, "ceiling"]}
+        single: dict[str, list[dict[str, Any]]] = {n: [] for n in [*drivers, *ceilings]}
         for _ in range(plan.single_runs):
-            if ceiling is not None:
-                single["ceiling"].append(await ceiling.single(plan.tokens))
+
+            async def one_ceiling(key: str, ceiling: Ceiling) -> None:
+                single[key].append(await ceiling.single(plan.tokens))
+
+            await each_ceiling("single", one_ceiling)
 
             async def one(name: str, d: Driver) -> None:
                 r = await d.stream(f"bench {plan.tokens}", keep_stamps=True, limit_s=60)
@@ -394,18 +528,21 @@ async def measure_all(names: list[str], plan: Plan, client: str, log_dir: Path,
 
             await each("single", one)
         log(f"server CPU, {plan.cpu_batches} interleaved batches")
-        cpu: dict[str, list[dict[str, Any]]] = {n: [] for n in [*drivers, "ceiling"]}
+        cpu: dict[str, list[dict[str, Any]]] = {n: [] for n in [*drivers, *ceilings]}
         for _ in range(plan.cpu_batches):
-            if ceiling is not None:
-                cpu["ceiling"].append(await ceiling.batch(plan))
+
+            async def batch_ceiling(key: str, ceiling: Ceiling) -> None:
+                cpu[key].append(await ceiling.batch(plan))
+
+            await each_ceiling("cpu", batch_ceiling)
 
             async def batch(name: str, d: Driver) -> None:
                 cpu[name].append(await cpu_batch(d, plan))
 
             await each("cpu", batch)
-        if ceiling is not None:
-            results["ceiling"]["single"] = summarize_single(single["ceiling"], plan.tokens)
-            results["ceiling"]["cpu"] = summarize_cpu(cpu["ceiling"], plan)
+        for key in ceilings:
+            results[key]["single"] = summarize_single(single[key], plan.tokens)
+            results[key]["cpu"] = summarize_cpu(cpu[key], plan)
         for name, d in drivers.items():
             rows[name]["single"] = summarize_single(single[name], plan.tokens)
             rows[name]["cpu"] = summarize_cpu(cpu[name], plan)
@@ -424,7 +561,7 @@ async def measure_all(names: list[str], plan: Plan, client: str, log_dir: Path,
                     log(f"  {name} c={c}: {run['completed']}/{c} in {run['wall']:.2f}s, "
                         f"{run['tokens_per_s']:.0f} tok/s, client cpu "
                         f"{run['client_cpu_util']:.0%}")
-                    await asyncio.sleep(0.5)
+                    await asyncio.sleep(plan.pause)
 
                 await each("sweep", level)
             for name in drivers:
@@ -438,14 +575,21 @@ async def measure_all(names: list[str], plan: Plan, client: str, log_dir: Path,
             await d.close()
         for server in servers.values():
             server.stop()
-    for name in names:
-        if rows.get(name, {}).get("status") != "measured":
-            continue
-        log(f"{name}: idle streams")
+    measured = [n for n in names if rows.get(n, {}).get("status") == "measured"]
+    log(f"idle streams/sockets: {', '.join(measured)} (fresh servers, side by side)")
+
+    async def idle(name: str) -> None:
         try:
-            rows[name]["idle"] = await measure_idle(name, plan, log_dir)
+            if isinstance(CONTENDERS[name], WsContender):
+                rows[name]["idle"] = await measure_idle_ws(name, plan, log_dir,
+                                                           args.ws_compression)
+            else:
+                rows[name]["idle"] = await measure_idle(name, plan, log_dir)
         except Exception as exc:
             rows[name]["idle"] = {"error": f"{type(exc).__name__}: {exc}"}
+
+    # RSS is per process, so the servers can be measured at the same time.
+    await asyncio.gather(*[idle(name) for name in measured])
 
 
 async def _get(port: int, path: str) -> None:
@@ -455,21 +599,28 @@ async def _get(port: int, path: str) -> None:
     writer.close()
 
 
-async def run_profile(plan: Plan, log_dir: Path, out_dir: Path) -> dict[str, Any]:
+async def run_profile(name: str, streams: int, plan: Plan, args: argparse.Namespace,
+                      log_dir: Path) -> dict[str, Any]:
+    """cProfile of one adk-asgi server process (SSE or live) over ``streams``
+    sequential "bench N" streams, switched on after the warm-up."""
     from .profile import summarize
 
-    path = out_dir / "adk-asgi.prof"
+    path = args.out / f"{name}.prof"
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
-    async with running("adk-asgi", log_dir, profile=path) as server:
-        d = Driver(server, CONTENDERS["adk-asgi"], "raw")
-        for _ in range(3):
-            await d.stream("bench 20", limit_s=60)
-        await _get(server.port, "/__profile/start")
-        for _ in range(plan.profile_streams):
-            await d.stream(f"bench {plan.tokens}", limit_s=120)
-        await _get(server.port, "/__profile/stop")
-    return summarize(path, streams=plan.profile_streams, tokens=plan.tokens)
+    async with running(name, log_dir, profile=path) as server:
+        d = Driver(server, CONTENDERS[name], "raw", args.ws_compression)
+        try:
+            for _ in range(3):
+                await d.stream("bench 20", limit_s=60)
+            sessions = await d.sessions(streams)
+            await _get(server.port, "/__profile/start")
+            for session_id in sessions:
+                await d.stream(f"bench {plan.tokens}", limit_s=120, session_id=session_id)
+            await _get(server.port, "/__profile/stop")
+        finally:
+            await d.close()
+    return summarize(path, streams=streams, tokens=plan.tokens)
 
 
 def machine_info() -> dict[str, Any]:
@@ -497,11 +648,11 @@ def machine_info() -> dict[str, Any]:
 
 
 async def main_async(args: argparse.Namespace, plan: Plan) -> dict[str, Any]:
-    out_dir: Path = args.out
-    log_dir = out_dir / "logs"
+    log_dir: Path = args.out / "logs"
     results: dict[str, Any] = {"plan": asdict(plan), "machine": machine_info(),
                                "command": " ".join(["python -m benchmarks", *sys.argv[1:]]),
-                               "client": args.client, "contenders": {}}
+                               "client": args.client, "ws_compression": args.ws_compression,
+                               "contenders": {}}
     started = time.perf_counter()
     names: list[str] = []
     for name in args.contenders:
@@ -510,19 +661,22 @@ async def main_async(args: argparse.Namespace, plan: Plan) -> dict[str, Any]:
             log(f"{name}: skipped (not installed)")
         else:
             names.append(name)
-    log(f"starting {', '.join(names)}; ceiling in this process")
-    await measure_all(names, plan, args.client, log_dir, results)
+    log(f"starting {', '.join(names)}; ceilings in this process")
+    await measure_all(names, plan, args, log_dir, results)
     if not args.skip_micro:
         log("microbenchmarks")
         from .micro import run as run_micro
 
         results["micro"] = run_micro(plan.micro_quick)
-    if plan.profile_streams and not args.skip_profile:
-        log("profile (cProfile, adk-asgi)")
+    streams = plan.profile_streams if args.profile_streams is None else args.profile_streams
+    for key, name in (("profile", "adk-asgi"), ("profile-live", "adk-asgi-live")):
+        if not streams or args.skip_profile or name not in names:
+            continue
+        log(f"profile (cProfile, {name}, {streams} streams)")
         try:
-            results["profile"] = await run_profile(plan, log_dir, out_dir)
+            results[key] = await run_profile(name, streams, plan, args, log_dir)
         except Exception as exc:
-            results["profile"] = {"status": f"error: {type(exc).__name__}: {exc}"}
+            results[key] = {"status": f"error: {type(exc).__name__}: {exc}"}
     results["elapsed_s"] = time.perf_counter() - started
     return results
 
@@ -535,12 +689,20 @@ def main(argv: list[str] | None = None) -> int:
                         help="result directory (default benchmarks/results/<mode>)")
     parser.add_argument("--client", choices=("raw", "httpx"), default="raw")
     parser.add_argument("--contenders", nargs="+", choices=tuple(CONTENDERS),
-                        default=list(CONTENDERS))
+                        default=list(DEFAULT_CONTENDERS),
+                        help="default: all but adk-asgi-live-b (protocol B, opt-in)")
     parser.add_argument("--skip-micro", action="store_true")
     parser.add_argument("--skip-profile", action="store_true")
+    parser.add_argument("--profile-streams", type=int, default=None,
+                        help="streams per cProfile run (default: 30 full, 0 = none quick)")
+    parser.add_argument("--ws-compression", choices=("deflate", "none"), default="deflate",
+                        help="WebSocket client: offer permessage-deflate like browsers "
+                             "(default) or not")
     parser.add_argument("--no-report", action="store_true",
                         help="only write results.json")
     args = parser.parse_args(argv)
+    if args.ws_compression == "none":
+        args.ws_compression = None
     plan = QUICK if args.quick else FULL
     args.out = args.out or Path(__file__).parent / "results" / plan.mode
     args.out.mkdir(parents=True, exist_ok=True)
@@ -549,10 +711,10 @@ def main(argv: list[str] | None = None) -> int:
         log(f"warning: file descriptor limit {limit} may be too low for the sweep")
     try:
         import uvloop  # same event loop as the uvicorn servers (and the in-process ceiling)
-
-        results = uvloop.run(main_async(args, plan))
     except ImportError:
         results = asyncio.run(main_async(args, plan))
+    else:
+        results = uvloop.run(main_async(args, plan))
     (args.out / "results.json").write_text(json.dumps(results, indent=1, default=str))
     if not args.no_report:
         from .report import write_report

@@ -6,7 +6,15 @@ uvicorn with its defaults — uvloop and httptools when installed — and no acc
 * ``adk-asgi``       — ``AdkMiddleware(path="/api/chat")``, exactly like ``adk-asgi serve``;
 * ``adk-api-server`` — ``google.adk.cli.fast_api.get_fast_api_app`` (``/run_sse``,
   ``auto_create_session=True``) over ``benchmarks/_agents`` (app ``bench_agent``);
-* ``ag-ui-adk``      — ``ag_ui_adk.ADKAgent`` + ``add_adk_fastapi_endpoint`` at ``/agui``.
+* ``ag-ui-adk``      — ``ag_ui_adk.ADKAgent`` + ``add_adk_fastapi_endpoint`` at ``/agui``;
+* ``adk-asgi-live``  — the same app as ``adk-asgi``, driven over its WebSocket
+  (``/api/chat``, ``Runner.run_live``);
+* ``adk-asgi-live-b``  — the same again, for protocol B (AI SDK v7 frames);
+* ``adk-api-server-live`` — the same app as ``adk-api-server``, driven over ADK's
+  ``/run_live`` WebSocket.
+
+The ``-live`` names exist so each WebSocket contender gets a process of its own (its
+CPU time and RSS are not mixed with the SSE measurements).
 
 ``--profile FILE`` adds two control paths: ``GET /__profile/start`` enables cProfile and
 ``GET /__profile/stop`` disables it and writes the stats to FILE (so start-up, imports and
@@ -17,15 +25,33 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import ctypes
 import logging
 import os
 import resource
+import signal
 import sys
 from pathlib import Path
 from typing import Any
 
-CONTENDERS = ("adk-asgi", "adk-api-server", "ag-ui-adk")
+CONTENDERS = ("adk-asgi", "adk-api-server", "ag-ui-adk", "adk-asgi-live",
+              "adk-asgi-live-b", "adk-api-server-live")
 AGENTS_DIR = Path(__file__).parent / "_agents"
+
+
+def die_with_parent() -> None:
+    """Linux: get SIGTERM when the process that started this server dies, so a killed
+    benchmark run never leaves servers behind (``BENCH_PARENT_PID`` names the parent)."""
+    parent = os.environ.get("BENCH_PARENT_PID")
+    if parent is None or not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != int(parent):  # the parent died before prctl
+        raise SystemExit(1)
 
 
 def raise_fd_limit() -> int:
@@ -52,6 +78,7 @@ async def _not_found(scope: Any, receive: Any, send: Any) -> None:
 
 
 def build_app(name: str, token_delay: float) -> Any:
+    name = name.split("-live")[0]
     if name == "adk-asgi":
         from adk_asgi import AdkMiddleware
         from adk_asgi.demo import build_demo_agent
@@ -122,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", type=Path, default=None,
                         help="enable /__profile/start|stop (cProfile, pstats written here)")
     args = parser.parse_args(argv)
+    die_with_parent()
     raise_fd_limit()
     logging.basicConfig(level=logging.WARNING)
 
