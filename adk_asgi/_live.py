@@ -111,7 +111,8 @@ class LiveOptions:
     """Close a connection whose client sent nothing for this long while no turn runs."""
     send_timeout: float | None = 60.0
     """A client that does not take a frame for this long is dropped (half-open socket)."""
-    inbox_size: int = 256
+    inbox_size: int = 32
+    """Items buffered between the run and the socket: a slow socket then holds ADK back."""
     run_config: RunConfig | None = None
     """Live RunConfig; default: the app's, with TEXT (or AUDIO with ``?modality=audio``)."""
 
@@ -302,6 +303,9 @@ class _Connection:
         self.turn: _LiveTurn | None = None
         self.pending_turns: deque[_UserTurn] = deque()
         self._send_lock = asyncio.Lock()
+        self._loop = asyncio.get_running_loop()
+        self._sending_since = 0.0
+        self._last_activity = self._loop.time()
         self._pump: asyncio.Task[None] | None = None
         self._followers: set[asyncio.Task[None]] = set()
         self._closed = False
@@ -317,7 +321,8 @@ class _Connection:
     async def run(self) -> None:
         upstream = asyncio.create_task(self._upstream(), name="adk-asgi-live-upstream")
         downstream = asyncio.create_task(self._downstream(), name="adk-asgi-live-downstream")
-        tasks: list[asyncio.Task[None]] = [upstream, downstream]
+        watchdog = asyncio.create_task(self._watchdog(), name="adk-asgi-live-watchdog")
+        tasks: list[asyncio.Task[None]] = [upstream, downstream, watchdog]
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
@@ -378,14 +383,37 @@ class _Connection:
         if self._closed:
             raise _ClientGone
         async with self._send_lock:
+            # No timeout scope per frame (a task and a timer each on Python 3.11): the
+            # watchdog looks at how long the current send has been pending.
+            self._sending_since = self._loop.time()
             try:
-                await asyncio.wait_for(self._send({"type": "websocket.send", "text": text}),
-                                       self.options.send_timeout)
-            except TimeoutError:
-                logger.warning("Live client stopped reading; dropping the connection")
-                raise _ClientGone from None
+                await self._send({"type": "websocket.send", "text": text})
             except Exception as exc:  # the ASGI server reports a closed socket this way
                 raise _ClientGone from exc
+            finally:
+                self._sending_since = 0.0
+
+    async def _watchdog(self) -> None:
+        """Ends the connection (by returning) when a send has hung for ``send_timeout``
+        (a half-open or stuck client) or nothing happened for ``idle_timeout``."""
+        send_timeout = self.options.send_timeout
+        idle_timeout = self.options.idle_timeout
+        limits = [t for t in (send_timeout, idle_timeout) if t]
+        if not limits:
+            await asyncio.Event().wait()
+        tick = max(0.05, min(limits) / 4)
+        while True:
+            await asyncio.sleep(tick)
+            now = self._loop.time()
+            since = self._sending_since
+            if send_timeout and since and now - since > send_timeout:
+                logger.warning("Live client stopped reading; dropping the connection")
+                return
+            if idle_timeout and now - self._last_activity > idle_timeout \
+                    and self.turn is None and not self.gate.waiting_calls:
+                logger.info("Closing an idle live connection")
+                self._close_code, self._close_reason = CLOSE_GOING_AWAY, "Idle timeout."
+                return
 
     async def _send_json(self, frame: dict[str, Any]) -> None:
         await self._send_text(json.dumps(frame, separators=(",", ":")))
@@ -463,13 +491,9 @@ class _Connection:
                 await self._protocol_error(error.message, request_id)
 
     async def _next_message(self) -> dict[str, Any]:
-        while True:
-            try:
-                return dict(await asyncio.wait_for(self._receive(), self.options.idle_timeout))
-            except TimeoutError:
-                if self.turn is None and not self.gate.waiting_calls:
-                    logger.info("Closing an idle live connection")
-                    raise self._close_with(CLOSE_GOING_AWAY, "Idle timeout.") from None
+        message = await self._receive()
+        self._last_activity = self._loop.time()
+        return dict(message)
 
     async def _command(self, command: ClientFrame) -> None:
         if isinstance(command, Ping):
@@ -661,6 +685,7 @@ class _Connection:
         await self._emit(turn.translator.finish())
         turn.recorder.append(DONE_FRAME)
         await turn.recorder.end(resumable=False)
+        self._last_activity = self._loop.time()  # idleness counts from the end of a turn
         if self.protocol == "A":
             await self._send_text(DONE_FRAME.decode())
         else:

@@ -61,3 +61,12 @@ def test_serve_subprocess(argv: list[str], tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=15)
+
+
+def test_websocket_compression_is_off_unless_asked() -> None:
+    from adk_asgi._cli import _config, _parser
+
+    off = _parser().parse_args(["serve"])
+    on = _parser().parse_args(["serve", "--ws-compression"])
+    assert _config(off, None).ws_per_message_deflate is False
+    assert _config(on, None).ws_per_message_deflate is True
