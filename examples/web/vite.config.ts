@@ -14,6 +14,14 @@ export default defineConfig({
     emptyOutDir: true,
     sourcemap: false,
     reportCompressedSize: false,
+    chunkSizeWarningLimit: 600, // ai@7 with its schemas is most of the page
+    rollupOptions: {
+      onwarn(warning, warn) {
+        // zod's comments that Rollup drops: harmless, and not ours.
+        if (warning.code === 'INVALID_ANNOTATION' && warning.id?.includes('node_modules')) return;
+        warn(warning);
+      },
+    },
   },
   server: {
     proxy: { '/api': { target, ws: true } },

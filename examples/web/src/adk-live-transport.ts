@@ -211,12 +211,16 @@ export class AdkLiveTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const turn = this.backlog.shift() ?? (this.hasUndelivered(this.turn) ? this.turn : null);
     if (turn == null) return null;
     this.cancelAnnouncement();
-    const { readable, active } = this.openStream(turn, () => {
-      if (!turn.finished) {
-        this.send({ type: 'interrupt', version: PROTOCOL_VERSION });
-        turn.aborted = true;
-      }
-    });
+    const { readable, active } = this.openStream(
+      turn,
+      () => {
+        if (!turn.finished) {
+          this.send({ type: 'interrupt', version: PROTOCOL_VERSION });
+          turn.aborted = true;
+        }
+      },
+      false, // the replay below sends everything
+    );
     for (const entry of turn.entries) {
       // A replay from `start`: the message is rebuilt; transient chunks
       // (audio, transcriptions) are not part of it and play only once.
@@ -562,6 +566,7 @@ export class AdkLiveTransport<UI_MESSAGE extends UIMessage = UIMessage>
   private openStream(
     turn: Turn | null,
     onCancel: () => void,
+    flush = true,
   ): { readable: ReadableStream<UIMessageChunk>; active: ActiveStream } {
     let active!: ActiveStream;
     const readable = new ReadableStream<UIMessageChunk>({
@@ -581,7 +586,7 @@ export class AdkLiveTransport<UI_MESSAGE extends UIMessage = UIMessage>
       },
     });
     this.active = active;
-    if (turn != null) {
+    if (turn != null && flush) {
       // What arrived since the stream was handed back belongs to this request.
       for (const entry of turn.entries) {
         if (!entry.delivered) this.enqueue(active, entry.chunk);
