@@ -9,6 +9,7 @@
 //
 // Payments are checked by the server's transaction numbers, so run it against a
 // freshly started server (or pass --first-txn N, the number the next payment gets).
+// `--readme docs/approval.png` only takes the README's screenshot.
 //
 // Every scenario runs over each transport (SSE = DefaultChatTransport, WebSocket =
 // ai@7 WebSocketChatTransport); the voice scenarios use protocol A (AdkLiveTransport).
@@ -318,6 +319,19 @@ const VOICE_SCENARIOS = {
   },
 };
 
+// The README's picture: `--readme docs/approval.png` runs only this.
+async function readmeShot({ page }, file) {
+  await send(page, "What's the weather in Tokyo?");
+  await waitForText(page, 'The weather in Tokyo is sunny, 22°C.');
+  await waitIdle(page);
+  await send(page, 'Send 30 dollars to Alice and 40 dollars to Bob');
+  await page.waitForFunction(
+    () => document.querySelectorAll('[data-testid=tool-process_payment][data-state=approval-requested]').length === 2,
+  );
+  await page.mouse.move(0, 0);
+  await page.screenshot({ path: file });
+}
+
 const LAST = {
   // A last approved payment: proves the run's final payments ran once too.
   async 'payments-ran-once'({ page }) {
@@ -333,6 +347,15 @@ async function main() {
   mkdirSync(args.out, { recursive: true });
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
   const version = browser.version();
+  if (args.readme) {
+    const context = await browser.newContext({ viewport: { width: 900, height: 940 }, deviceScaleFactor: 1.5 });
+    const page = await context.newPage();
+    await page.goto(args.url);
+    await readmeShot({ page }, resolve(args.readme));
+    await browser.close();
+    process.stdout.write(JSON.stringify({ ok: true, screenshot: args.readme }));
+    return;
+  }
   const results = [];
   const plan = [];
   for (const transport of ['sse', 'websocket']) {
