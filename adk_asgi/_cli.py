@@ -128,6 +128,24 @@ class SiteApp:
             await send({"type": "websocket.close", "code": 1000})
 
 
+async def _not_found(scope: Any, receive: Any, send: Any) -> None:
+    """A bare app: JSON 404 for every request (tests wrap the chat endpoint around it)."""
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    elif scope["type"] == "http":
+        from ._http import send_json_error
+
+        await send_json_error(send, 404, "not_found", "Not found.")
+    else:
+        await send({"type": "websocket.close", "code": 1000})
+
+
 def page_url(host: str, port: int, mount: str) -> str:
     """The URL to open the chat page at (it finds a non-default endpoint via ``?api=``)."""
     shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
