@@ -35,7 +35,7 @@ def report() -> dict[str, Any]:
     problem = web_tooling_problem(browser=True)
     if problem:
         pytest.fail(problem, pytrace=False)
-    with serve(token_delay=0.01) as url:
+    with serve(token_delay=0.02) as url:
         done = subprocess.run(
             ["node", str(RUNNER), "--url", f"{url}/", "--out", str(ARTIFACTS)],
             cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
