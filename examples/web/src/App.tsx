@@ -37,7 +37,6 @@ export function App() {
         onConnection: state => setConnection(state === 'open' ? 'connected' : state),
       }),
     // a new chat for each mode, and for "New chat"
-    // eslint-disable-next-line react-hooks/exhaustive-deps
     [mode, generation],
   );
   const previous = useRef<typeof session | null>(null);

@@ -79,7 +79,6 @@ export function createSession(mode: Mode, handlers: Handlers): Session {
   const heard = new Map<string, string>();
   let live: AdkLiveTransport | null = null;
   let transport: ChatTransport<UIMessage>;
-  // eslint-disable-next-line prefer-const
   let chat: Chat<UIMessage>;
   if (mode === 'sse') {
     transport = new DefaultChatTransport({ api });
