@@ -7,13 +7,13 @@ const versions = { ai7: 'ai', ai6: 'ai6', ai5: 'ai5' } as const;
 
 export default defineConfig({
   test: {
+    globalSetup: ['test/global-setup.ts'],
     projects: Object.entries(versions).map(([name, pkg]) => ({
       resolve: { alias: [{ find: /^ai$/, replacement: pkg }] },
       test: {
         name,
         include: ['test/**/*.test.ts'],
         environment: 'node',
-        globalSetup: ['test/global-setup.ts'],
         testTimeout: 30_000,
         hookTimeout: 60_000,
         provide: { aiPackage: pkg },
