@@ -228,6 +228,7 @@ export class AdkLiveTransport<UI_MESSAGE extends UIMessage = UIMessage>
       entry.delivered = true;
     }
     if (turn.finished) this.closeStream(active);
+    else this.maybeHandBack(turn); // it may be waiting for the page already
     if (this.backlog.length > 0) this.announce();
     return readable;
   }

@@ -116,6 +116,46 @@ function harness(
   return h;
 }
 
+/** A socket that answers the first frame it is sent with scripted frames: [delay ms, text]. */
+const scripted: { frames: Array<[number, string]> } = { frames: [] };
+class ScriptedSocket {
+  readyState = 0;
+  binaryType = 'blob';
+  sent: string[] = [];
+  onopen: ((e: unknown) => void) | null = null;
+  onclose: ((e: { code: number; reason: string }) => void) | null = null;
+  onerror: ((e: unknown) => void) | null = null;
+  onmessage: ((e: { data: unknown }) => void) | null = null;
+  constructor(readonly url: string) {
+    setTimeout(() => {
+      this.readyState = 1;
+      this.onopen?.({});
+    }, 0);
+  }
+  send(data: string) {
+    this.sent.push(data);
+    if (this.sent.length > 1) return;
+    let at = 0;
+    for (const [delay, text] of scripted.frames) {
+      at += delay;
+      setTimeout(() => this.onmessage?.({ data: text }), at);
+    }
+  }
+  close() {
+    this.readyState = 3;
+  }
+}
+
+async function readAll(stream: ReadableStream<UIMessageChunk>): Promise<UIMessageChunk[]> {
+  const chunks: UIMessageChunk[] = [];
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return chunks;
+    chunks.push(value);
+  }
+}
+
 function assistants(h: Harness): UIMessage[] {
   return h.state.messages.filter(m => m.role === 'assistant');
 }
@@ -347,27 +387,10 @@ describe(`AdkLiveTransport with ${aiPackage}`, () => {
   });
 
   it('rejects a chunk that fails the schema, like the official transports', async () => {
-    const frames = ['data: {"type":"start","messageId":"m1"}\n\n', 'data: {"type":"text-delta"}\n\n'];
-    class ScriptedSocket {
-      readyState = 0;
-      binaryType = 'blob';
-      onopen: ((e: unknown) => void) | null = null;
-      onclose: ((e: { code: number; reason: string }) => void) | null = null;
-      onerror: ((e: unknown) => void) | null = null;
-      onmessage: ((e: { data: unknown }) => void) | null = null;
-      constructor(readonly url: string) {
-        setTimeout(() => {
-          this.readyState = 1;
-          this.onopen?.({});
-        }, 0);
-      }
-      send() {
-        for (const data of frames) setTimeout(() => this.onmessage?.({ data }), 0);
-      }
-      close() {
-        this.readyState = 3;
-      }
-    }
+    scripted.frames = [
+      [0, 'data: {"type":"start","messageId":"m1"}\n\n'],
+      [0, 'data: {"type":"text-delta"}\n\n'],
+    ];
     const transport = new AdkLiveTransport({
       url: 'ws://127.0.0.1:9/api/chat',
       webSocket: ScriptedSocket as unknown as WebSocketConstructor,
@@ -391,5 +414,60 @@ describe(`AdkLiveTransport with ${aiPackage}`, () => {
       })(),
     ).rejects.toThrow();
     expect(seen.map(c => c.type)).toEqual(['start']);
+  });
+
+  it.runIf(hasApprovals)('an approval request that comes late is not lost: the turn is offered for resuming', async () => {
+    const call = '"toolCallId":"c1","toolName":"get_location","input":{}';
+    scripted.frames = [
+      [0, 'data: {"type":"start","messageId":"m1"}\n\n'],
+      [0, 'data: {"type":"start-step"}\n\n'],
+      [0, `data: {"type":"tool-input-available",${call}}\n\n`],
+      // later than the settle time: the stream was handed back already
+      [300, `data: {"type":"tool-input-available",${call},"providerMetadata":{"adk":{"approvalId":"a1"}}}\n\n`],
+      [0, 'data: {"type":"tool-approval-request","approvalId":"a1","toolCallId":"c1"}\n\n'],
+    ];
+    const offered: string[] = [];
+    const transport = new AdkLiveTransport({
+      url: 'ws://127.0.0.1:9/api/chat',
+      webSocket: ScriptedSocket as unknown as WebSocketConstructor,
+      clientToolSettleMs: 100,
+      onServerTurn: ({ chatId }) => offered.push(chatId),
+    });
+    const first = await transport.sendMessages({
+      trigger: 'submit-message',
+      chatId: 'c-late',
+      messageId: undefined,
+      messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Where am I?' }] }],
+      abortSignal: undefined,
+    });
+    expect((await readAll(first)).map(c => c.type)).toEqual(['start', 'start-step', 'tool-input-available']);
+    const deadline = Date.now() + 2000;
+    while (offered.length === 0 && Date.now() < deadline) await sleep(10);
+    expect(offered).toEqual(['c-late']);
+    const resumed = await transport.reconnectToStream({ chatId: 'c-late' });
+    expect(resumed).not.toBeNull();
+    const replay = await readAll(resumed!); // the approval request ends the request again
+    expect(replay.map(c => c.type)).toEqual([
+      'start', 'start-step', 'tool-input-available', 'tool-input-available', 'tool-approval-request',
+    ]);
+    expect(await transport.reconnectToStream({ chatId: 'c-late' })).toBeNull(); // nothing left
+    transport.close();
+  });
+
+  it('regenerate asks the last question again (a live session cannot rewind)', async () => {
+    const h = harness();
+    await h.chat.sendMessage({ text: 'hello there' });
+    await h.idle();
+    const first = assistants(h)[0].id;
+    await h.chat.regenerate();
+    await h.idle();
+    expect(h.errors).toEqual([]);
+    expect(assistants(h)).toHaveLength(1);
+    expect(assistants(h)[0].id).not.toBe(first);
+    expect(textOf(assistants(h)[0])).toContain('You said: "hello there"');
+    const asked = messageFrames(h).map(f => f.data.messages[0]);
+    expect(asked).toHaveLength(2);
+    expect(asked[1]).toEqual(asked[0]); // the same user message, sent again
+    h.transport.close();
   });
 });
