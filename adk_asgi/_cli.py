@@ -1,5 +1,8 @@
 """``adk-asgi serve [module:attr]``: run an agent (or the offline demo) under uvicorn.
 
+The chat endpoint is mounted at ``--mount`` (``/api/chat``); everything else is the
+chat page (``adk_asgi/_web``, built from ``examples/web``) at ``/``, and JSON 404s.
+
 On SIGTERM/SIGINT the server first stops accepting, then drains the app
 (``AdkApp.drain``: running turns get ``--shutdown-grace`` seconds, then end with
 an ``error`` chunk; live sockets close with 1012), and only then lets uvicorn
@@ -19,11 +22,26 @@ import os
 import signal
 import socket
 import sys
-from typing import Any
+from pathlib import Path
+from typing import Any, Final
 
 import uvicorn
 
-__all__ = ("DrainingServer", "build_app", "load_target", "main")
+__all__ = ("WEB_DIR", "DrainingServer", "SiteApp", "build_app", "load_target", "main",
+           "page_url")
+
+WEB_DIR: Final = Path(__file__).resolve().parent / "_web"
+"""The built chat page shipped with the package (``npm --prefix examples/web run build``)."""
+
+DEFAULT_MOUNT: Final = "/api/chat"
+
+_NO_PAGE: Final = b"""<!doctype html><meta charset="utf-8"><title>adk-asgi</title>
+<body style="font-family: system-ui, sans-serif; max-width: 40em; margin: 3em auto">
+<h1>adk-asgi</h1><p>The chat endpoint is running, but this installation has no chat page
+(<code>adk_asgi/_web</code> is missing). Build it from a clone of the repository with
+<code>npm ci --prefix examples/web &amp;&amp; npm --prefix examples/web run build</code>,
+or talk to the endpoint with your own <code>useChat</code> page.</p></body>
+"""
 
 logger = logging.getLogger("adk_asgi")
 # The AdkApps this process serves: drained before uvicorn closes connections.
@@ -82,10 +100,13 @@ def build_app(args: argparse.Namespace) -> Any:
         options["agent"] = target
     else:
         raise SystemExit(f"adk-asgi: {args.target!r} is not an ADK agent, App or Runner")
-    mount = args.mount if args.mount.startswith("/") else "/" + args.mount
-    app = AdkMiddleware(_not_found, path=mount, **options)
+    app = AdkMiddleware(SiteApp(WEB_DIR), path=_mount(args.mount), **options)
     _SERVED.append(app.adk)
     return app
+
+
+def _mount(path: str) -> str:
+    return path if path.startswith("/") else "/" + path
 
 
 class DrainingServer(uvicorn.Server):
@@ -99,7 +120,57 @@ class DrainingServer(uvicorn.Server):
         await super().shutdown(sockets)
 
 
+class SiteApp:
+    """What the CLI answers outside the chat endpoint: the chat page (``GET /`` and its
+    assets) when ``directory`` holds a built page, a short HTML note at ``/`` when it
+    does not, and JSON errors for every other path, method and WebSocket."""
+
+    def __init__(self, directory: Path) -> None:
+        from starlette.staticfiles import StaticFiles
+
+        self.static = (StaticFiles(directory=directory, html=True)
+                       if (directory / "index.html").is_file() else None)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        from starlette.exceptions import HTTPException
+
+        from ._http import send_json_error
+
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        elif scope["type"] == "http":
+            if self.static is None:
+                if scope["path"] in ("/", "/index.html") and scope["method"] in ("GET", "HEAD"):
+                    await send({"type": "http.response.start", "status": 404, "headers": [
+                        (b"content-type", b"text/html; charset=utf-8"),
+                        (b"content-length", str(len(_NO_PAGE)).encode())]})
+                    await send({"type": "http.response.body", "body": _NO_PAGE})
+                else:
+                    await send_json_error(send, 404, "not_found", "Not found.")
+                return
+            try:
+                response = await self.static.get_response(self.static.get_path(scope), scope)
+            except HTTPException as exc:
+                if exc.status_code == 405:
+                    await send_json_error(send, 405, "method_not_allowed",
+                                          "Only GET and HEAD are served here.",
+                                          [(b"allow", b"GET, HEAD")])
+                else:
+                    await send_json_error(send, 404, "not_found", "Not found.")
+                return
+            await response(scope, receive, send)
+        else:
+            await send({"type": "websocket.close", "code": 1000})
+
+
 async def _not_found(scope: Any, receive: Any, send: Any) -> None:
+    """A bare app: JSON 404 for every request (tests wrap the chat endpoint around it)."""
     if scope["type"] == "lifespan":
         while True:
             message = await receive()
@@ -116,6 +187,15 @@ async def _not_found(scope: Any, receive: Any, send: Any) -> None:
         await send({"type": "websocket.close", "code": 1000})
 
 
+def page_url(host: str, port: int, mount: str) -> str:
+    """The URL to open the chat page at (it finds a non-default endpoint via ``?api=``)."""
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    if ":" in shown:
+        shown = f"[{shown}]"
+    url = f"http://{shown}:{port}/"
+    return url if mount == DEFAULT_MOUNT else f"{url}?api={mount}"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="adk-asgi", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -124,7 +204,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("target", nargs="?", help="module:attr of an agent, App or Runner")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--mount", default="/api/chat", help="path of the chat endpoint")
+    serve.add_argument("--mount", default=DEFAULT_MOUNT, help="path of the chat endpoint")
     serve.add_argument("--session-db", default=None,
                        help="sqlite:///path.db or postgresql+asyncpg://... (default: memory)")
     serve.add_argument("--model", default=None,
@@ -207,7 +287,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--workers > 1 needs --session-db (sessions every worker can read) and "
                      "--redis-url (streams, owners and locks every worker can see)")
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    print(f"adk-asgi: chat endpoint at http://{args.host}:{args.port}{args.mount}", flush=True)
+    mount = _mount(args.mount)
+    print(f"adk-asgi: chat endpoint at http://{args.host}:{args.port}{mount}", flush=True)
+    if (WEB_DIR / "index.html").is_file():
+        print(f"adk-asgi: chat page at {page_url(args.host, args.port, mount)}", flush=True)
+    else:
+        print("adk-asgi: no chat page in this installation (see README: Chat page)", flush=True)
     if args.workers > 1:
         return _supervise(argv, args)
     DrainingServer(_config(args, build_app(args))).run()

@@ -1,0 +1,203 @@
+/** The adk-asgi chat page: useChat over SSE, WebSocket or live voice. */
+import { useChat } from '@ai-sdk/react';
+import { isToolUIPart } from 'ai';
+import { useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
+
+import { BgmBadge } from './components/BgmBadge';
+import { Composer } from './components/Composer';
+import { MessageView } from './components/MessageView';
+import { Icon } from './components/Icon';
+import { ModeSwitch } from './components/ModeSwitch';
+import type { ToolPart } from './components/ToolCard';
+import { VoicePanel } from './components/VoicePanel';
+import { Microphone, PcmPlayer } from './lib/audio';
+import { BgmPlayer } from './lib/bgm';
+import { chatApi } from './lib/config';
+import { createSession, MODES, runApprovedBrowserTool, type Mode } from './session';
+
+const bgm = new BgmPlayer();
+const speaker = new PcmPlayer();
+
+function initialMode(): Mode {
+  const mode = new URLSearchParams(location.search).get('mode');
+  return mode === 'websocket' || mode === 'voice' ? mode : 'sse';
+}
+
+export function App() {
+  const [mode, setMode] = useState<Mode>(initialMode);
+  const [generation, setGeneration] = useState(0);
+  const [, setHeardVersion] = useState(0);
+  const [connection, setConnection] = useState('not connected');
+  const session = useMemo(
+    () =>
+      createSession(mode, {
+        bgm,
+        speaker,
+        onHeard: () => setHeardVersion(v => v + 1),
+        onConnection: state => setConnection(state === 'open' ? 'connected' : state),
+      }),
+    // a new chat for each mode, and for "New chat"
+    [mode, generation],
+  );
+  const previous = useRef<typeof session | null>(null);
+  useEffect(() => {
+    // Close the chat we switched away from (not on StrictMode's re-mount).
+    if (previous.current != null && previous.current !== session) previous.current.dispose();
+    previous.current = session;
+  }, [session]);
+  const { messages, status, error, sendMessage, stop, addToolApprovalResponse, clearError } = useChat({
+    chat: session.chat,
+  });
+
+  const bgmState = useSyncExternalStore(
+    listener => bgm.subscribe(listener),
+    () => bgm.state,
+  );
+  const [speakerState, setSpeakerState] = useState({ chunks: 0, seconds: 0, muted: false });
+  useEffect(() => {
+    speaker.onChange = () =>
+      setSpeakerState({ chunks: speaker.chunks, seconds: speaker.seconds, muted: speaker.muted });
+  }, []);
+
+  const mic = useRef<Microphone | null>(null);
+  const [recording, setRecording] = useState(false);
+  const [level, setLevel] = useState(0);
+  useEffect(
+    () => () => {
+      void mic.current?.stop();
+      mic.current = null;
+      setRecording(false);
+    },
+    [session],
+  );
+
+  const onTalk = async () => {
+    const live = session.live;
+    if (live == null) return;
+    if (recording) {
+      await mic.current?.stop();
+      mic.current = null;
+      setRecording(false);
+      setLevel(0);
+      live.stopAudio();
+      return;
+    }
+    try {
+      await live.open(session.chat.id);
+      speaker.reset(); // barge in: drop what is still queued
+      live.startAudio();
+      const microphone = new Microphone();
+      await microphone.start((pcm, peak) => {
+        live.sendAudio(pcm);
+        setLevel(peak);
+      });
+      mic.current = microphone;
+      setRecording(true);
+    } catch (err) {
+      alert(`Microphone: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
+
+  const onAnswer = async (part: ToolPart, approved: boolean) => {
+    if (part.state !== 'approval-requested') return;
+    await addToolApprovalResponse({ id: part.approval.id, approved });
+    if (approved && part.providerExecuted !== true) {
+      // A browser tool: it runs here, after the user's yes.
+      await runApprovedBrowserTool(session.chat, part.type.replace(/^tool-/, ''), part.toolCallId);
+    }
+  };
+
+  const busy = status === 'submitted' || status === 'streaming';
+  const last = messages[messages.length - 1];
+  const pendingApproval =
+    last?.role === 'assistant' &&
+    last.parts.some(p => isToolUIPart(p) && p.state === 'approval-requested');
+  const listRef = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    listRef.current?.scrollTo({ top: listRef.current.scrollHeight });
+  }, [messages]);
+
+  const api = chatApi();
+  return (
+    <div className="app" data-mode={mode} data-status={status}>
+      <header className="header">
+        <div className="brand">
+          <span className="logo">adk-asgi</span>
+          <span className="tagline">Google ADK agent ⇄ AI SDK useChat</span>
+        </div>
+        <div className="header-right">
+          <BgmBadge state={bgmState} onStop={() => bgm.stop()} />
+          <ModeSwitch mode={mode} onChange={setMode} />
+          <button className="btn btn-ghost" onClick={() => setGeneration(g => g + 1)}>
+            New chat
+          </button>
+        </div>
+      </header>
+      <div className="wire" data-testid="wire">
+        <strong>{MODES[mode].transport}</strong> · {MODES[mode].wire(api)}
+      </div>
+      <main className="messages" ref={listRef}>
+        {messages.length === 0 && (
+          <div className="empty">
+            <h1>Talk to the offline demo agent</h1>
+            <p>
+              Streaming text and reasoning, server tools, approvals before a payment runs, tools that
+              run in this browser (your location, the background music) and live voice. Pick a
+              transport above; every answer comes from the same ADK agent.
+            </p>
+          </div>
+        )}
+        {messages.map((message, index) => (
+          <div key={message.id}>
+            {session.heard.has(message.id) && (
+              <div className="message message-user" data-testid="heard">
+                <div className="avatar">
+                  <Icon name="mic" />
+                </div>
+                <div className="bubble">
+                  <p className="text">{session.heard.get(message.id)}</p>
+                </div>
+              </div>
+            )}
+            <MessageView
+              message={message}
+              streaming={busy && index === messages.length - 1}
+              onAnswer={onAnswer}
+            />
+          </div>
+        ))}
+        {status === 'submitted' && <div className="typing" aria-label="waiting">•••</div>}
+        {error && (
+          <div className="error" role="alert">
+            {error.message}
+            <button className="link" onClick={clearError}>
+              dismiss
+            </button>
+          </div>
+        )}
+      </main>
+      <footer className="footer">
+        {mode === 'voice' && (
+          <VoicePanel
+            connection={connection}
+            recording={recording}
+            level={level}
+            speaker={speakerState}
+            muted={speakerState.muted}
+            onTalk={() => void onTalk()}
+            onMute={() => {
+              speaker.muted = !speaker.muted;
+              setSpeakerState(s => ({ ...s, muted: speaker.muted }));
+            }}
+          />
+        )}
+        <Composer
+          busy={busy}
+          blocked={pendingApproval ? 'Answer the approval above to continue' : null}
+          onSend={text => void sendMessage({ text })}
+          onStop={() => void stop()}
+        />
+      </footer>
+    </div>
+  );
+}

@@ -1,0 +1,47 @@
+/** One message: text, reasoning and tool parts, in order. */
+import { isToolUIPart, type UIMessage } from 'ai';
+
+import { Icon } from './Icon';
+import { ToolCard, type ToolPart } from './ToolCard';
+
+export function MessageView({
+  message,
+  streaming,
+  onAnswer,
+}: {
+  message: UIMessage;
+  streaming: boolean;
+  onAnswer: (part: ToolPart, approved: boolean) => void;
+}) {
+  return (
+    <div className={`message message-${message.role}`} data-testid="message" data-role={message.role}>
+      <div className="avatar">
+        <Icon name={message.role === 'user' ? 'user' : 'spark'} />
+      </div>
+      <div className="bubble">
+        {message.parts.map((part, index) => {
+          if (part.type === 'text') {
+            return (
+              <p key={index} className="text" data-testid="text">
+                {part.text}
+                {streaming && part.state === 'streaming' && <span className="caret" />}
+              </p>
+            );
+          }
+          if (part.type === 'reasoning') {
+            return (
+              <details key={index} className="reasoning" data-testid="reasoning" open={part.state === 'streaming'}>
+                <summary>{part.state === 'streaming' ? 'Thinking…' : 'Thought'}</summary>
+                <p>{part.text}</p>
+              </details>
+            );
+          }
+          if (isToolUIPart(part)) {
+            return <ToolCard key={part.toolCallId} part={part as ToolPart} onAnswer={onAnswer} />;
+          }
+          return null;
+        })}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,420 @@
+#!/usr/bin/env node
+// Browser tests of the chat page: Debian's Chromium (headless, /usr/bin/chromium)
+// driven by playwright-core (from examples/web/node_modules; no browser download)
+// against a running `adk-asgi serve`. tests/test_browser.py starts the server and
+// runs this script; it can also run alone:
+//
+//   .venv/bin/adk-asgi serve --port 8000 --token-delay 0.01 &
+//   node tests/browser/run.mjs --url http://127.0.0.1:8000/ [--only approve,deny] [--transport sse]
+//
+// Payments are checked by the server's transaction numbers, so run it against a
+// freshly started server (or pass --first-txn N, the number the next payment gets).
+// `--readme docs/approval.png` only takes the README's screenshot.
+//
+// Every scenario runs over each transport (SSE = DefaultChatTransport, WebSocket =
+// ai@7 WebSocketChatTransport); the voice scenarios use protocol A (AdkLiveTransport).
+// Output: one JSON report on stdout ({ok, results: [{name, transport, ok, error,
+// ms, facts}]}); screenshots in --out (default test-artifacts/browser). Exit code 0
+// when the report was produced (check `ok`), 2 when the runner itself failed.
+
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const require = createRequire(join(ROOT, 'examples/web/package.json'));
+const { chromium } = require('playwright-core');
+
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--autoplay-policy=no-user-gesture-required',
+  '--use-fake-ui-for-media-stream',
+  '--use-fake-device-for-media-stream',
+];
+const TOKYO_STATION = { latitude: 35.6812, longitude: 139.7671, accuracy: 12 };
+
+function parseArgs(argv) {
+  const args = { url: null, out: join(ROOT, 'test-artifacts/browser'), only: null, transport: null, 'first-txn': '1' };
+  for (let i = 0; i < argv.length; i++) {
+    const key = argv[i].replace(/^--/, '');
+    args[key] = argv[++i];
+  }
+  if (!args.url) throw new Error('--url http://127.0.0.1:PORT/ is required');
+  return args;
+}
+
+class Failure extends Error {}
+function check(condition, message) {
+  if (!condition) throw new Failure(message);
+}
+
+// -- page helpers ----------------------------------------------------------------------
+
+const assistant = page => page.locator('[data-testid=message][data-role=assistant]');
+const tool = (page, name) => page.locator(`[data-testid=tool-${name}]`);
+
+async function send(page, text) {
+  const input = page.getByLabel('Message');
+  await input.fill(text);
+  await input.press('Enter');
+}
+
+/** Wait until the page shows `text` in an assistant message; returns that text. */
+async function waitForText(page, text, timeout = 15_000) {
+  await page.waitForFunction(
+    wanted =>
+      [...document.querySelectorAll('[data-testid=message][data-role=assistant]')].some(m =>
+        m.textContent.includes(wanted),
+      ),
+    text,
+    { timeout },
+  );
+}
+
+async function waitForState(locator, state, timeout = 15_000) {
+  await locator.and(locator.page().locator(`[data-state=${state}]`)).first().waitFor({ timeout });
+}
+
+async function waitIdle(page, timeout = 15_000) {
+  await page.waitForFunction(() => document.querySelector('.app')?.dataset.status === 'ready', null, {
+    timeout,
+  });
+}
+
+async function assistantTexts(page) {
+  return page.locator('[data-testid=message][data-role=assistant] [data-testid=text]').allTextContents();
+}
+
+/** Record every length the newest assistant text goes through (to see it stream). */
+async function recordStreaming(page) {
+  await page.evaluate(() => {
+    window.__lengths = [];
+    const observer = new MutationObserver(() => {
+      const texts = document.querySelectorAll('[data-testid=message][data-role=assistant] [data-testid=text]');
+      const last = texts[texts.length - 1];
+      const length = last ? last.textContent.length : 0;
+      if (window.__lengths[window.__lengths.length - 1] !== length) window.__lengths.push(length);
+    });
+    observer.observe(document.querySelector('main'), { subtree: true, childList: true, characterData: true });
+  });
+}
+
+// Payments: the demo server numbers its transactions txn-000001, txn-000002, … per
+// process. Every approved payment must get exactly the next number: a payment that
+// ran twice, or one that ran although it was denied, shows up as a gap.
+const payments = { count: 0 };
+
+async function expectPayment(card, recipient, amount) {
+  const result = await card.locator('[data-testid=tool-result]').textContent();
+  const match = /txn-(\d+)/.exec(result ?? '');
+  check(match, `no transaction id in the ${recipient} payment's result: ${result}`);
+  payments.count++;
+  check(
+    Number(match[1]) === payments.count,
+    `payment to ${recipient} is ${match[0]}, expected txn ${payments.count}: a payment ran twice or a denied one ran`,
+  );
+  check(result.includes(`Sent ${amount} USD to ${recipient}`), `result: ${result}`);
+  return match[0];
+}
+
+// -- scenarios ------------------------------------------------------------------------
+
+const SCENARIOS = {
+  async text({ page }) {
+    await recordStreaming(page);
+    await send(page, 'Hello there, who are you?');
+    await waitForText(page, 'Try asking about the weather');
+    await waitIdle(page);
+    const lengths = await page.evaluate(() => window.__lengths);
+    const text = (await assistantTexts(page)).join('');
+    check(text.startsWith('You said: "Hello there, who are you?"'), `reply: ${text}`);
+    const partial = lengths.filter(n => n > 0 && n < text.length);
+    check(partial.length >= 5, `the text did not stream: lengths ${JSON.stringify(lengths)}`);
+    check(
+      lengths.every((n, i) => i === 0 || n >= lengths[i - 1]),
+      `text lengths went backwards: ${lengths}`,
+    );
+    const user = await page.locator('[data-testid=message][data-role=user]').allTextContents();
+    check(user.length === 1 && user[0].includes('Hello there'), `user messages: ${user}`);
+    return { partialRenders: partial.length, finalLength: text.length };
+  },
+
+  async reasoning({ page }) {
+    await send(page, 'think about rainbows');
+    await waitForText(page, 'the answer is always 42');
+    const thought = await page.locator('[data-testid=reasoning]').textContent();
+    check(thought.includes('think about rainbows'), `reasoning: ${thought}`);
+    return { reasoning: thought };
+  },
+
+  async weather({ page }) {
+    await send(page, "What's the weather in Tokyo?");
+    const card = tool(page, 'get_weather');
+    await waitForState(card, 'output-available');
+    const result = await card.locator('[data-testid=tool-result]').textContent();
+    check(result.includes('sunny, 22°C'), `weather result: ${result}`);
+    await waitForText(page, 'The weather in Tokyo is sunny, 22°C.');
+    await waitIdle(page);
+    check((await assistant(page).count()) === 1, 'one assistant message');
+    return { result };
+  },
+
+  async approve({ page, shot }) {
+    await send(page, 'Send 50 dollars to Hanako');
+    const card = tool(page, 'process_payment');
+    await waitForState(card, 'approval-requested');
+    check((await card.getByText('Send 50 USD to Hanako?').count()) === 1, 'approval question');
+    check((await page.getByLabel('Message').isDisabled()) === true, 'input blocked while asking');
+    await shot('approval');
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await waitForState(card, 'output-available');
+    const txn = await expectPayment(card, 'Hanako', 50);
+    await waitForText(page, 'Sent 50 USD to Hanako.');
+    await waitIdle(page);
+    check((await assistant(page).count()) === 1, 'the answer continued the same message');
+    check((await card.getByRole('button', { name: 'Approve' }).count()) === 0, 'buttons gone');
+    await shot('approved');
+    return { txn };
+  },
+
+  async deny({ page, shot }) {
+    await send(page, 'Send 50 dollars to Hanako');
+    const card = tool(page, 'process_payment');
+    await waitForState(card, 'approval-requested');
+    await card.getByRole('button', { name: 'Deny' }).click();
+    await waitForState(card, 'output-denied');
+    await waitForText(page, 'The payment to Hanako was cancelled.');
+    await waitIdle(page);
+    check((await card.locator('[data-testid=tool-result]').count()) === 0, 'no receipt');
+    check((await card.textContent()).includes('Denied'), 'shown as denied');
+    await shot('denied');
+    return {};
+  },
+
+  async 'two-payments'({ page, shot }) {
+    await send(page, 'Send 30 dollars to Alice and 40 dollars to Bob');
+    const cards = tool(page, 'process_payment');
+    await page.waitForFunction(
+      () => document.querySelectorAll('[data-testid=tool-process_payment][data-state=approval-requested]').length === 2,
+      null,
+      { timeout: 15_000 },
+    );
+    await shot('approval');
+    const alice = cards.filter({ hasText: 'Alice' });
+    const bob = cards.filter({ hasText: 'Bob' });
+    await alice.getByRole('button', { name: 'Approve' }).click();
+    // Nothing is sent before both are answered.
+    await page.waitForTimeout(300);
+    check((await alice.getAttribute('data-state')) === 'approval-responded', 'Alice approved, waiting');
+    check((await bob.getAttribute('data-state')) === 'approval-requested', 'Bob still asked');
+    await bob.getByRole('button', { name: 'Deny' }).click();
+    await waitForState(alice, 'output-available');
+    await waitForState(bob, 'output-denied');
+    const txn = await expectPayment(alice, 'Alice', 30);
+    await waitForText(page, 'The payment to Bob was cancelled.');
+    const text = (await assistantTexts(page)).join(' ');
+    check(text.includes('Sent 30 USD to Alice.'), `reply: ${text}`);
+    await waitIdle(page);
+    await shot('answered');
+    return { txn };
+  },
+
+  async location({ page, shot }) {
+    await send(page, 'Where am I?');
+    const card = tool(page, 'get_location');
+    await waitForState(card, 'approval-requested');
+    check((await card.getByText('Share your location with the assistant?').count()) === 1, 'question');
+    await shot('approval');
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await waitForState(card, 'output-available');
+    const result = await card.locator('[data-testid=tool-result]').textContent();
+    check(result.includes('35.6812, 139.7671'), `location result: ${result}`);
+    await waitForText(page, 'You are at latitude 35.6812, longitude 139.7671.');
+    await waitIdle(page);
+    return { result };
+  },
+
+  async 'location-denied'({ page }) {
+    await send(page, 'Where am I?');
+    const card = tool(page, 'get_location');
+    await waitForState(card, 'approval-requested');
+    await card.getByRole('button', { name: 'Deny' }).click();
+    await waitForState(card, 'output-denied');
+    await waitForText(page, 'I could not get your location');
+    await waitIdle(page);
+    return {};
+  },
+
+  async bgm({ page }) {
+    await send(page, 'Play track 2');
+    const card = tool(page, 'change_bgm');
+    await waitForState(card, 'output-available');
+    await waitForText(page, 'Now playing track 2.');
+    const badge = page.locator('[data-testid=bgm]');
+    check((await badge.getAttribute('data-track')) === '2', 'badge shows track 2');
+    check((await badge.getAttribute('data-playing')) === 'true', 'music playing');
+    check((await badge.getAttribute('data-audio')) === 'running', 'the AudioContext runs');
+    await send(page, 'Change BGM to track 3');
+    await waitForText(page, 'Now playing track 3.');
+    check((await badge.getAttribute('data-track')) === '3', 'badge shows track 3');
+    await waitIdle(page);
+    return {};
+  },
+};
+
+const VOICE_SCENARIOS = {
+  async 'voice-talk'({ page, shot }) {
+    await page.getByTestId('mic').click();
+    await page.waitForFunction(() => document.querySelector('[data-testid=mic]')?.getAttribute('aria-pressed') === 'true');
+    await page.waitForTimeout(1200); // Chromium's fake microphone beeps into it
+    await page.getByTestId('mic').click();
+    await page.getByTestId('heard').first().waitFor({ timeout: 15_000 });
+    const heard = await page.getByTestId('heard').allTextContents();
+    check(heard.length === 1 && heard[0] === "What's the weather in Tokyo?", `heard: ${heard}`);
+    await waitForText(page, 'The weather in Tokyo is sunny, 22°C.');
+    await waitIdle(page);
+    // The spoken answer's transcript, once, in one message: one text part per step.
+    const texts = await assistantTexts(page);
+    check(
+      JSON.stringify(texts) === JSON.stringify(['Let me check the weather in Tokyo.', 'The weather in Tokyo is sunny, 22°C.']),
+      `transcript: ${JSON.stringify(texts)}`,
+    );
+    check((await assistant(page).count()) === 1, 'one assistant message');
+    const chunks = Number(await page.getByTestId('speaker').getAttribute('data-chunks'));
+    check(chunks > 5, `the speaker played ${chunks} chunks`);
+    await waitForState(tool(page, 'get_weather'), 'output-available');
+    await shot('answered');
+    return { speechChunks: chunks };
+  },
+
+  async 'voice-approve'({ page }) {
+    await send(page, 'Send 20 dollars to Taro');
+    const card = tool(page, 'process_payment');
+    await waitForState(card, 'approval-requested');
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await waitForState(card, 'output-available');
+    const txn = await expectPayment(card, 'Taro', 20);
+    await waitForText(page, 'Sent 20 USD to Taro.');
+    await waitIdle(page);
+    return { txn };
+  },
+
+  async 'voice-location'({ page }) {
+    await send(page, 'Where am I?');
+    const card = tool(page, 'get_location');
+    await waitForState(card, 'approval-requested');
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await waitForText(page, 'You are at latitude 35.6812, longitude 139.7671.');
+    await waitIdle(page);
+    return {};
+  },
+};
+
+// The README's picture: `--readme docs/approval.png` runs only this.
+async function readmeShot({ page }, file) {
+  await send(page, "What's the weather in Tokyo?");
+  await waitForText(page, 'The weather in Tokyo is sunny, 22°C.');
+  await waitIdle(page);
+  await send(page, 'Send 30 dollars to Alice and 40 dollars to Bob');
+  await page.waitForFunction(
+    () => document.querySelectorAll('[data-testid=tool-process_payment][data-state=approval-requested]').length === 2,
+  );
+  await page.mouse.move(0, 0);
+  await page.screenshot({ path: file });
+}
+
+const LAST = {
+  // A last approved payment: proves the run's final payments ran once too.
+  async 'payments-ran-once'({ page }) {
+    return SCENARIOS.approve({ page, shot: async () => {} });
+  },
+};
+
+// -- runner ---------------------------------------------------------------------------------
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2));
+  payments.count = Number(args['first-txn']) - 1;
+  mkdirSync(args.out, { recursive: true });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
+  const version = browser.version();
+  if (args.readme) {
+    const context = await browser.newContext({ viewport: { width: 900, height: 940 }, deviceScaleFactor: 1.5 });
+    const page = await context.newPage();
+    await page.goto(args.url);
+    await readmeShot({ page }, resolve(args.readme));
+    await browser.close();
+    process.stdout.write(JSON.stringify({ ok: true, screenshot: args.readme }));
+    return;
+  }
+  const results = [];
+  const plan = [];
+  for (const transport of ['sse', 'websocket']) {
+    for (const name of Object.keys(SCENARIOS)) plan.push({ name, transport, fn: SCENARIOS[name] });
+  }
+  for (const name of Object.keys(VOICE_SCENARIOS)) plan.push({ name, transport: 'voice', fn: VOICE_SCENARIOS[name] });
+  plan.push({ name: 'payments-ran-once', transport: 'sse', fn: LAST['payments-ran-once'] });
+
+  for (const { name, transport, fn } of plan) {
+    if (args.only && !args.only.split(',').includes(name)) continue;
+    if (args.transport && args.transport !== transport) continue;
+    const started = Date.now();
+    const context = await browser.newContext({
+      viewport: { width: 980, height: 760 },
+      deviceScaleFactor: 1,
+      permissions: ['geolocation', 'microphone'],
+      geolocation: TOKYO_STATION,
+    });
+    const page = await context.newPage();
+    const consoleErrors = [];
+    page.on('console', m => m.type() === 'error' && consoleErrors.push(m.text()));
+    page.on('pageerror', e => consoleErrors.push(String(e)));
+    const shots = [];
+    const shot = async label => {
+      const file = join(args.out, `${name}-${transport}-${label}.png`);
+      await page.screenshot({ path: file });
+      shots.push(file);
+    };
+    const result = { name, transport, ok: false, error: null, ms: 0, facts: {}, screenshots: shots };
+    try {
+      const url = new URL(args.url);
+      url.searchParams.set('mode', transport);
+      await page.goto(url.toString());
+      await page.getByLabel('Message').waitFor();
+      result.facts = (await fn({ page, shot })) ?? {};
+      const errors = await page.locator('[role=alert]').allTextContents();
+      check(errors.length === 0, `the page shows an error: ${errors}`);
+      check(consoleErrors.length === 0, `console errors: ${consoleErrors.join(' | ')}`);
+      result.ok = true;
+    } catch (error) {
+      result.error = error instanceof Failure ? error.message : String(error?.stack ?? error);
+      try {
+        await shot('failure');
+      } catch {
+        // the page is gone
+      }
+    }
+    result.ms = Date.now() - started;
+    results.push(result);
+    process.stderr.write(`${result.ok ? 'ok  ' : 'FAIL'} ${transport.padEnd(9)} ${name} (${result.ms} ms)${result.ok ? '' : `: ${result.error}`}\n`);
+    await context.close();
+  }
+  await browser.close();
+  const report = { ok: results.length > 0 && results.every(r => r.ok), chromium: version, results };
+  writeFileSync(join(args.out, 'report.json'), JSON.stringify(report, null, 2));
+  process.stdout.write(JSON.stringify(report));
+}
+
+main().catch(error => {
+  process.stderr.write(`browser runner failed: ${error?.stack ?? error}\n`);
+  process.exit(2);
+});

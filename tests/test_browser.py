@@ -1,0 +1,82 @@
+"""The chat page in a real browser: Debian's Chromium (headless) driven by
+playwright-core against a real `adk-asgi serve`.
+
+The scenarios live in ``tests/browser/run.mjs`` (one Chromium for the whole run, a
+fresh browser context per scenario); this module starts the server, runs them once
+and turns each scenario of the JSON report into a test. Run just these with
+``.venv/bin/python -m pytest -m browser`` (see README, "Chat page").
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any, Final
+
+import pytest
+
+from web_harness import ROOT, serve, web_tooling_problem
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+RUNNER: Final = ROOT / "tests" / "browser" / "run.mjs"
+ARTIFACTS: Final = ROOT / "test-artifacts" / "browser"
+
+SCENARIOS: Final = ("text", "reasoning", "weather", "approve", "deny", "two-payments", "location",
+                    "location-denied", "bgm")
+PLAN: Final = ([(t, s) for t in ("sse", "websocket") for s in SCENARIOS]
+               + [("voice", "voice-talk"), ("voice", "voice-approve"),
+                  ("voice", "voice-location"), ("sse", "payments-ran-once")])
+
+
+@pytest.fixture(scope="module")
+def report() -> dict[str, Any]:
+    problem = web_tooling_problem(browser=True)
+    if problem:
+        pytest.fail(problem, pytrace=False)
+    with serve(token_delay=0.02) as url:
+        done = subprocess.run(
+            ["node", str(RUNNER), "--url", f"{url}/", "--out", str(ARTIFACTS)],
+            cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def _result(report: dict[str, Any], transport: str, name: str) -> dict[str, Any]:
+    found = [r for r in report["results"] if r["transport"] == transport and r["name"] == name]
+    assert len(found) == 1, f"{name} over {transport} did not run"
+    return found[0]
+
+
+def test_every_scenario_ran(report: dict[str, Any]) -> None:
+    assert sorted((r["transport"], r["name"]) for r in report["results"]) == sorted(PLAN)
+
+
+@pytest.mark.parametrize(("transport", "name"), PLAN, ids=[f"{t}-{n}" for t, n in PLAN])
+def test_scenario(report: dict[str, Any], transport: str, name: str) -> None:
+    result = _result(report, transport, name)
+    assert result["ok"], f"{name} over {transport}: {result['error']}"
+
+
+@pytest.mark.parametrize("transport", ["sse", "websocket"])
+def test_streaming_is_visible(report: dict[str, Any], transport: str) -> None:
+    facts = _result(report, transport, "text")["facts"]
+    assert facts["partialRenders"] >= 5  # the reply grew on screen token by token
+
+
+def test_payments_ran_exactly_once(report: dict[str, Any]) -> None:
+    # The demo numbers transactions per server process: approved payments got
+    # consecutive numbers in run order, so nothing ran twice and no denied one ran.
+    txns = [r["facts"]["txn"] for r in report["results"] if "txn" in r.get("facts", {})]
+    assert txns == [f"txn-{i:06d}" for i in range(1, len(txns) + 1)]
+    assert len(txns) == 6  # approve, two-payments (Alice) x2 transports, voice, last check
+
+
+def test_approval_screenshots_saved(report: dict[str, Any]) -> None:
+    for transport in ("sse", "websocket"):
+        for name in ("approve", "two-payments", "location"):
+            shot = ARTIFACTS / f"{name}-{transport}-approval.png"
+            assert shot.is_file() and shot.stat().st_size > 10_000, shot
+            assert Path(shot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,0 +1,74 @@
+"""Helpers for the chat page's tests: a real `adk-asgi serve` subprocess, and where the
+page's Node tooling (examples/web) and Debian's Chromium are."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Final
+
+import httpx
+
+ROOT: Final = Path(__file__).resolve().parent.parent
+WEB_DIR: Final = ROOT / "examples" / "web"
+CHROMIUM: Final = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+
+_INSTALL: Final = ("run scripts/test (it installs them), or by hand: apt-get install -y chromium; "
+                   "npm ci --prefix examples/web")
+
+
+def web_tooling_problem(*, browser: bool = False) -> str | None:
+    """Why the page's Node tooling (or Chromium) cannot run, or None."""
+    if shutil.which("node") is None:
+        return f"`node` is not on PATH (Node >= 20.19); {_INSTALL}"
+    if not (WEB_DIR / "node_modules" / ".bin" / "vite").exists():
+        return f"examples/web/node_modules is missing; {_INSTALL}"
+    if browser and not CHROMIUM.exists():
+        return f"{CHROMIUM} is missing (Debian's chromium package); {_INSTALL}"
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def serve(*args: str, token_delay: float = 0.01) -> Iterator[str]:
+    """Run `adk-asgi serve` (the offline demo agent) on a free loopback port; yields
+    its base URL. Never with a Gemini key: GOOGLE_* variables are dropped."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GOOGLE_")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "adk_asgi", "serve", "--host", "127.0.0.1", "--port", str(port),
+         "--token-delay", str(token_delay), "--log-level", "warning", *args],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/", timeout=5).status_code in (200, 404):
+                    break
+            except httpx.TransportError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                out = proc.stdout.read() if proc.stdout else ""
+                raise RuntimeError(f"adk-asgi serve did not start:\n{out}")
+            time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
