@@ -805,17 +805,21 @@ class _Connection:
             waiting = gate.waiting_keys
             for part in item.messages[-1].parts:
                 approval = part.approval
+                approved_here = False
                 if (part.state != "approval-responded" and isinstance(approval, Approval)
                         and isinstance(approval.approved, bool) and approval.id in waiting):
                     # A browser tool approved and run on the page: approval and result
                     # come together (the result waits as an early result).
                     planned.append((approval.id, {"confirmed": approval.approved}, True))
+                    approved_here = True
                 answer = _client_answer(part)
                 if answer is None:
                     continue
                 if answer.call_id not in waiting:
-                    if not answer.fresh and gate.is_known(answer.call_id):
-                        continue  # the client re-sends its whole message: an echo
+                    # An echo is a result the client re-sends with its whole message; a
+                    # result that comes with the approval answered right now is new.
+                    if not answer.fresh and not approved_here and gate.is_known(answer.call_id):
+                        continue
                     gate.check(answer.call_id, answer.is_approval)  # raises: unknown/replayed
                 planned.append((answer.call_id, answer.response, answer.is_approval))
             if not planned:

@@ -154,6 +154,27 @@ async def test_get_location_and_change_bgm(server: LoopbackServer) -> None:
     await client.close()
 
 
+async def test_browser_tool_approval_and_result_in_one_message(server: LoopbackServer) -> None:
+    """The page approves get_location and sends its result in the same part (state
+    output-available with the approval), as useChat's message does: nothing is dropped."""
+    client = await LiveClient.open(ws_url(server.url, "chatId=loc-one"))
+    await client.say("where am I?", chat_id="loc-one")
+    head = await client.until("tool-approval-request")
+    request = head[-1]
+    part = {"type": "tool-get_location", "toolCallId": request["toolCallId"],
+            "state": "output-available", "input": {},
+            "output": {"latitude": 35.68, "longitude": 139.76},
+            "approval": {"id": request["approvalId"], "approved": True}}
+    await client.send("message", id="loc-one", messages=[
+        {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "where am I?"}]},
+        {"id": "a1", "role": "assistant", "parts": [part]}])
+    rest = await client.turn(wait=5)
+    assert {"type": "tool-output-available", "toolCallId": request["toolCallId"],
+            "output": {"latitude": 35.68, "longitude": 139.76}} in rest
+    assert "35.68" in text(rest) and kinds(rest)[-2:] == ["finish", DONE]
+    await client.close()
+
+
 async def test_browser_result_sent_before_the_wait_is_not_lost(server: LoopbackServer) -> None:
     client = await LiveClient.open(ws_url(server.url))
     await client.say("where am I?")
