@@ -1,0 +1,30 @@
+"""Bugs the fuzz tests found, pinned as plain examples."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from adk_asgi._errors import RequestError
+from adk_asgi._request import decode_chat_request
+
+DEEP = b"[" * 5000 + b"]" * 5000
+# Invalid UTF-8 inside a JSON string: msgspec raises UnicodeDecodeError, not DecodeError.
+BAD_UTF8 = b'{"id":"c\xff","messages":[]}'
+DEEP_BODY = (b'{"id":"c","messages":[{"role":"user","parts":[{"type":"text","text":"x",'
+             b'"input":' + DEEP + b"}]}]}")
+
+
+@pytest.mark.parametrize("body", [b'{"id":"c","extra":' + DEEP + b"}", DEEP_BODY, BAD_UTF8,
+                                  b'{"id":"\xed\xa0\x80"}'])
+def test_decode_refuses_deep_nesting_and_broken_utf8(body: bytes) -> None:
+    with pytest.raises(RequestError) as caught:
+        decode_chat_request(body)
+    assert (caught.value.status, caught.value.code) == (400, "invalid_json")
+
+
+@pytest.mark.parametrize("body", [DEEP_BODY, BAD_UTF8])
+async def test_endpoint_answers_400_not_500(client: httpx.AsyncClient, body: bytes) -> None:
+    response = await client.post("/", content=body)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "invalid_json"
