@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from fuzz_harness import WsHarness
 
+from adk_asgi import AdkApp
 from adk_asgi._errors import RequestError
+from adk_asgi._live_frames import parse_json
 from adk_asgi._request import decode_chat_request
+from adk_asgi.demo import build_demo_agent
 
 DEEP = b"[" * 5000 + b"]" * 5000
 # Invalid UTF-8 inside a JSON string: msgspec raises UnicodeDecodeError, not DecodeError.
@@ -28,3 +32,20 @@ async def test_endpoint_answers_400_not_500(client: httpx.AsyncClient, body: byt
     response = await client.post("/", content=body)
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "invalid_json"
+
+
+@pytest.mark.parametrize("frame", ['{"type":"ping","timestamp":' + "[" * 5000 + "]" * 5000 + "}",
+                                   b'{"type":"ping\xff"}', '{"type":"\ud800"}'])
+def test_parse_json_refuses_deep_nesting_and_broken_utf8(frame: str | bytes) -> None:
+    with pytest.raises(RequestError) as caught:
+        parse_json(frame)
+    assert (caught.value.status, caught.value.code) == (400, "invalid_frame")
+
+
+async def test_deep_frame_gets_an_error_chunk_and_the_connection_lives() -> None:
+    app = AdkApp(build_demo_agent(token_delay=0), warm_up=False)
+    async with WsHarness(app) as ws:
+        await ws.text('{"type":"ping","timestamp":' + "[" * 5000 + "]" * 5000 + "}")
+        await ws.probe("still-here")
+        assert ws.frames[0] == ('data: {"type":"error","errorText":'
+                                '"A frame is nested too deeply."}\n\n')
