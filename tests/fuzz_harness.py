@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from conftest import parse_sse
@@ -21,6 +21,12 @@ PER_LOOP_TASKS = frozenset({"_shutdown_watcher"})
 
 def _per_loop(task: asyncio.Task[Any]) -> bool:
     return getattr(task.get_coro(), "__qualname__", "") in PER_LOOP_TASKS
+
+
+async def bounded(coro: Awaitable[Any], within: float = EXAMPLE_TIMEOUT) -> Any:
+    """``coro`` with a time limit, in the caller's task (``wait_for`` would add one)."""
+    async with asyncio.timeout(within):
+        return await coro
 
 
 async def assert_no_other_tasks(within: float = SETTLE) -> None:
@@ -48,7 +54,8 @@ class ErrorLog(logging.Handler):
         self.records: list[logging.LogRecord] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
+        if not _deliberate(record):
+            self.records.append(record)
 
     def __enter__(self) -> ErrorLog:
         for name in self.NAMES:
@@ -62,6 +69,16 @@ class ErrorLog(logging.Handler):
     def messages(self) -> list[str]:
         return [f"{r.name}: {r.getMessage()} {r.exc_info[1]!r}" if r.exc_info
                 else f"{r.name}: {r.getMessage()}" for r in self.records]
+
+
+def _deliberate(record: logging.LogRecord) -> bool:
+    """The demo model's on-purpose failure ("please raise") is logged as it should be."""
+    exc = record.exc_info[1] if record.exc_info else None
+    while exc is not None:
+        if type(exc).__name__ == "DemoModelError":
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 # -- HTTP -----------------------------------------------------------------------------
@@ -156,6 +173,29 @@ def check_http(status: int, headers: dict[str, str], body: bytes) -> str:
 # -- WebSocket --------------------------------------------------------------------------
 
 
+# Known bug (tests/test_fuzz_regressions.py::test_client_leaving_as_a_turn_ends): the
+# live connection's downstream task sends through ``asyncio.wait_for``, which on
+# Python 3.11 swallows a cancellation that arrives as the send completes; teardown
+# then waits for it forever. Until that is fixed in ``_live.py`` the harness
+# recognises exactly that state (downstream cancelled, back at its inbox), cancels
+# it once more and counts it, so the fuzz tests keep checking everything else.
+# Set to False once the regression test passes.
+TOLERATE_LOST_CANCEL = True
+
+
+def known_lost_cancel() -> bool:
+    if not TOLERATE_LOST_CANCEL:
+        return False
+    stuck = [t for t in asyncio.all_tasks() if t.get_name() == "adk-asgi-live-downstream"
+             and not t.done() and t.cancelling() > 0]
+    for task in stuck:
+        waiting_on = getattr(task.get_coro(), "cr_await", None)
+        if getattr(waiting_on, "__qualname__", "") == "Queue.get":
+            task.cancel()
+            return True
+    return False
+
+
 class WsHarness:
     """Drives the app's WebSocket side in process: frames in, sent messages recorded."""
 
@@ -166,6 +206,7 @@ class WsHarness:
         self.sent: list[dict[str, Any]] = []
         self.changed = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
+        self.lost_cancel = False  # the known teardown hang happened (and was undone)
 
     async def __aenter__(self) -> WsHarness:
         scope = {"type": "websocket", "asgi": {"version": "3.0", "spec_version": "2.4"},
@@ -182,11 +223,16 @@ class WsHarness:
         assert self.task is not None
         if not self.task.done():
             await self.inbox.put({"type": "websocket.disconnect", "code": 1000})
-        try:
-            await asyncio.wait_for(asyncio.shield(self.task), 10)
-        except TimeoutError:
+        for _ in range(10):
+            done, _pending = await asyncio.wait([self.task], timeout=1)
+            if done:
+                break
+            if known_lost_cancel():
+                self.lost_cancel = True
+        else:
             self.task.cancel()
-            raise AssertionError("the connection did not end after the client left") from None
+            raise AssertionError("the connection did not end after the client left")
+        self.task.result()  # the app's own exception, if any
 
     async def _send(self, message: dict[str, Any]) -> None:
         self.sent.append(message)

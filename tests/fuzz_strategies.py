@@ -12,6 +12,7 @@ e.g. ``ADK_ASGI_FUZZ_SCALE=20 scripts/test tests/test_fuzz_request.py`` for a lo
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import os
 from typing import Any
@@ -323,7 +324,7 @@ plain_bodies = st.builds(
 def twisted(draw: st.DrawFn, documents: st.SearchStrategy[Any]) -> Any:
     """``documents`` with up to two defects: a value replaced by anything, an unknown
     key added, or a key written twice with a hostile first value."""
-    doc = draw(documents)
+    doc = copy.deepcopy(draw(documents))  # strategies may hand out shared objects
     for _ in range(draw(st.integers(0, 2))):
         containers: list[Any] = []
         stack = [doc]
