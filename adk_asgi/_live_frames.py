@@ -109,8 +109,10 @@ def _bad(message: str) -> RequestError:
 def parse_json(text: str | bytes) -> dict[str, Any]:
     try:
         value = _json.decode(text)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, UnicodeError):  # bad UTF-8 is a UnicodeError in msgspec
         raise _bad("A text frame must be a JSON object.") from None
+    except RecursionError:  # deeper than msgspec's nesting limit (~1000 levels)
+        raise _bad("A frame is nested too deeply.") from None
     if not isinstance(value, dict) or not isinstance(value.get("type"), str):
         raise _bad("A frame is a JSON object with a string `type`.")
     return value

@@ -108,6 +108,10 @@ def decode_chat_request(body: bytes, limits: Limits | None = None) -> ChatReques
         raise RequestError(422, "invalid_request", f"Invalid chat request: {exc}") from None
     except msgspec.DecodeError as exc:
         raise RequestError(400, "invalid_json", f"Request body is not valid JSON: {exc}") from None
+    except UnicodeDecodeError:  # msgspec reports invalid UTF-8 inside strings this way
+        raise RequestError(400, "invalid_json", "Request body is not valid UTF-8.") from None
+    except RecursionError:  # deeper than msgspec's nesting limit (~1000 levels)
+        raise RequestError(400, "invalid_json", "Request body is nested too deeply.") from None
     if not valid_chat_id(request.id):
         raise RequestError(
             422, "invalid_chat_id", f"Chat `id` must be 1-{MAX_ID_LENGTH} printable characters."
