@@ -55,6 +55,8 @@ __all__ = ("ChatEndpoint", "ChatOptions")
 logger = logging.getLogger("adk_asgi")
 
 GENERIC_ERROR: Final = "The agent failed to answer. Please try again."
+SEED_MAX_MESSAGES: Final = 200
+SEED_MAX_CHARS: Final = 200_000
 SHUTDOWN_ERROR: Final = "The server is restarting. Please send your message again."
 StopReason = Literal["client", "stuck", "stopped", "shutdown"]
 
@@ -155,13 +157,24 @@ class ChatEndpoint:
     async def _seed(self, session: Session, history: list[UIMessage]) -> None:
         """A new session with earlier turns from the client (e.g. after a restart of an
         in-memory store): their *text* becomes the session's history, so the model
-        keeps the context. Tool calls and files of those turns are not replayed."""
+        keeps the context. Tool calls and files of those turns are not replayed.
+
+        Only the most recent ``SEED_MAX_MESSAGES`` messages and ``SEED_MAX_CHARS``
+        characters are kept: appending costs grow with the session in ADK's stores, and
+        a client must not be able to make one request seed a huge history."""
         service = self.runtime.session_service
         author = self.runtime.agent_name
-        for message in history:
+        kept: list[tuple[UIMessage, str]] = []
+        budget = SEED_MAX_CHARS
+        for message in reversed(history):
             text = message_text(message)
             if not text:
                 continue
+            if len(kept) == SEED_MAX_MESSAGES or len(text) > budget:
+                break
+            budget -= len(text)
+            kept.append((message, text))
+        for message, text in reversed(kept):
             user = message.role == "user"
             event = Event(
                 invocation_id="adk-asgi-seed",

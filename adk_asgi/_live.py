@@ -260,9 +260,11 @@ class LiveEndpoint:
         await self.runtime.startup()
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         chat_id = query.get("chatId", [None])[0]
-        if chat_id is not None and (not valid_chat_id(chat_id)
-                                    or not await self.store.claim(chat_id, user_id)):
-            return CLOSE_POLICY, NOT_FOUND
+        if chat_id is not None:
+            if not valid_chat_id(chat_id):
+                return CLOSE_POLICY, "Invalid chat id (1-256 printable characters)."
+            if not await self.store.claim(chat_id, user_id):
+                return CLOSE_POLICY, NOT_FOUND
         return user_id
 
     async def drain(self, grace: float) -> None:
@@ -487,7 +489,8 @@ class _Connection:
                 if self.protocol == "B" and text is not None:
                     with contextlib.suppress(Exception):
                         value = json.loads(text)
-                        request_id = value.get("requestId") if isinstance(value, dict) else None
+                        candidate = value.get("requestId") if isinstance(value, dict) else None
+                        request_id = candidate if isinstance(candidate, str) else None
                 await self._protocol_error(error.message, request_id)
 
     async def _next_message(self) -> dict[str, Any]:

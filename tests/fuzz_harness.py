@@ -14,9 +14,9 @@ from conftest import parse_sse
 
 EXAMPLE_TIMEOUT = 30.0  # no example may take longer (a hang fails the test)
 SETTLE = 1.0  # how long tasks may take to finish after an exchange
-# Loop-wide helpers that are not per request: sse-starlette runs one shutdown
-# watcher per event loop (thread) for its graceful drain, started by the first stream.
-PER_LOOP_TASKS = frozenset({"_shutdown_watcher"})
+# Loop-wide helpers that are not per request (none today; a library that starts one
+# per event loop would be listed here).
+PER_LOOP_TASKS: frozenset[str] = frozenset()
 
 
 def _per_loop(task: asyncio.Task[Any]) -> bool:
@@ -173,29 +173,6 @@ def check_http(status: int, headers: dict[str, str], body: bytes) -> str:
 # -- WebSocket --------------------------------------------------------------------------
 
 
-# Known bug (tests/test_fuzz_regressions.py::test_client_leaving_as_a_turn_ends): the
-# live connection's downstream task sends through ``asyncio.wait_for``, which on
-# Python 3.11 swallows a cancellation that arrives as the send completes; teardown
-# then waits for it forever. Until that is fixed in ``_live.py`` the harness
-# recognises exactly that state (downstream cancelled, back at its inbox), cancels
-# it once more and counts it, so the fuzz tests keep checking everything else.
-# Set to False once the regression test passes.
-TOLERATE_LOST_CANCEL = True
-
-
-def known_lost_cancel() -> bool:
-    if not TOLERATE_LOST_CANCEL:
-        return False
-    stuck = [t for t in asyncio.all_tasks() if t.get_name() == "adk-asgi-live-downstream"
-             and not t.done() and t.cancelling() > 0]
-    for task in stuck:
-        waiting_on = getattr(task.get_coro(), "cr_await", None)
-        if getattr(waiting_on, "__qualname__", "") == "Queue.get":
-            task.cancel()
-            return True
-    return False
-
-
 class WsHarness:
     """Drives the app's WebSocket side in process: frames in, sent messages recorded."""
 
@@ -206,7 +183,6 @@ class WsHarness:
         self.sent: list[dict[str, Any]] = []
         self.changed = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
-        self.lost_cancel = False  # the known teardown hang happened (and was undone)
 
     async def __aenter__(self) -> WsHarness:
         scope = {"type": "websocket", "asgi": {"version": "3.0", "spec_version": "2.4"},
@@ -227,8 +203,6 @@ class WsHarness:
             done, _pending = await asyncio.wait([self.task], timeout=1)
             if done:
                 break
-            if known_lost_cancel():
-                self.lost_cancel = True
         else:
             self.task.cancel()
             raise AssertionError("the connection did not end after the client left")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import Any
 
 import httpx
@@ -106,6 +107,27 @@ async def test_unknown_session_is_seeded_with_the_text_history(demo_app: AdkApp,
              if e.content and e.content.parts and e.content.parts[0].text and not e.partial]
     assert texts[:3] == [("user", "my name is Kenji"), ("assistant", "Hi Kenji."),
                          ("user", "what is my name?")]
+
+
+async def test_seeding_keeps_only_the_most_recent_history(demo_app: AdkApp,
+                                                         client: httpx.AsyncClient) -> None:
+    """A client cannot make one request seed a huge history (ADK's stores pay per append)."""
+    from adk_asgi._chat import SEED_MAX_MESSAGES
+
+    history = [user_message(f"old message {i}", f"u{i}") for i in range(999)]
+    started = time.monotonic()
+    status, chunks = await post(client, chat_body("huge", *history,
+                                                  user_message("hello", "last")))
+    assert status == 200 and types_of(chunks)[-1] == "[DONE]"
+    assert time.monotonic() - started < 10
+    runtime = demo_app.runtime
+    session = await runtime.session_service.get_session(app_name=runtime.app_name,
+                                                        user_id="anonymous", session_id="huge")
+    assert session is not None
+    seeded = [e.content.parts[0].text for e in session.events
+              if (e.custom_metadata or {}).get("adk_asgi", {}).get("seeded")]
+    assert len(seeded) == SEED_MAX_MESSAGES
+    assert seeded[-1] == "old message 998" and seeded[0] == "old message 799"
 
 
 async def test_regenerate_rewinds_the_last_turn(demo_app: AdkApp,

@@ -67,12 +67,6 @@ class _LeavingClient(WsHarness):
             self.inbox.put_nowait({"type": "websocket.disconnect", "code": 1001})
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known bug in adk_asgi/_live.py: _send_text sends through asyncio.wait_for, which on "
-    "Python 3.11 swallows the teardown's cancel when it arrives as the send completes; the "
-    "downstream task goes back to its inbox and teardown waits forever. Fix: "
-    "`async with asyncio.timeout(...)` instead of wait_for; then drop this xfail and set "
-    "fuzz_harness.TOLERATE_LOST_CANCEL = False"))
 @pytest.mark.parametrize(("prompt", "leave_on"), [("hello", '"type":"finish"'),
                                                   ("please fail", '"type":"error"')])
 async def test_client_leaving_as_a_turn_ends(prompt: str, leave_on: str) -> None:

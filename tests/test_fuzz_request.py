@@ -40,7 +40,7 @@ from fuzz_strategies import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, Limits
 from adk_asgi._errors import RequestError
 from adk_asgi._request import ChatRequest, decode_chat_request
 from adk_asgi._turn import plan_turn
@@ -54,7 +54,7 @@ class Server:
 
     def __init__(self) -> None:
         self.app = AdkApp(build_demo_agent(token_delay=0), warm_up=False,
-                          max_body_bytes=4 * 1024 * 1024)
+                          limits=Limits(max_body_bytes=4 * 1024 * 1024))
         self.runner = asyncio.Runner()
         self.outcomes: collections.Counter[str] = collections.Counter()
         self.errors = ErrorLog()
@@ -86,7 +86,7 @@ async def post(server: Server, body: bytes) -> str:
                 EXAMPLE_TIMEOUT)
         outcome = check_http(response.status_code, dict(response.headers), response.content)
         await assert_no_other_tasks()
-    assert len(server.app.runtime.locks) == 0, "a chat lock outlived its request"
+    assert server.app.store.held_locks == 0  # type: ignore[attr-defined], "a chat lock outlived its request"
     server.outcomes[outcome] += 1
     return outcome
 
@@ -193,7 +193,7 @@ def test_body_reader_raw_asgi(server: Server) -> None:
             result = await asgi_post(server.app, chunks, headers, disconnect,
                                      leave_mid_stream)
             await assert_no_other_tasks()
-        assert len(server.app.runtime.locks) == 0, "a chat lock outlived its request"
+        assert server.app.store.held_locks == 0  # type: ignore[attr-defined], "a chat lock outlived its request"
         if result.status is None:
             assert disconnect is not None, "no answer to a client that stayed"
             server.outcomes["gone"] += 1

@@ -10,7 +10,6 @@ instance wrote, the next one ("the process after a restart") must find there.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import importlib.util
 import os
@@ -30,7 +29,7 @@ from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from pg_server import PostgresServer, find_bindir
 
 from adk_asgi import AdkApp
-from adk_asgi._cli import build_app
+from adk_asgi._cli import _parser, build_app
 from adk_asgi._middleware import AdkMiddleware
 from adk_asgi._sessions import session_service_from_url
 from adk_asgi.demo import PAYMENT_LOG, build_demo_agent
@@ -111,8 +110,7 @@ def test_session_service_from_url_kinds(tmp_path: Path) -> None:
 
 
 def test_cli_builds_the_app_on_either_store(session_db: str) -> None:
-    args = argparse.Namespace(target=None, model=None, token_delay=0.0, mount="/api/chat",
-                              session_db=session_db)
+    args = _parser().parse_args(["serve", "--session-db", session_db, "--token-delay", "0"])
     app = build_app(args)
     assert isinstance(app, AdkMiddleware)
     service: BaseSessionService = app.adk.runtime.session_service
