@@ -137,15 +137,19 @@ class SSEChannel:
 
     async def _tick(self) -> None:
         ping, timeout = self._ping_interval, self._send_timeout
-        tick = max(_MIN_TICK, min(ping or float("inf"), (timeout or float("inf")) / 2))
+        inf = float("inf")
         while not self.gone:
-            await asyncio.sleep(tick)
+            # Sleep until the next ping is due (a ping every `ping` seconds of silence,
+            # not a fixed tick that can double the gap), or half the send timeout.
+            wait = min(self._last_write + ping - self._loop.time() if ping else inf,
+                       timeout / 2 if timeout else inf)
+            await asyncio.sleep(max(_MIN_TICK, wait))
             now = self._loop.time()
             since = self._sending_since
             if since and timeout is not None and now - since > timeout:
                 self._stuck()
                 return
-            if ping is not None and not since and now - self._last_write >= ping:
+            if ping is not None and not since and now - self._last_write >= ping - _MIN_TICK:
                 try:
                     await asyncio.wait_for(
                         self._send({"type": "http.response.body", "body": _PING,

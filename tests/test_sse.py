@@ -4,6 +4,7 @@ send timeout, its ADK run is aborted and nothing is left behind."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import socket
 import time
@@ -111,3 +112,41 @@ def test_pings_keep_a_silent_stream_alive_and_do_not_disturb_chunks() -> None:
         assert '"text-delta","id"' in body and "data: [DONE]" in body
 
 
+
+
+def test_pings_come_every_interval_of_silence() -> None:
+    """A ping every ``ping_interval`` seconds of silence, measured on the wire (a fixed
+    timer tick that just misses would double the gap)."""
+
+    class QuietModel(BaseLlm):
+        model: str = "quiet"
+
+        @property
+        def capabilities(self) -> LlmCapabilities:
+            return LlmCapabilities(output_schema_and_tools=True)
+
+        async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False
+                                         ) -> AsyncGenerator[LlmResponse, None]:
+            yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text="a")]),
+                              partial=True)
+            await asyncio.sleep(2.6)
+            yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text="a")]),
+                              partial=False, finish_reason=types.FinishReason.STOP)
+
+    app = AdkApp(LlmAgent(name="quiet", model=QuietModel()), warm_up=False, ping_interval=0.5)
+    with LoopbackServer(app) as server:
+        sock = _request(server.port, json.dumps(chat_body("gaps", user_message("go"))).encode())
+        sock.settimeout(5)
+        arrivals: list[float] = []
+        data = b""
+        while b"data: [DONE]" not in data:
+            piece = sock.recv(65536)
+            if not piece:
+                break
+            if b": ping" in piece or (b'"text-delta"' in piece and not arrivals):
+                arrivals.append(time.monotonic())  # the first delta, then every ping
+            data += piece
+        sock.close()
+    gaps = [b - a for a, b in itertools.pairwise(arrivals)]
+    assert len(arrivals) >= 5, arrivals  # 2.6 s of silence, a ping every 0.5 s
+    assert max(gaps) < 0.75, gaps  # a timer that just misses gives ~1.0 s
