@@ -98,7 +98,8 @@ def _decode(body: bytes) -> ChatRequest | None:
     try:
         request = decode_chat_request(body)
     except RequestError as error:
-        assert error.status in (400, 422), error.status
+        # 413: the message/part/file limits (Limits) apply at decoding.
+        assert error.status in (400, 413, 422), error.status
         return None
     assert request.id and request.history
     return request
