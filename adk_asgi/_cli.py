@@ -137,13 +137,7 @@ class SiteApp:
         from ._http import send_json_error
 
         if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
+            await _plain_lifespan(receive, send)
         elif scope["type"] == "http":
             if self.static is None:
                 if scope["path"] in ("/", "/index.html") and scope["method"] in ("GET", "HEAD"):
@@ -169,16 +163,21 @@ class SiteApp:
             await send({"type": "websocket.close", "code": 1000})
 
 
+async def _plain_lifespan(receive: Any, send: Any) -> None:
+    """The lifespan of an app with nothing to start (AdkMiddleware starts the agent)."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
 async def _not_found(scope: Any, receive: Any, send: Any) -> None:
     """A bare app: JSON 404 for every request (tests wrap the chat endpoint around it)."""
     if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        await _plain_lifespan(receive, send)
     elif scope["type"] == "http":
         from ._http import send_json_error
 
