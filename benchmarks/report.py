@@ -191,6 +191,13 @@ def chart(results: dict[str, Any], path: Path) -> bool:
     return True
 
 
+def _rss_cells(row: dict[str, Any]) -> str:
+    """The three RSS cells (MB) every memory table starts with, each followed by '| '."""
+    return (f"| {_f(row.get('rss_after_warmup_kb', 0) / 1024)} "
+            f"| {_f(row.get('peak_rss_single_kb', 0) / 1024)} "
+            f"| {_f(row.get('peak_rss_sweep_kb', 0) / 1024)} ")
+
+
 def _status(results: dict[str, Any], name: str) -> str:
     row = results.get(name) if name.startswith("ceiling") else \
         results.get("contenders", {}).get(name)
@@ -367,9 +374,7 @@ def render(results: dict[str, Any], chart_name: str | None) -> str:
         if not row:
             continue
         idle = row.get("idle", {})
-        add(f"| {name} | {_f(row.get('rss_after_warmup_kb', 0) / 1024)} "
-            f"| {_f(row.get('peak_rss_single_kb', 0) / 1024)} "
-            f"| {_f(row.get('peak_rss_sweep_kb', 0) / 1024)} "
+        add(f"| {name} {_rss_cells(row)}"
             f"| {idle.get('opened', '–')}/{idle.get('streams', '–')} "
             f"| {_f(idle.get('kb_per_stream'), 1)} |"
             + (f" {idle['error']}" if "error" in idle else ""))
@@ -383,9 +388,7 @@ def render(results: dict[str, Any], chart_name: str | None) -> str:
         if not row:
             continue
         idle = row.get("idle", {})
-        add(f"| {name} | {_f(row.get('rss_after_warmup_kb', 0) / 1024)} "
-            f"| {_f(row.get('peak_rss_single_kb', 0) / 1024)} "
-            f"| {_f(row.get('peak_rss_sweep_kb', 0) / 1024)} "
+        add(f"| {name} {_rss_cells(row)}"
             f"| {idle.get('opened', '–')}/{idle.get('streams', '–')} · "
             f"{idle.get('complete', '–')}/{idle.get('streams', '–')} "
             f"| {_f(idle.get('kb_per_stream'), 1)} "

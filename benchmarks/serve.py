@@ -63,24 +63,11 @@ def raise_fd_limit() -> int:
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
-async def _not_found(scope: Any, receive: Any, send: Any) -> None:
-    if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
-    elif scope["type"] == "http":
-        await send({"type": "http.response.start", "status": 404, "headers": []})
-        await send({"type": "http.response.body", "body": b""})
-
-
 def build_app(name: str, token_delay: float) -> Any:
     name = name.split("-live")[0]
     if name == "adk-asgi":
         from adk_asgi import AdkMiddleware
+        from adk_asgi._cli import _not_found  # the bare app adk-asgi serve wraps in tests
         from adk_asgi.demo import build_demo_agent
 
         return AdkMiddleware(_not_found, path="/api/chat",
