@@ -21,7 +21,8 @@ app = FastAPI(title="My site", lifespan=chat.lifespan)
 app.add_middleware(
     CORSMiddleware,
     allow_origins=["http://localhost:3000"],
-    allow_methods=["GET", "POST"],
+    # DELETE: the page's stop request (DELETE /api/chat/{id}/stream) is cross-origin too.
+    allow_methods=["GET", "POST", "DELETE"],
     allow_headers=["*"],
 )
 

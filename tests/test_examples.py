@@ -22,4 +22,11 @@ def test_mount_in_fastapi_example() -> None:
         preflight = client.options("/api/chat/", headers={
             "origin": "http://localhost:3000", "access-control-request-method": "POST"})
         assert preflight.status_code == 200
+        # The stop request of a cross-origin page is allowed (and answered) too.
+        preflight = client.options("/api/chat/ex/stream", headers={
+            "origin": "http://localhost:3000", "access-control-request-method": "DELETE"})
+        assert preflight.status_code == 200
+        stop = client.delete("/api/chat/ex/stream", headers={"origin": "http://localhost:3000"})
+        assert stop.status_code == 200 and stop.json() == {"stopped": False}
+        assert stop.headers["access-control-allow-origin"] == "http://localhost:3000"
         assert client.get("/api/chat/ex/stream").status_code == 204

@@ -1,4 +1,4 @@
-"""UI message stream chunks: the wire types the AI SDK client validates.
+"""UI message stream chunks: the wire types the AI SDK client validates (public API).
 
 One `Struct` per chunk type, tagged on ``type``, keys in camelCase. Optional
 fields default to ``None`` and, with ``omit_defaults``, a ``None`` is never
@@ -50,6 +50,7 @@ __all__ = (
     "ToolOutputError",
     "UIChunk",
     "encode_chunk",
+    "sse_event",
     "sse_frame",
 )
 
@@ -258,6 +259,12 @@ def encode_chunk(chunk: UIChunk) -> bytes:
     return _encoder.encode(chunk)
 
 
+def sse_event(data: bytes) -> bytes:
+    """One SSE event around encoded JSON, ``data: {json}\\n\\n``. JSON never holds a raw
+    newline, so one line."""
+    return _PREFIX + data + _SUFFIX
+
+
 def sse_frame(chunk: UIChunk) -> bytes:
-    """One SSE event, ``data: {json}\\n\\n``. JSON never holds a raw newline, so one line."""
+    """One chunk as one SSE event."""
     return _PREFIX + _encoder.encode(chunk) + _SUFFIX

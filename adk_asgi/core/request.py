@@ -1,11 +1,13 @@
-"""The chat request body, as the AI SDK client sends it, decoded with msgspec.
+"""UI messages in: the chat request body as the AI SDK client sends it (msgspec), and the
+ADK content of a new user message.
 
 Two body shapes are accepted: the `DefaultChatTransport` default
 ``{id, messages, trigger, messageId?, ...extra}`` and the trimmed
 ``{id, message}`` that apps send with ``prepareSendMessagesRequest``. Unknown
 keys (the transport's extra ``body``) are ignored, unknown part types are kept
 as parts and skipped when building ADK content: the client is free to carry
-data the server does not understand.
+data the server does not understand. A message may carry ``content`` instead of
+``parts`` (see ``UIMessage``).
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ import msgspec
 from google.genai import types
 from msgspec import UNSET, UnsetType
 
-from ._errors import RequestError
-from ._limits import Limits
+from .errors import RequestError
+from .limits import Limits
 
 __all__ = (
     "Approval",
@@ -63,6 +65,7 @@ class UIPart(msgspec.Struct, rename="camel"):
     approval: Approval | UnsetType = UNSET
     data: Any | UnsetType = UNSET
     provider_executed: bool | UnsetType = UNSET
+    call_provider_metadata: Any | UnsetType = UNSET
 
     @property
     def tool(self) -> str | None:
@@ -74,11 +77,30 @@ class UIPart(msgspec.Struct, rename="camel"):
         return None
 
 
+class _NoParts(list[UIPart]):
+    """The default of ``UIMessage.parts``: tells "no `parts` key" from an empty list."""
+
+
 class UIMessage(msgspec.Struct):
+    """A ``UIMessage``. The older ``content`` shape (a string, or a list of parts, as the
+    original design's clients send it) is read as ``parts``, on every transport."""
+
     role: Literal["system", "user", "assistant"]
-    parts: list[UIPart]
+    parts: list[UIPart] = msgspec.field(default_factory=_NoParts)
     id: str = ""
     metadata: Any | UnsetType = UNSET
+    content: str | list[UIPart] | UnsetType = UNSET
+
+    def __post_init__(self) -> None:
+        content = self.content
+        if content is UNSET:
+            if type(self.parts) is _NoParts:
+                raise ValueError("a message needs `parts` (or `content`)")
+            return
+        if not self.parts:
+            self.parts = [UIPart(type="text", text=content)] if isinstance(content, str) \
+                else content
+        self.content = UNSET
 
 
 class ChatRequest(msgspec.Struct, rename="camel"):

@@ -37,7 +37,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError("RedisStreamStore needs the redis package: "
                       "pip install 'adk-asgi[redis]'") from exc
 
-from ._streams import StreamRecorder, StreamStore
+from .base import StreamRecorder, StreamStore
 
 __all__ = ("RedisStreamStore",)
 

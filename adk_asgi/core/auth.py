@@ -18,7 +18,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable
 
-from ._types import Scope
+from .asgi import Scope
 
 __all__ = ("AuthError", "Authenticate", "anonymous", "bearer_token", "resolve_user")
 

@@ -29,7 +29,7 @@ import contextlib
 from collections.abc import Callable, Iterable
 from typing import Final, Literal
 
-from ._types import Receive, Send
+from ..core.asgi import Receive, Send
 
 __all__ = ("SSE_HEADERS", "GoneReason", "SSEChannel")
 

@@ -4,7 +4,7 @@
                GET    /{chatId}/stream   -> resume the chat's active stream (204: none)
                DELETE /{chatId}/stream   -> stop the chat's running turn
                anything else             -> JSON 404 / 405
-    websocket  /                         -> live mode (Runner.run_live; see _live.py)
+    websocket  /                         -> live mode (Runner.run_live; see live/)
     lifespan                             -> build the runner + warm ADK up / close it
 
 Paths are relative to where the app is mounted (``root_path``), so it works at
@@ -23,17 +23,17 @@ from google.adk.apps import App
 from google.adk.runners import Runner
 from google.adk.sessions import BaseSessionService
 
-from ._auth import Authenticate, anonymous
-from ._chat import ChatEndpoint, ChatOptions
-from ._http import send_json_error
-from ._limits import Limits
-from ._live import LiveEndpoint, LiveOptions
-from ._origin import OriginPolicy
-from ._request import valid_chat_id
-from ._runtime import AgentRuntime
-from ._streams import MemoryStreamStore, StreamStore
-from ._translator import ConfirmationStyle
-from ._types import Receive, Scope, Send
+from .core.asgi import Receive, Scope, Send, route_path, send_error, send_json_error
+from .core.auth import Authenticate, anonymous
+from .core.errors import chat_not_found
+from .core.limits import Limits
+from .core.origin import OriginPolicy
+from .core.request import valid_chat_id
+from .core.runtime import AgentRuntime
+from .core.translator import ConfirmationStyle
+from .http.endpoint import ChatEndpoint, ChatOptions
+from .live.endpoint import LiveEndpoint, LiveOptions
+from .stores import MemoryStreamStore, StreamStore
 
 __all__ = ("AdkApp",)
 
@@ -142,7 +142,7 @@ class AdkApp:
             # scope["path"] is already percent-decoded: the id is everything between.
             chat_id = path[1:-len(_STREAM)] if path.startswith("/") else path[:-len(_STREAM)]
             if not valid_chat_id(chat_id):
-                await send_json_error(send, 404, "chat_not_found", "No such chat.")
+                await send_error(send, chat_not_found())
             elif method in ("GET", "HEAD"):
                 await self.chat.resume(scope, receive, send, chat_id)
             elif method == "DELETE":
@@ -169,11 +169,3 @@ class AdkApp:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-
-def route_path(scope: Scope) -> str:
-    """The request path relative to the mount point (``root_path``)."""
-    path: str = scope.get("path", "")
-    root: str = scope.get("root_path", "")
-    if root and path.startswith(root):
-        path = path[len(root):]
-    return path

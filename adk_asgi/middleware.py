@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._app import AdkApp
-from ._types import ASGIApp, Message, Receive, Scope, Send
+from .app import AdkApp
+from .core.asgi import ASGIApp, Message, Receive, Scope, Send, route_path
 
 __all__ = ("AdkMiddleware",)
 
@@ -25,10 +25,7 @@ class AdkMiddleware:
 
     def _relative(self, scope: Scope) -> str | None:
         """The path below the mount point, if this request is ours."""
-        path: str = scope.get("path", "")
-        root: str = scope.get("root_path", "")
-        if root and path.startswith(root):
-            path = path[len(root):]
+        path = route_path(scope)
         if self.path == "/":
             return path
         if path == self.path or path.startswith(self.path + "/"):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-from ._types import Scope
+from .asgi import Scope
 
 __all__ = ("OriginPolicy",)
 

@@ -14,7 +14,7 @@ from google.adk.apps import App, ResumabilityConfig
 from google.adk.runners import Runner
 from google.adk.sessions import BaseSessionService
 
-from ._sessions import session_service_from_url
+from .sessions import META_KEY, session_service_from_url
 
 __all__ = ("AgentRuntime",)
 
@@ -111,7 +111,7 @@ class AgentRuntime:
             _ = self.runner
             if warm:
                 started = time.perf_counter()
-                from ._warmup import warm_up
+                from .warmup import warm_up
 
                 await warm_up()
                 logger.info("ADK warmed up in %.0f ms", (time.perf_counter() - started) * 1000)
@@ -127,12 +127,12 @@ class AgentRuntime:
     def run_config_for(self, metadata: dict[str, Any]) -> RunConfig:
         """The run config of one turn, tagged so the session maps messages to invocations."""
         custom = dict(self.run_config.custom_metadata or {})
-        custom["adk_asgi"] = metadata
+        custom[META_KEY] = metadata
         return self.run_config.model_copy(update={"custom_metadata": custom})
 
 
 def _approval_tool_names(agent: Any) -> set[str]:
-    from ._frontend_tool import FrontendTool
+    from .tools import FrontendTool
 
     names: set[str] = set()
     for tool in getattr(agent, "tools", None) or ():
