@@ -23,6 +23,8 @@ public methods, subclasses may call or override these protected hooks, and nothi
     new step.
 ``_close_blocks(out)``
     End the open text or reasoning block.
+``_model_call_finished()``
+    The open step's model call has finished (a final response without a final event).
 ``_stream_text(text, thought, out)``
     Append a delta to the open text (or reasoning) block, opening it.
 ``_already_streamed(event)`` (override)
@@ -34,6 +36,9 @@ public methods, subclasses may call or override these protected hooks, and nothi
     Ask the user to approve ``call_id`` (the call is re-stated with the hint and payload).
 ``_record_response(event, out)``
     Usage, finish reason, model version and grounding sources of a final response.
+
+The steps and blocks live in ``blocks.py``, the tool parts in ``tool_parts.py``, the
+response metadata in ``response_meta.py``.
 ``_on_event(event, out)`` (override; default nothing)
     Extra chunks for an event (called first for every event).
 """
@@ -48,50 +53,19 @@ from typing import Any, Final, Literal
 from google.adk.events import Event
 from google.genai import types
 
-from ..chunks import (
-    Abort,
-    Error,
-    File,
-    Finish,
-    FinishReason,
-    FinishStep,
-    ReasoningDelta,
-    ReasoningEnd,
-    ReasoningStart,
-    SourceUrl,
-    Start,
-    StartStep,
-    TextDelta,
-    TextEnd,
-    TextStart,
-    ToolApprovalRequest,
-    ToolInputAvailable,
-    ToolInputStart,
-    ToolOutputAvailable,
-    ToolOutputDenied,
-    ToolOutputError,
-    UIChunk,
-)
-from .approvals import CONFIRMATION_TOOL, frontend_approval_id
+from ..chunks import Abort, Error, File, Finish, FinishReason, Start, UIChunk
+from .approvals import CONFIRMATION_TOOL
+from .blocks import MessageBlocks
 from .errors import GENERIC_ERROR
+from .response_meta import ResponseMeta
+from .tool_parts import ToolParts
 
 __all__ = ("ConfirmationStyle", "ErrorInfo", "EventTranslator", "describe_error_generic")
 
 ConfirmationStyle = Literal["native", "adk-tool"]
 
-_FINISH_REASONS: Final[dict[str, FinishReason]] = {
-    "STOP": "stop",
-    "MAX_TOKENS": "length",
-    "SAFETY": "content-filter",
-    "RECITATION": "content-filter",
-    "BLOCKLIST": "content-filter",
-    "PROHIBITED_CONTENT": "content-filter",
-    "SPII": "content-filter",
-    "IMAGE_SAFETY": "content-filter",
-}
 # ADK's own marker for a run stopped through abort_signal: the client is gone.
 _ABORTED: Final = "INVOCATION_ABORTED"
-TOOL_FAILED: Final = "The tool failed."
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,22 +91,12 @@ class EventTranslator:
     """Turns the ADK events of one run into the chunks of one assistant message."""
 
     __slots__ = (
-        "_approval_tools",
-        "_awaiting_client",
-        "_block_seq",
+        "_blocks",
         "_confirmation_style",
-        "_denied",
         "_describe_error",
-        "_finish_reason",
-        "_model_call_done",
-        "_model_version",
-        "_open_calls",
-        "_reasoning_id",
-        "_sources",
-        "_step_open",
+        "_meta",
         "_streamed_ids",
-        "_text_id",
-        "_usage",
+        "_tools",
         "ended",
         "message_id",
     )
@@ -151,27 +115,11 @@ class EventTranslator:
         self.ended = False
         self._confirmation_style = confirmation_style
         self._describe_error = describe_error
-        # Calls the client denied: their ADK "rejected" result is shown as
-        # `tool-output-denied`, not as an error. (The ADK-tool style reports a denial
-        # as an error on the call.)
-        self._denied: set[str] = set(denied_call_ids) if confirmation_style == "native" \
-            else set()
-        # Browser tools the user approves before the page runs them.
-        self._approval_tools = approval_tools
-        self._step_open = False
-        self._model_call_done = False
-        self._text_id: str | None = None
-        self._reasoning_id: str | None = None
-        self._block_seq = 0
+        self._blocks = MessageBlocks(message_id)
+        self._meta = ResponseMeta(message_id)
+        self._tools = ToolParts(native=confirmation_style == "native", denied=denied_call_ids,
+                                approval_tools=approval_tools, awaiting=awaiting)
         self._streamed_ids: set[str] = set()
-        # Tool calls the client must answer (approvals, browser tools) at the end.
-        self._awaiting_client: set[str] = set(awaiting)
-        # Server tool calls sent without an outcome yet.
-        self._open_calls: dict[str, None] = {}
-        self._sources: set[str] = set()
-        self._finish_reason: FinishReason | None = None
-        self._usage: dict[str, int] = {}
-        self._model_version: str | None = None
 
     # -- stream edges -----------------------------------------------------
 
@@ -183,14 +131,11 @@ class EventTranslator:
         if self.ended:
             return []
         out: list[UIChunk] = []
-        self._close_blocks(out)
-        if self._step_open:
-            out.append(FinishStep())
-            self._step_open = False
+        self._blocks.finish_step(out)
         reason: FinishReason = (
-            "tool-calls" if self._awaiting_client else (self._finish_reason or "stop")
+            "tool-calls" if self._tools.awaiting else (self._meta.finish_reason or "stop")
         )
-        metadata = self._metadata()
+        metadata = self._meta.metadata()
         out.append(Finish(finish_reason=reason, message_metadata=metadata) if metadata
                    else Finish(finish_reason=reason))
         return out
@@ -214,9 +159,7 @@ class EventTranslator:
         self.ended = True
         out: list[UIChunk] = []
         self._close_blocks(out)
-        for call_id in self._open_calls:
-            out.append(ToolOutputError(tool_call_id=call_id, error_text=TOOL_FAILED))
-        self._open_calls.clear()
+        self._tools.fail_open(out)
         text = error if isinstance(error, str) else self._describe_error(error)
         out.append(Error(error_text=text))
         return out
@@ -225,27 +168,25 @@ class EventTranslator:
         """The same assistant message continues in a new request (the answers to the calls
         it waited for): ``start`` again, same ``messageId``, the calls and denials kept."""
         self.ended = False
-        self._step_open = False
-        self._model_call_done = False
-        self._awaiting_client.clear()
+        self._blocks.reset_step()
+        self._tools.awaiting.clear()
         return self.start()
 
     @property
     def awaiting_client(self) -> frozenset[str]:
         """Tool-call ids (or approval ids) the client has to answer before the run goes on."""
-        return frozenset(self._awaiting_client)
+        return frozenset(self._tools.awaiting)
 
     def expect_client(self, ids: Iterable[str]) -> None:
         """These calls wait for the client (the stream then ends with ``tool-calls``)."""
-        self._awaiting_client.update(ids)
+        self._tools.awaiting.update(ids)
 
     def client_answered(self, answer_id: str) -> None:
-        self._awaiting_client.discard(answer_id)
+        self._tools.awaiting.discard(answer_id)
 
     def mark_denied(self, call_id: str) -> None:
         """The user denied ``call_id``: its error result is shown as ``tool-output-denied``."""
-        if self._confirmation_style == "native":
-            self._denied.add(call_id)
+        self._tools.deny(call_id)
 
     # -- events -----------------------------------------------------------
 
@@ -265,7 +206,7 @@ class EventTranslator:
         if content.role == "model" and not _is_synthetic(content.parts):
             self._open_step(out)
             if not partial:
-                self._model_call_done = True
+                self._blocks.call_done = True
         streamed = not partial and self._already_streamed(event)
         for part in content.parts:
             if part.text is not None and not part.function_call:
@@ -299,104 +240,31 @@ class EventTranslator:
         return event.id in self._streamed_ids
 
     def _open_step(self, out: list[UIChunk]) -> None:
-        if not self._step_open:
-            out.append(StartStep())
-            self._step_open = True
-            self._model_call_done = False
-        elif self._model_call_done:
-            # A new model call after a finished one (e.g. after tool results).
-            self._close_blocks(out)
-            out.append(FinishStep())
-            out.append(StartStep())
-            self._model_call_done = False
+        self._blocks.open_step(out)
 
     def _stream_text(self, text: str, thought: bool, out: list[UIChunk]) -> None:
-        if thought:
-            if self._text_id is not None:
-                self._end_text(out)
-            if self._reasoning_id is None:
-                self._reasoning_id = self._new_block_id("r")
-                out.append(ReasoningStart(id=self._reasoning_id))
-            out.append(ReasoningDelta(id=self._reasoning_id, delta=text))
-        else:
-            if self._reasoning_id is not None:
-                self._end_reasoning(out)
-            if self._text_id is None:
-                self._text_id = self._new_block_id("t")
-                out.append(TextStart(id=self._text_id))
-            out.append(TextDelta(id=self._text_id, delta=text))
+        self._blocks.stream(text, thought, out)
 
     def _close_blocks(self, out: list[UIChunk]) -> None:
-        if self._reasoning_id is not None:
-            self._end_reasoning(out)
-        if self._text_id is not None:
-            self._end_text(out)
+        self._blocks.close(out)
+
+    def _model_call_finished(self) -> None:
+        self._blocks.call_done = True
 
     def _tool_call(self, call_id: str, name: str, args: dict[str, Any], client_side: bool,
                    out: list[UIChunk]) -> None:
         self._close_blocks(out)
-        if not self._step_open:
-            out.append(StartStep())
-            self._step_open = True
-        # Server-run tools are "provider executed" for the AI SDK: the client neither runs
-        # them (no onToolCall) nor waits for them (sendAutomaticallyWhen helpers).
-        executed = None if client_side else True
-        out.append(ToolInputStart(tool_call_id=call_id, tool_name=name,
-                                  provider_executed=executed))
-        out.append(ToolInputAvailable(tool_call_id=call_id, tool_name=name, input=args,
-                                      provider_executed=executed))
-        if client_side:
-            self._awaiting_client.add(call_id)
-            if name in self._approval_tools:
-                out.append(ToolApprovalRequest(approval_id=frontend_approval_id(call_id),
-                                               tool_call_id=call_id))
-        else:
-            self._open_calls[call_id] = None
+        self._blocks.ensure_step(out)
+        self._tools.call(call_id, name, args, client_side, out)
 
     def _approval_request(self, approval_id: str, call_id: str, name: str,
                           args: dict[str, Any], hint: str | None, payload: Any,
                           out: list[UIChunk]) -> None:
         self._close_blocks(out)
-        adk: dict[str, Any] = {"approvalId": approval_id}
-        if hint:
-            adk["hint"] = hint
-        if payload is not None:
-            adk["payload"] = payload
-        # Re-stating the call carries the hint and payload to the client, where they land
-        # on the tool part as `callProviderMetadata.adk`.
-        out.append(ToolInputAvailable(tool_call_id=call_id, tool_name=name, input=args,
-                                      provider_metadata={"adk": adk}))
-        out.append(ToolApprovalRequest(approval_id=approval_id, tool_call_id=call_id))
-        self._awaiting_client.add(approval_id)
-        self._open_calls.pop(call_id, None)  # its outcome comes with the answer
+        self._tools.approval_request(approval_id, call_id, name, args, hint, payload, out)
 
     def _record_response(self, event: Event, out: list[UIChunk]) -> None:
-        if event.finish_reason is not None:
-            name = getattr(event.finish_reason, "name", str(event.finish_reason))
-            self._finish_reason = _FINISH_REASONS.get(name, "other")
-        if event.model_version:
-            self._model_version = event.model_version
-        usage = event.usage_metadata
-        if usage is not None:
-            for key, value in (
-                ("inputTokens", usage.prompt_token_count),
-                ("outputTokens", usage.candidates_token_count),
-                ("totalTokens", usage.total_token_count),
-                ("reasoningTokens", usage.thoughts_token_count),
-                ("cachedInputTokens", usage.cached_content_token_count),
-            ):
-                if value:
-                    self._usage[key] = self._usage.get(key, 0) + value
-        grounding = event.grounding_metadata
-        if grounding is not None and grounding.grounding_chunks:
-            for chunk in grounding.grounding_chunks:
-                web = chunk.web
-                if web is None or not web.uri or web.uri in self._sources:
-                    continue
-                self._sources.add(web.uri)
-                source_id = f"{self.message_id}-s{len(self._sources)}"
-                out.append(SourceUrl(source_id=source_id, url=web.uri, title=web.title)
-                           if web.title else SourceUrl(source_id=source_id, url=web.uri))
+        self._meta.record(event, out)
 
     # -- parts --------------------------------------------------------------
 
@@ -422,16 +290,7 @@ class EventTranslator:
         if requested and call_id in requested:
             return  # ADK's placeholder while the call waits for approval
         self._close_blocks(out)
-        result = response.response
-        if call_id in self._denied and _is_error(result):
-            out.append(ToolOutputDenied(tool_call_id=call_id))
-        elif _is_error(result):
-            assert result is not None
-            out.append(ToolOutputError(tool_call_id=call_id, error_text=str(result["error"])))
-        else:
-            out.append(ToolOutputAvailable(tool_call_id=call_id, output=result))
-        self._awaiting_client.discard(call_id)
-        self._open_calls.pop(call_id, None)
+        self._tools.outcome(call_id, response.response, out)
 
     def _inline_data(self, blob: types.Blob, out: list[UIChunk]) -> None:
         if blob.data is None:
@@ -441,30 +300,6 @@ class EventTranslator:
         data = base64.b64encode(blob.data).decode("ascii")
         out.append(File(url=f"data:{mime};base64,{data}", media_type=mime))
 
-    # -- helpers ------------------------------------------------------------
-
-    def _new_block_id(self, kind: str) -> str:
-        self._block_seq += 1
-        return f"{self.message_id}-{kind}{self._block_seq}"
-
-    def _end_text(self, out: list[UIChunk]) -> None:
-        assert self._text_id is not None
-        out.append(TextEnd(id=self._text_id))
-        self._text_id = None
-
-    def _end_reasoning(self, out: list[UIChunk]) -> None:
-        assert self._reasoning_id is not None
-        out.append(ReasoningEnd(id=self._reasoning_id))
-        self._reasoning_id = None
-
-    def _metadata(self) -> dict[str, Any] | None:
-        metadata: dict[str, Any] = {}
-        if self._usage:
-            metadata["usage"] = dict(self._usage)
-        if self._model_version:
-            metadata["model"] = self._model_version
-        return metadata or None
-
 
 def _is_synthetic(parts: list[types.Part]) -> bool:
     """ADK's confirmation request event is not a model call: it must not open a step."""
@@ -472,9 +307,3 @@ def _is_synthetic(parts: list[types.Part]) -> bool:
         p.function_call is not None and p.function_call.name == CONFIRMATION_TOOL for p in parts
     )
 
-
-def _is_error(result: dict[str, Any] | None) -> bool:
-    """ADK reports tool failures (and rejections) as ``{"error": "..."}``."""
-    return isinstance(result, dict) and "error" in result and "result" not in result and (
-        len(result) == 1 or result.get("status") in ("error", None)
-    )

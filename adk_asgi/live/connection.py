@@ -23,7 +23,6 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +33,6 @@ from ..core.approvals import ClientAnswer, answers_in
 from ..core.asgi import ClientGone, Receive, Send
 from ..core.errors import CHAT_NOT_FOUND, RequestError
 from ..core.request import check_limits, user_content, valid_chat_id
-from ..stores import split_frames
 from .commands import (
     Abort,
     Audio,
@@ -42,7 +40,6 @@ from .commands import (
     Codec,
     Command,
     Interrupt,
-    Listener,
     Messages,
     Ping,
     Resume,
@@ -53,6 +50,7 @@ from .commands import (
 from .gate import ApprovalNotice, GateNotice, LiveGate, ResolvedNotice, SettledNotice, WaitNotice
 from .protocol_a import ProtocolA
 from .protocol_b import ProtocolB
+from .resume import Followers
 from .run import LiveRun, RunEnded, RunFailed, RunItem
 from .socket import CLOSE_ERROR, CLOSE_RESTART, LiveSocket
 from .translator import LiveTranslator
@@ -116,7 +114,7 @@ class Connection:
                            config=endpoint.live_run_config(audio), deliver=self._deliver)
         self.codec: Codec = ProtocolA()
         self.conversation = self._conversation()
-        self._followers: set[asyncio.Task[None]] = set()
+        self.followers = Followers(self.socket, self.store, user_id)
 
     def _conversation(self) -> Conversation:
         options = self.endpoint.options
@@ -151,7 +149,7 @@ class Connection:
         self.socket.closed = True
         # Cancel the waits first (in run.close): a gated call whose client is gone must not
         # run.
-        tasks.extend(self._followers)
+        tasks.extend(self.followers.tasks)
         for task in tasks:
             task.cancel()
         await asyncio.gather(self.run.close(), *tasks, return_exceptions=True)
@@ -204,8 +202,8 @@ class Connection:
                     await conversation.answers(answers, request_id)
                 case _StartRun(chat_id):
                     await self.run.start(chat_id)
-                case Resume() as resume:
-                    await self._resume(resume)
+                case Resume(request_id, chat_id):
+                    await self.followers.resume(request_id, chat_id)
                 case Abort(request_id):
                     await conversation.abort(request_id)
                 case RunFailed(error):
@@ -303,32 +301,3 @@ class Connection:
         else:
             raise RequestError(422, "invalid_last_message",
                                "The last message must be a user or an assistant message.")
-
-    # -- resume (protocol B) --------------------------------------------------------
-
-    async def _resume(self, resume: Resume) -> None:
-        """Replay the chat's active stream (recorded in the stream store, so it may run on
-        this connection, another one or an HTTP request on any worker) from its start, then
-        follow it (``resumeStreamIsReplay``)."""
-        chat_id, request_id = resume.chat_id, resume.request_id
-        owner = await self.store.owner(chat_id) if valid_chat_id(chat_id) else None
-        follow = await self.store.follow(chat_id) if owner == self.user_id else None
-        if follow is None:
-            await self.socket.send([ProtocolB.no_active(request_id)])
-            return
-        await self.socket.send([ProtocolB.start(request_id)])
-        task = asyncio.create_task(self._follow(request_id, follow),
-                                   name="adk-asgi-live-resume")
-        self._followers.add(task)
-        task.add_done_callback(self._followers.discard)
-
-    async def _follow(self, request_id: str, follow: AsyncGenerator[bytes, None]) -> None:
-        listener = [Listener(request_id)]
-        try:
-            async for blob in follow:
-                await self.socket.send(ProtocolB.chunks(split_frames(blob), listener))
-            await self.socket.send(ProtocolB.turn_end(listener))
-        except ClientGone:
-            pass
-        finally:
-            await follow.aclose()

@@ -106,7 +106,7 @@ class LiveTranslator(EventTranslator):
             self._stream_text(text, False, out)
         self._live_streamed = False
         self._close_blocks(out)
-        self._model_call_done = True
+        self._model_call_finished()
 
     # -- the gate -----------------------------------------------------------
 
