@@ -1,7 +1,7 @@
 """adk-asgi: serve Google ADK agents to Vercel AI SDK chat UIs (``useChat``).
 
-    from adk_asgi import AdkApp
-    site.mount("/api/chat", AdkApp(agent=root_agent))
+    from adk_asgi import AdkApp, mount
+    mount(site, "/api/chat", AdkApp(agent=root_agent))
 
 The public API is what this module exports, plus ``adk_asgi.chunks`` (the UI message
 stream chunk types), ``adk_asgi.testing`` (test helpers) and ``adk_asgi.demo`` (the
@@ -20,6 +20,7 @@ from .core.limits import Limits
 from .core.tools import FrontendTool, frontend_tool
 from .live.endpoint import LiveOptions
 from .middleware import AdkMiddleware
+from .mount import mount
 from .stores import MemoryStreamStore, StreamRecorder, StreamStore
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ __all__ = [
     "StreamStore",
     "bearer_token",
     "frontend_tool",
+    "mount",
 ]
 
 __version__ = "0.1.0"

@@ -43,18 +43,19 @@ _STREAM = "/stream"
 class AdkApp:
     """Serve an ADK agent to AI SDK ``useChat`` clients.
 
-    >>> site.mount("/api/chat", AdkApp(agent=root_agent))
+    >>> mount(site, "/api/chat", AdkApp(agent=root_agent))   # adk_asgi.mount
 
-    Starlette and FastAPI do not run the lifespan of mounted apps; the app then
-    starts itself on its first request. To warm up at process start instead,
-    pass ``lifespan=adk_app.lifespan`` to the host app (or use ``AdkMiddleware``).
+    ``mount`` routes HTTP and WebSocket at the path, with or without a trailing slash,
+    and runs the app's start-up and shutdown with the site's lifespan. Mounted any other
+    way (``site.mount(...)``), the app starts itself on its first request unless you pass
+    ``lifespan=chat.lifespan`` to the host app.
     """
 
     def __init__(
         self,
         agent: BaseAgent | None = None,
         *,
-        app: App | None = None,
+        adk_app: App | None = None,
         runner: Runner | None = None,
         session_service: BaseSessionService | None = None,
         session_db: str | None = None,
@@ -71,12 +72,19 @@ class AdkApp:
         allowed_origins: Iterable[str] | None = None,
         live_options: LiveOptions | None = None,
         warm_up: bool = True,
+        **renamed: Any,
     ) -> None:
+        if "app" in renamed:
+            raise TypeError("AdkApp(app=...) is now adk_app=...: pass your ADK App as "
+                            "adk_app=my_app (app= would clash with the wrapped ASGI app of "
+                            "AdkMiddleware)")
+        if renamed:
+            raise TypeError(f"AdkApp() got unexpected keyword arguments: {', '.join(renamed)}")
         if confirmation_style not in ("native", "adk-tool"):
             raise ValueError("confirmation_style is 'native' or 'adk-tool'")
         if resume_grace < 0 or shutdown_grace < 0:
             raise ValueError("resume_grace and shutdown_grace must be >= 0")
-        self.runtime = AgentRuntime(agent=agent, app=app, runner=runner,
+        self.runtime = AgentRuntime(agent=agent, app=adk_app, runner=runner,
                                     session_service=session_service, session_db=session_db,
                                     app_name=app_name, run_config=run_config)
         self.limits = limits or Limits()
@@ -106,6 +114,9 @@ class AdkApp:
         await asyncio.gather(self.chat.drain(grace), self.live.drain(grace))
 
     async def shutdown(self) -> None:
+        """Close the runner (if adk-asgi built it) and the stream store; once."""
+        if not self.runtime.started:
+            return
         await self.runtime.shutdown()
         await self.store.close()
 

@@ -16,7 +16,14 @@ __all__ = ("AdkMiddleware",)
 
 
 class AdkMiddleware:
-    def __init__(self, app: ASGIApp, path: str = "/api/chat", **options: Any) -> None:
+    """``AdkMiddleware(app, path="/api/chat", **options)``: ``app`` is the ASGI app to wrap;
+    ``options`` are ``AdkApp``'s (``agent=``, ``adk_app=`` or ``runner=``, ...).
+
+    >>> app = AdkMiddleware(site, path="/api/chat", agent=root_agent)
+    >>> site.add_middleware(AdkMiddleware, path="/api/chat", agent=root_agent)  # FastAPI
+    """
+
+    def __init__(self, app: ASGIApp, /, path: str = "/api/chat", **options: Any) -> None:
         if not path.startswith("/"):
             raise ValueError("path must start with '/'")
         self.app = app

@@ -24,9 +24,9 @@ def free_port() -> int:
 
 
 def test_load_target() -> None:
-    agent = load_target("adk_asgi.demo:root_agent")
+    agent = load_target("adk_asgi.demo:root_agent").value
     assert agent.name == "assistant"
-    assert load_target("adk_asgi.demo") is agent
+    assert load_target("adk_asgi.demo").value is agent
     with pytest.raises(SystemExit):
         load_target("adk_asgi.demo:nope")
 

@@ -21,30 +21,32 @@ from typing import Any
 
 from .server import SERVED, DrainingServer, supervise, uvicorn_config
 from .site import DEFAULT_MOUNT, WEB_DIR, SiteApp, page_url
-from .targets import load_target
+from .targets import Target, TargetError, load_target
 
-__all__ = ("build_app", "main")
+__all__ = ("build_app", "main", "parser", "resolve_target")
 
 logger = logging.getLogger("adk_asgi")
 
 
-def build_app(args: argparse.Namespace) -> Any:
-    from google.adk.agents import BaseAgent
-    from google.adk.apps import App
-    from google.adk.runners import Runner
+def resolve_target(args: argparse.Namespace) -> Target:
+    """What to serve: the named target, or the demo agent (TargetError says why not)."""
+    if args.target:
+        return load_target(args.target, args.agent)
+    if args.agent:
+        raise TargetError("--agent needs a folder of agents as the target")
+    from ..demo import build_demo_agent
 
+    model = args.model
+    if model is None and (os.environ.get("GOOGLE_API_KEY")
+                          or os.environ.get("GOOGLE_GENAI_USE_VERTEXAI")):
+        model = os.environ.get("ADK_ASGI_MODEL", "gemini-2.5-flash")
+    return Target("agent", build_demo_agent(model=model, token_delay=args.token_delay), "demo")
+
+
+def build_app(args: argparse.Namespace, target: Target | None = None) -> Any:
     from ..middleware import AdkMiddleware
 
-    if args.target:
-        target = load_target(args.target)
-    else:
-        from ..demo import build_demo_agent
-
-        model = args.model
-        if model is None and (os.environ.get("GOOGLE_API_KEY")
-                              or os.environ.get("GOOGLE_GENAI_USE_VERTEXAI")):
-            model = os.environ.get("ADK_ASGI_MODEL", "gemini-2.5-flash")
-        target = build_demo_agent(model=model, token_delay=args.token_delay)
+    target = target or resolve_target(args)
     options: dict[str, Any] = {
         "session_db": args.session_db,
         "resume_grace": args.resume_grace,
@@ -55,16 +57,16 @@ def build_app(args: argparse.Namespace) -> Any:
         from ..stores.redis import RedisStreamStore
 
         options["stream_store"] = RedisStreamStore(args.redis_url)
-    if isinstance(target, Runner):
+    if target.kind == "runner":
+        if args.session_db:
+            raise TargetError(f"{target.where} is a Runner: it brings its own session service, "
+                              "so --session-db cannot apply")
         del options["session_db"]
-        options["runner"] = target
-    elif isinstance(target, App):
-        options["app"] = target
-    elif isinstance(target, BaseAgent):
-        options["agent"] = target
-    else:
-        raise SystemExit(f"adk-asgi: {args.target!r} is not an ADK agent, App or Runner")
-    app = AdkMiddleware(SiteApp(WEB_DIR), path=_mount(args.mount), **options)
+    options[{"agent": "agent", "app": "adk_app", "runner": "runner"}[target.kind]] = target.value
+    try:
+        app = AdkMiddleware(SiteApp(WEB_DIR), path=_mount(args.mount), **options)
+    except (TypeError, ValueError) as exc:  # e.g. a Runner that cannot pause for approvals
+        raise TargetError(f"{target.where}: {exc}") from None
     SERVED.append(app.adk)
     return app
 
@@ -78,7 +80,13 @@ def parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = top.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve an ADK agent (default: the offline demo agent)")
-    serve.add_argument("target", nargs="?", help="module:attr of an agent, App or Runner")
+    serve.add_argument("target", nargs="?",
+                       help="what to serve: module:attr (an agent, App or Runner), a module "
+                            "(its root_agent or app), or a folder in ADK's agents layout "
+                            "(default: the offline demo agent)")
+    serve.add_argument("--agent", default=None, metavar="NAME",
+                       help="the agent to serve from a folder holding several (ADK's agents "
+                            "directory)")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--mount", default=DEFAULT_MOUNT, help="path of the chat endpoint")
@@ -117,8 +125,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.workers > 1 and (not args.redis_url or not args.session_db
                              or args.session_db.startswith("memory")):
         cli.error("--workers > 1 needs --session-db (sessions every worker can read) and "
-                     "--redis-url (streams, owners and locks every worker can see)")
+                  "--redis-url (streams, owners and locks every worker can see)")
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    # Find (and build) what is served before claiming to serve it: a bad target is one line.
+    target = resolve_target(args)
+    app = build_app(args, target) if args.workers == 1 else None
     mount = _mount(args.mount)
     print(f"adk-asgi: chat endpoint at http://{args.host}:{args.port}{mount}", flush=True)
     if (WEB_DIR / "index.html").is_file():
@@ -127,5 +138,5 @@ def main(argv: list[str] | None = None) -> int:
         print("adk-asgi: no chat page in this installation (see README: Chat page)", flush=True)
     if args.workers > 1:
         return supervise(argv, args)
-    DrainingServer(uvicorn_config(args, build_app(args))).run()
+    DrainingServer(uvicorn_config(args, app)).run()
     return 0

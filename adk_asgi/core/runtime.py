@@ -21,15 +21,26 @@ __all__ = ("AgentRuntime",)
 logger = logging.getLogger("adk_asgi")
 
 DEFAULT_APP_NAME = "adk_asgi"
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # ResumabilityConfig is marked experimental in ADK 2.x.
+    _RESUMABLE = ResumabilityConfig(is_resumable=True)
+
+
+def _resumable(config: ResumabilityConfig | None) -> bool:
+    return config is not None and config.is_resumable
 
 
 class AgentRuntime:
     """Owns (or borrows) the ADK ``Runner``.
 
-    Give exactly one of ``agent``, ``app`` or ``runner``. An agent is wrapped in a
-    *resumable* ADK ``App``: tool confirmations and browser-executed tools pause
-    the invocation and resume it from the session alone, so the answer may reach
-    any process that shares the session store.
+    Give exactly one of ``agent``, ``app`` or ``runner``. The runner must be *resumable*
+    (``ResumabilityConfig(is_resumable=True)``): tool confirmations, browser-executed and
+    long-running tools pause the invocation and resume it from the session alone, so the
+    answer may reach any process that shares the session store. Without it ADK does not
+    pause: the model goes on without the answer, and an approval the page sends later
+    finds nothing to resume. So an agent is wrapped in a resumable ``App``, an ``App`` that
+    is not resumable is served as a resumable copy, and a ready ``Runner`` that is not
+    resumable is refused (the bridge does not build it, so it does not change it).
     """
 
     def __init__(
@@ -49,6 +60,16 @@ class AgentRuntime:
             raise TypeError("A ready Runner brings its own session service.")
         if session_service is not None and session_db is not None:
             raise TypeError("Give session_service= or session_db=, not both.")
+        if runner is not None and not _resumable(runner.resumability_config):
+            raise ValueError(
+                "the Runner is not resumable: tool confirmations and browser or long-running "
+                "tools could not pause and resume. Build it with App(..., resumability_config="
+                "ResumabilityConfig(is_resumable=True)), or give the agent (agent=) or the "
+                "App (adk_app=) and let adk-asgi build the runner.")
+        if app is not None and not _resumable(app.resumability_config):
+            logger.info("Serving ADK App %r as resumable (tool confirmations pause and resume "
+                        "the invocation)", app.name)
+            app = app.model_copy(update={"resumability_config": _RESUMABLE})
         self._agent = agent
         self._app = app
         self._runner: Runner | None = runner
@@ -98,7 +119,7 @@ class AgentRuntime:
                 app = App(
                     name=self._app_name or DEFAULT_APP_NAME,
                     root_agent=self._agent,
-                    resumability_config=ResumabilityConfig(is_resumable=True),
+                    resumability_config=_RESUMABLE,
                 )
         return Runner(app=app, session_service=service, app_name=self._app_name or app.name)
 
@@ -115,6 +136,10 @@ class AgentRuntime:
 
                 await warm_up()
                 logger.info("ADK warmed up in %.0f ms", (time.perf_counter() - started) * 1000)
+
+    @property
+    def started(self) -> bool:
+        return self._started
 
     async def shutdown(self) -> None:
         if self._runner is not None and self._owns_runner:
