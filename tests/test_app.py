@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
+from google.adk.apps import App, ResumabilityConfig
 from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 from starlette.applications import Starlette
@@ -292,7 +293,9 @@ async def test_websocket_is_served_live(demo_app: AdkApp) -> None:
 
 
 async def test_accepts_a_ready_runner_and_the_single_message_body() -> None:
-    runner = Runner(agent=build_demo_agent(), app_name="mine",
+    # A ready Runner must be resumable (confirmations pause and resume): see core/runtime.
+    runner = Runner(app=App(name="mine", root_agent=build_demo_agent(),
+                            resumability_config=ResumabilityConfig(is_resumable=True)),
                     session_service=InMemorySessionService())
     app = AdkApp(runner=runner, warm_up=False)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
