@@ -3,6 +3,7 @@
     http       POST   /                  -> chat stream (SSE, UI message stream v1)
                GET    /{chatId}/stream   -> resume the chat's active stream (204: none)
                DELETE /{chatId}/stream   -> stop the chat's running turn
+               GET    /healthz, /readyz  -> liveness / readiness (observability/health.py)
                anything else             -> JSON 404 / 405
     websocket  /                         -> live mode (Runner.run_live; see live/)
     lifespan                             -> build the runner + warm ADK up / close it
@@ -34,11 +35,13 @@ from .core.runtime import AgentRuntime
 from .core.translator import ConfirmationStyle, DescribeError, describe_error_generic
 from .http.endpoint import ChatEndpoint, ChatOptions
 from .live.endpoint import LiveEndpoint, LiveOptions
+from .observability.health import Health, Probe
 from .stores import MemoryStreamStore, StreamStore
 
 __all__ = ("AdkApp",)
 
 _STREAM = "/stream"
+_PROBES: dict[str, Probe] = {"/healthz": "healthz", "/readyz": "readyz"}
 
 
 class AdkApp:
@@ -104,6 +107,10 @@ class AdkApp:
             live_options,
             authenticate=authenticate, store=self.store, limits=self.limits,
             origins=OriginPolicy(allowed_origins))
+        self.health = Health(self.runtime, self.store,
+                             lambda: self.chat.draining or self.live.draining)
+        """The probes: ``GET {path}/healthz`` and ``GET {path}/readyz`` (no identity
+        needed); ``health.checks()`` for your own."""
         self.shutdown_grace = shutdown_grace
         self._warm_up = warm_up
 
@@ -167,6 +174,10 @@ class AdkApp:
                 await send_json_error(send, 405, "method_not_allowed",
                                       f"{method} is not allowed here.",
                                       headers=[(b"allow", b"GET, HEAD, DELETE")])
+            return
+        probe = _PROBES.get(path)
+        if probe is not None:
+            await self.health(probe, scope, send)
             return
         await send_json_error(send, 404, "not_found", f"No route for {path!r}.")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import warnings
 from typing import Any
 
 import httpx
@@ -293,9 +294,12 @@ async def test_websocket_is_served_live(demo_app: AdkApp) -> None:
 
 
 async def test_accepts_a_ready_runner_and_the_single_message_body() -> None:
-    # A ready Runner must be resumable (confirmations pause and resume): see core/runtime.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # ResumabilityConfig is experimental
+        resumable = ResumabilityConfig(is_resumable=True)
+    # A ready Runner must be resumable (AgentRuntime refuses one that is not).
     runner = Runner(app=App(name="mine", root_agent=build_demo_agent(),
-                            resumability_config=ResumabilityConfig(is_resumable=True)),
+                            resumability_config=resumable),
                     session_service=InMemorySessionService())
     app = AdkApp(runner=runner, warm_up=False)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),

@@ -190,6 +190,9 @@ class RedisStreamStore(StreamStore):
         await self.redis.set(self.key("stop", sid), 1, ex=60)
         return True
 
+    async def ping(self) -> None:
+        await self.redis.ping()
+
     async def close(self) -> None:
         await self.redis.aclose()
 
