@@ -28,6 +28,7 @@ from google.genai import types
 from ..chunks import DONE_FRAME, DataChunk, UIChunk, encode_chunk, sse_event
 from ..core.approvals import ClientAnswer, decide
 from ..core.errors import SHUTDOWN_ERROR, RequestError
+from ..core.failures import log_error_event
 from ..core.translator import ErrorInfo
 from ..stores import StreamRecorder, StreamStore
 from .commands import Codec, Listener
@@ -167,7 +168,7 @@ class Conversation:
             for notice in ready:
                 await self.approval(notice)
         if event.turn_complete:
-            if event.interrupted or translator.ended or not translator.model_called_tools:
+            if event.interrupted or translator.done or not translator.model_called_tools:
                 await self._end()
             else:
                 # Tool results go back to the model, which answers in this message.
@@ -239,6 +240,11 @@ class Conversation:
         if turn is None:
             return
         await self._emit(turn.translator.finish())
+        failure = turn.translator.failure
+        if failure is not None and failure.exception is None:
+            # An error ADK reported as an event (a raised one was logged by the run).
+            log_error_event("ADK reported an error", self._run.chat_id, failure.code,
+                            failure.message)
         turn.recorder.append(DONE_FRAME)
         await turn.recorder.end(resumable=False)
         self.idle_since = asyncio.get_running_loop().time()  # idleness counts from here
