@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 import shutil
@@ -40,14 +41,24 @@ class _Server(uvicorn.Server):
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         for server in self.servers:
             server.close()
+        for sock in sockets or []:
+            sock.close()
         for connection in list(self.server_state.connections):
-            connection.shutdown()
+            with contextlib.suppress(Exception):
+                connection.shutdown()
         await asyncio.sleep(0.05)
         for connection in list(self.server_state.connections):
             transport = getattr(connection, "transport", None)
             if transport is not None:
                 transport.abort()
-        await super().shutdown(sockets)
+        try:
+            await asyncio.wait_for(
+                self._wait_tasks_to_complete(), timeout=self.config.timeout_graceful_shutdown
+            )
+        except TimeoutError:
+            for task in self.server_state.tasks:
+                task.cancel()
+        await self.lifespan.shutdown()
 
 
 class GeminiEmulator:

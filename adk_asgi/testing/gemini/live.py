@@ -54,12 +54,14 @@ _INVALID = "Request contains an invalid argument."
 
 
 class _Closed(Exception):
-    """Raised inside a connection to close it with an API error."""
+    """Raised inside a connection to close it with an API error. ``detail`` says more
+    than the service's reason does; it goes to the journal, not on the wire."""
 
-    def __init__(self, code: int, reason: str) -> None:
+    def __init__(self, code: int, reason: str, detail: str = "") -> None:
         super().__init__(reason)
         self.code = code
         self.reason = reason
+        self.detail = detail or reason
 
     @classmethod
     def of(cls, error: ApiError) -> _Closed:
@@ -68,8 +70,10 @@ class _Closed(Exception):
 
 def _invalid(detail: str = _INVALID) -> _Closed:
     # A malformed or out-of-place client message: 1007 "Request contains an invalid
-    # argument." (what the service is seen to send, vercel/ai#20695).
-    return _Closed(1007, close_reason(detail))
+    # argument." (what the service is seen to send, vercel/ai#20695,
+    # strands-agents/harness-sdk#1999); the service says no more, so neither does the
+    # close frame (the journal keeps the detail).
+    return _Closed(1007, _INVALID, detail)
 
 
 def _duration(seconds: float) -> str:
@@ -133,6 +137,7 @@ class _Connection:
         self._spoken: list[Chunk] = []
         self._interrupted = False
         self._recorded = False
+        self._turn_open = False
         self._tasks: list[asyncio.Task[None]] = []
         self._silence_watch: asyncio.Task[None] | None = None
 
@@ -162,7 +167,7 @@ class _Connection:
                 Record(
                     "live",
                     "close",
-                    {"code": closing.code, "reason": closing.reason},
+                    {"code": closing.code, "reason": closing.reason, "detail": closing.detail},
                     self._number,
                 )
             )
@@ -187,7 +192,7 @@ class _Connection:
         try:
             setup = parse_setup(body, self._settings)
         except ApiError as error:
-            raise _Closed.of(error) from None
+            raise _invalid(error.message) from None
         if not self._settings.is_live_model(setup.model):
             # A model without the Live API: 1008 and "models/... is not found for API
             # version v1alpha, or is not supported for bidiGenerateContent"
@@ -449,7 +454,7 @@ class _Connection:
     def _interrupt(self) -> None:
         """Stop the turn being generated; its spoken part stays in the history."""
         task = self._speaking
-        if task is None or task.done() or self._interrupted:
+        if task is None or task.done() or self._interrupted or not self._turn_open:
             return
         self._interrupted = True
         session = self._require_session()
@@ -467,6 +472,7 @@ class _Connection:
             heard = await self._turns.get()
             self._interrupted = False
             self._recorded = False
+            self._turn_open = True
             self._spoken = []
             self._turn_calls = []
             task = asyncio.create_task(self._turn(heard), name="gemini-emulator-turn")
@@ -477,6 +483,10 @@ class _Connection:
                 self._speaking = None
             if task.cancelled():
                 await self._report_interruption()
+            elif task.exception() is None:
+                setup = self._require_setup()
+                if setup.resumption and not self._require_session().pending_calls:
+                    await self._offer_handle()
             elif (error := task.exception()) is not None:
                 if isinstance(error, _Closed):
                     await self.close(error)
@@ -577,6 +587,8 @@ class _Connection:
             )
         )
         thought_tokens = text_tokens(reply.thought)
+        # Once turnComplete is on its way the turn is over: nothing can interrupt it.
+        self._turn_open = False
         await self._send(
             types.LiveServerMessage(
                 server_content=types.LiveServerContent(turn_complete=True),
@@ -588,8 +600,6 @@ class _Connection:
                 ),
             )
         )
-        if setup.resumption and not session.pending_calls:
-            await self._offer_handle()
 
     async def _say(self, chunk: Chunk) -> None:
         setup = self._require_setup()

@@ -83,6 +83,8 @@ class RestEndpoint:
             return await self._answer(request)
         except ApiError as error:
             return _error_response(error)
+        except wire.WireError as error:
+            return _error_response(ApiError(400, f"Invalid JSON payload received. {error}"))
 
     async def _answer(self, http: HttpRequest) -> Response:
         version = http.path_params["version"]
@@ -160,13 +162,14 @@ class _Stream:
         self._thoughts = thoughts
         self._id = secrets.token_urlsafe(16)
 
-    def _usage(self, text: str, thought: str) -> types.GenerateContentResponseUsageMetadata:
+    def _usage(self, text: str) -> types.GenerateContentResponseUsageMetadata:
         calls = sum(
             text_tokens(json.dumps({"name": c.name, "args": c.args or {}}))
             for c in self._reply.calls
         )
         candidates = text_tokens(text) + calls
-        thinking = text_tokens(thought)
+        # Thinking is paid for whether or not the thoughts are sent.
+        thinking = text_tokens(self._reply.thought)
         return types.GenerateContentResponseUsageMetadata(
             prompt_token_count=self._prompt,
             candidates_token_count=candidates or None,
@@ -175,7 +178,7 @@ class _Stream:
         )
 
     def _response(
-        self, parts: list[types.Part], *, last: bool, text: str, thought: str
+        self, parts: list[types.Part], *, last: bool, text: str
     ) -> types.GenerateContentResponse:
         reply = self._reply
         candidate = types.Candidate(
@@ -188,7 +191,7 @@ class _Stream:
             candidate.grounding_metadata = reply.grounding
         return types.GenerateContentResponse(
             candidates=[candidate],
-            usage_metadata=self._usage(text, thought),
+            usage_metadata=self._usage(text),
             model_version=self._model,
             response_id=self._id,
         )
@@ -198,20 +201,18 @@ class _Stream:
         reply = self._reply
         chunks = list(chunks_of(reply, self._settings.tokens_per_chunk, thoughts=self._thoughts))
         failing = reply.fail_after is not None
-        text = thought = ""
+        text = ""
         for index, chunk in enumerate(chunks):
-            if chunk.thought:
-                thought += chunk.text
-            else:
+            if not chunk.thought:
                 text += chunk.text
             last = not failing and not reply.calls and index == len(chunks) - 1
             part = types.Part(text=chunk.text, thought=True if chunk.thought else None)
-            yield self._response([part], last=last, text=text, thought=thought)
+            yield self._response([part], last=last, text=text)
         if failing:
             return
         if reply.calls or not chunks:
             parts = [types.Part(function_call=call) for call in reply.calls]
-            yield self._response(parts, last=True, text=text, thought=reply.thought)
+            yield self._response(parts, last=True, text=text)
 
     def aggregate(self) -> dict[str, Any]:
         """The ``generateContent`` answer: the whole turn in one response."""
@@ -224,7 +225,7 @@ class _Stream:
         if reply.text:
             parts.append(types.Part(text=reply.text))
         parts += [types.Part(function_call=call) for call in reply.calls]
-        return wire.dump(self._response(parts, last=True, text=reply.text, thought=reply.thought))
+        return wire.dump(self._response(parts, last=True, text=reply.text))
 
     async def sse(self, delay: float) -> AsyncIterator[bytes]:
         for response in self.responses():
