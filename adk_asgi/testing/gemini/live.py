@@ -579,6 +579,9 @@ class _Connection:
             await self._send(
                 types.LiveServerMessage(tool_call=types.LiveServerToolCall(function_calls=calls))
             )
+            # Finishing the turn after a call takes a chunk's time: a client can still
+            # interrupt it, which cancels the calls (toolCallCancellation).
+            await asyncio.sleep(settings.chunk_delay)
         await self._send(
             types.LiveServerMessage(
                 server_content=types.LiveServerContent(
