@@ -89,6 +89,15 @@ class ApiError(Exception):
     def __repr__(self) -> str:
         return f"ApiError({self.code}, {self.message!r}, {self.status!r})"
 
+    def _key(self) -> tuple[int, str, str, str]:
+        return (self.code, self.message, self.status, json.dumps(self.details, sort_keys=True))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ApiError) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
     def __str__(self) -> str:
         return f"{self.code} {self.status}: {self.message}"
 

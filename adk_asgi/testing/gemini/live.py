@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import json
 import logging
@@ -25,7 +26,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from adk_asgi.demo._live import AUDIO_CHUNK, AUDIO_MIME_TYPE
 
 from . import wire
-from .api import API_VERSIONS, not_supported
+from .api import API_VERSIONS, function_names, instruction_text, not_supported
 from .auth import check_credentials
 from .chunks import Chunk, ask, chunks_of
 from .errors import ApiError, close_reason
@@ -297,8 +298,21 @@ class _Connection:
                 await self._realtime_input(body)
             elif kind == "tool_response":
                 await self._tool_response(body)
+            elif kind == "context_update":
+                self._context_update(body)
         except wire.WireError as error:
             raise _invalid(str(error)) from None
+
+    def _context_update(self, body: dict[str, Any]) -> None:
+        # "Updates to the context of the current session ... Only fields that are set
+        # will be updated" (AsyncSession.send_context_update in google-genai).
+        setup = self._require_setup()
+        changes: dict[str, Any] = {}
+        if (instruction := wire.get(body, "system_instruction")) is not None:
+            changes["system_instruction"] = instruction_text(instruction)
+        if (tools := wire.get(body, "tools")) is not None:
+            changes["function_names"] = function_names(wire.get(tools, "tools") or ())
+        self._setup = dataclasses.replace(setup, **changes)
 
     async def _client_content(self, body: dict[str, Any]) -> None:
         turns = wire.content_list(wire.get(body, "turns"), "clientContent.turns")

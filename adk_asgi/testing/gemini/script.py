@@ -14,8 +14,8 @@ A script is any callable ``(Request) -> Reply``. :class:`Script` builds one from
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from google.genai import types
@@ -82,7 +82,8 @@ class Reply:
     """``groundingMetadata`` of the answer (as if a search tool had grounded it)."""
 
     def __post_init__(self) -> None:
-        types.FinishReason(self.finish_reason)  # ValueError for an unknown reason
+        if self.finish_reason not in types.FinishReason.__members__:
+            raise ValueError(f"unknown finish reason {self.finish_reason!r}")
         if self.fail_after is not None and self.fail_after < 0:
             raise ValueError("fail_after must not be negative")
 
@@ -164,7 +165,6 @@ class Rule:
         return self.reply(request)
 
 
-@dataclass(frozen=True)
 class Script:
     """Rules tried in order; the first that matches answers.
 
@@ -173,17 +173,15 @@ class Script:
     and a sentence about any function result).
     """
 
-    rules: Sequence[Rule] = ()
-    fallback: Reply | ScriptFn | None = None
-    _rules: tuple[Rule, ...] = field(init=False, repr=False)
-
     def __init__(self, *rules: Rule, fallback: Reply | ScriptFn | None = None) -> None:
-        object.__setattr__(self, "rules", rules)
-        object.__setattr__(self, "fallback", fallback)
-        object.__setattr__(self, "_rules", tuple(rules))
+        self.rules: tuple[Rule, ...] = rules
+        self.fallback = fallback
+
+    def __repr__(self) -> str:
+        return f"Script({len(self.rules)} rules, fallback={self.fallback!r})"
 
     def __call__(self, request: Request) -> Reply:
-        for rule in self._rules:
+        for rule in self.rules:
             if rule.matches(request):
                 return rule.build(request)
         if isinstance(self.fallback, Reply):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
+from collections import deque
 from dataclasses import dataclass, field
 
 from google.genai import types
@@ -68,18 +69,36 @@ class _Handle:
     entries: tuple[Entry, ...]
 
 
+# Handles kept per session: each holds a snapshot of the conversation, so a long
+# session would otherwise keep every state it ever had.
+MAX_HANDLES_PER_SESSION = 16
+
+
 class SessionStore:
-    """Sessions by resumption handle."""
+    """Sessions by resumption handle (the newest ``MAX_HANDLES_PER_SESSION`` of each)."""
 
     def __init__(self, handle_ttl: float) -> None:
         self._ttl = handle_ttl
         self._handles: dict[str, _Handle] = {}
+        self._issued: dict[LiveSession, deque[str]] = {}
 
     def issue(self, session: LiveSession) -> str:
         """A new handle for the session's current state."""
+        self._purge()
         handle = secrets.token_urlsafe(24)
         self._handles[handle] = _Handle(session, tuple(session.entries))
+        issued = self._issued.setdefault(session, deque())
+        issued.append(handle)
+        while len(issued) > MAX_HANDLES_PER_SESSION:
+            self._handles.pop(issued.popleft(), None)
         return handle
+
+    def _purge(self) -> None:
+        now = time.monotonic()
+        for session in [
+            s for s in self._issued if s.ended_at is not None and now - s.ended_at > self._ttl
+        ]:
+            self._forget(session)
 
     def find(self, handle: str) -> LiveSession | None:
         """The session a still-valid handle names, restored to the handle's state when
@@ -105,5 +124,5 @@ class SessionStore:
         self._forget(session)
 
     def _forget(self, session: LiveSession) -> None:
-        for handle in [h for h, found in self._handles.items() if found.session is session]:
-            del self._handles[handle]
+        for handle in self._issued.pop(session, ()):
+            self._handles.pop(handle, None)
