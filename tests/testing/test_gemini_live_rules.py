@@ -251,6 +251,15 @@ async def test_connection_lifetime_and_go_away(
     assert emulator.journal.records("close")[-1].data["code"] == 1011
 
 
+async def test_the_lifetime_counts_from_the_connection(
+    make_emulator: Callable[..., GeminiEmulator], raw_live: Callable[..., Any]
+) -> None:
+    emulator = make_emulator(connection_lifetime=1.0, go_away_lead=0.5)
+    async with raw_live(emulator) as ws:  # never sends setup
+        assert await ws.recv() == {"goAway": {"timeLeft": "0.5s"}}
+        assert (await ws.closed())[0] == 1011
+
+
 def test_default_limits_are_the_documented_ones() -> None:
     from adk_asgi.testing.gemini import EmulatorSettings
 

@@ -145,12 +145,17 @@ class _Connection:
     # ---- lifecycle ---------------------------------------------------------------
 
     async def run(self, version: str, *, ephemeral: bool) -> None:
+        # The lifetime counts from the connection, setup or not.
+        self._tasks.append(asyncio.create_task(self._lifetime(), name="gemini-emulator-lifetime"))
         try:
             await self._serve(version, ephemeral)
         except _Closed as closing:
             await self.close(closing)
         except WebSocketDisconnect:
             pass
+        except Exception:
+            logger.exception("the emulated Live API connection failed")
+            await self.close(_Closed.of(ApiError(500, "Internal error encountered.")))
         finally:
             self._closed = True
             for task in [*self._tasks, self._silence_watch]:
@@ -205,7 +210,6 @@ class _Connection:
         await self._send(types.LiveServerMessage(setup_complete=types.LiveServerSetupComplete()))
         if setup.resumption:
             await self._offer_handle()
-        self._tasks.append(asyncio.create_task(self._lifetime(), name="gemini-emulator-lifetime"))
         self._tasks.append(asyncio.create_task(self._speaker(), name="gemini-emulator-speaker"))
         while True:
             kind, body = await self._receive()
