@@ -68,8 +68,12 @@ def cli(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path]]:
         yield process, env_file
     finally:
         if process.poll() is None:
-            process.kill()
-            process.communicate()
+            process.terminate()  # SIGTERM: it removes its certificate files
+            try:
+                process.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.communicate()
 
 
 def test_cli_env_file_is_all_a_process_needs(
