@@ -314,3 +314,23 @@ def test_journal_records_requests(make_emulator: Callable[..., GeminiEmulator]) 
     assert record.transport == "http"
     assert record.data["model"] == TEXT_MODEL
     assert record.data["body"] == USER_HELLO
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"contents": "hello"},
+        {"contents": [1]},
+        {"contents": [{"role": "user", "parts": "x"}]},
+        {"contents": [{"role": "user", "parts": [{"text": "hi"}]}], "generationConfig": "x"},
+        {"contents": [{"role": "user", "parts": [{"text": "hi"}]}], "tools": 5},
+        {"contents": [{"role": "user", "parts": [{"text": "hi"}]}], "systemInstruction": 5},
+        {"contents": [{"role": "user", "parts": [{"inlineData": {"data": "%%%"}}]}]},
+        [],
+    ],
+)
+def test_odd_bodies_get_json_errors_never_a_500(emulator: GeminiEmulator, body: Any) -> None:
+    response = post(emulator, body, method="generateContent")  # type: ignore[arg-type]
+    assert response.status_code in (200, 400), response.text
+    if response.status_code == 400:
+        assert response.json()["error"]["status"] == "INVALID_ARGUMENT"

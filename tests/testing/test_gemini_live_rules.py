@@ -127,6 +127,48 @@ async def test_malformed_messages_are_refused(
         assert await ws.closed() == (1007, INVALID)
 
 
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"clientContent": {"turns": "x", "turnComplete": True}},
+        {"clientContent": {"turns": [5]}},
+        {"clientContent": "x"},
+        {"realtimeInput": {"mediaChunks": "x"}},
+        {"realtimeInput": {"audio": {"mimeType": "audio/pcm", "data": "%%%"}}},
+        {"toolResponse": {"functionResponses": [5]}},
+        {"toolResponse": {"functionResponses": [{"name": "f", "response": {}}]}},  # no id
+        {"toolResponse": {}},
+    ],
+)
+async def test_malformed_session_messages_are_refused(
+    emulator: GeminiEmulator, raw_live: Callable[..., Any], message: dict[str, Any]
+) -> None:
+    async with raw_live(emulator) as ws:
+        await ws.setup()
+        await ws.send(message)
+        assert await ws.closed() == (1007, INVALID)
+
+
+@pytest.mark.parametrize(
+    "setup",
+    [
+        {"generationConfig": "x"},
+        {"contextWindowCompression": {"triggerTokens": "many"}},
+        {"realtimeInputConfig": {"automaticActivityDetection": "off"}},
+        {"tools": 5, "systemInstruction": 5},
+    ],
+)
+async def test_odd_setups_are_refused_or_tolerated(
+    emulator: GeminiEmulator, raw_live: Callable[..., Any], setup: dict[str, Any]
+) -> None:
+    async with raw_live(emulator) as ws:
+        await ws.send({"setup": {"model": f"models/{LIVE_MODEL}", **setup}})
+        try:
+            assert await ws.recv() == {"setupComplete": {}}
+        except Exception:
+            assert await ws.closed() == (1007, INVALID)
+
+
 # 2. explicit activity signals only with automatic activity detection disabled ---------
 
 

@@ -27,8 +27,9 @@ def not_supported(model: str, version: str, method: str) -> ApiError:
 
 def function_names(tools: Any) -> frozenset[str]:
     names: set[str] = set()
-    for tool in tools or ():
-        for declaration in wire.get(tool, "function_declarations") or ():
+    for tool in tools if isinstance(tools, list) else ():
+        declarations = wire.get(tool, "function_declarations")
+        for declaration in declarations if isinstance(declarations, list) else ():
             if name := wire.get(declaration, "name"):
                 names.add(str(name))
     return frozenset(names)
@@ -37,4 +38,7 @@ def function_names(tools: Any) -> frozenset[str]:
 def instruction_text(instruction: Any) -> str:
     if isinstance(instruction, str):
         return instruction
-    return "".join(str(wire.get(p, "text") or "") for p in wire.get(instruction, "parts") or ())
+    parts = wire.get(instruction, "parts")
+    if not isinstance(parts, list):
+        return ""
+    return "".join(str(wire.get(p, "text") or "") for p in parts)

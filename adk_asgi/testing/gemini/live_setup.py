@@ -75,6 +75,13 @@ def _invalid(detail: str) -> ApiError:
 
 def parse_setup(raw: Any, settings: EmulatorSettings) -> LiveSetup:
     """Read a ``setup`` message (ApiError 400 when it is malformed)."""
+    try:
+        return _parse(raw, settings)
+    except (TypeError, ValueError) as error:
+        raise _invalid(f"Invalid value at 'setup': {error}") from None
+
+
+def _parse(raw: Any, settings: EmulatorSettings) -> LiveSetup:
     if not isinstance(raw, dict):
         raise _invalid("Expected an object at 'setup'.")
     for name in raw:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import logging
 import secrets
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -31,6 +32,8 @@ from .settings import EmulatorSettings
 from .tokens import content_tokens, text_tokens
 
 __all__ = ("RestEndpoint",)
+
+logger = logging.getLogger("adk_asgi.testing.gemini")
 
 _METHODS = frozenset({"generateContent", "streamGenerateContent"})
 # GenerateContentRequest's fields (https://ai.google.dev/api/generate-content#request-body);
@@ -85,6 +88,9 @@ class RestEndpoint:
             return _error_response(error)
         except wire.WireError as error:
             return _error_response(ApiError(400, f"Invalid JSON payload received. {error}"))
+        except Exception:
+            logger.exception("the emulated HTTP method failed")
+            return _error_response(ApiError(500))
 
     async def _answer(self, http: HttpRequest) -> Response:
         version = http.path_params["version"]

@@ -72,9 +72,10 @@ def _camel(name: str) -> str:
     return head + "".join(word[:1].upper() + word[1:] for word in rest)
 
 
-def get(obj: Mapping[str, Any] | None, name: str, default: Any = None) -> Any:
-    """Field ``name`` (snake_case) of a proto-JSON object, in either spelling."""
-    if not obj:
+def get(obj: Any, name: str, default: Any = None) -> Any:
+    """Field ``name`` (snake_case) of a proto-JSON object, in either spelling (``default``
+    when ``obj`` is not an object)."""
+    if not isinstance(obj, Mapping) or not obj:
         return default
     if name in obj:
         return obj[name]
