@@ -356,6 +356,9 @@ async def test_live_session_resumed_on_a_new_connection(
         await finish(live)
     setups = emulator.journal.records("setup")
     assert "handle" in str(setups[1].data)
+    # ADK closed the first connection itself, on goAway, before the deadline.
+    assert [r.connection for r in emulator.journal.records("disconnect")][:1] == [1]
+    assert not [r for r in emulator.journal.records("close") if r.connection == 1]
     assert seen == [1, 3]  # the resumed session kept "first" and its answer
     assert final_texts(live.events) == ["turn with 1 contents", "turn with 3 contents"]
     assert not any(e.error_code for e in live.events)

@@ -16,8 +16,10 @@ class Record:
 
     ``transport`` is ``"http"`` or ``"live"``; ``kind`` is the HTTP method name
     (``generateContent``, ``streamGenerateContent``), a Live client message's field
-    (``setup``, ``clientContent``, ``realtimeInput``, ``toolResponse``), or ``"close"``
-    for a connection the emulator closed (``data`` holds ``code`` and ``reason``).
+    (``setup``, ``clientContent``, ``realtimeInput``, ``toolResponse``,
+    ``contextUpdate``), ``"close"`` for a connection the emulator closed (``data`` holds
+    ``code``, ``reason`` and ``detail``) or ``"disconnect"`` for one the client closed
+    (``data`` holds ``code``).
     """
 
     transport: Literal["http", "live"]

@@ -151,8 +151,8 @@ class _Connection:
             await self._serve(version, ephemeral)
         except _Closed as closing:
             await self.close(closing)
-        except WebSocketDisconnect:
-            pass
+        except WebSocketDisconnect as disconnect:
+            self._journal.add(Record("live", "disconnect", {"code": disconnect.code}, self._number))
         except Exception:
             logger.exception("the emulated Live API connection failed")
             await self.close(_Closed.of(ApiError(500, "Internal error encountered.")))
