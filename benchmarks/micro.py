@@ -28,7 +28,7 @@ from google.adk.events import Event
 from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from adk_asgi._chunks import (
+from adk_asgi.chunks import (
     Finish,
     TextDelta,
     ToolInputAvailable,
@@ -36,10 +36,11 @@ from adk_asgi._chunks import (
     encode_chunk,
     sse_frame,
 )
-from adk_asgi._live import _chunk_frame, _Listener
-from adk_asgi._live_translator import LiveTranslator
-from adk_asgi._request import decode_chat_request
-from adk_asgi._translator import EventTranslator
+from adk_asgi.core.request import decode_chat_request
+from adk_asgi.core.translator import EventTranslator
+from adk_asgi.live.commands import Listener
+from adk_asgi.live.protocol_b import ProtocolB
+from adk_asgi.live.translator import LiveTranslator
 
 MSG_ID = "msg-a5eb01bd7dbb44ae882c"
 
@@ -247,13 +248,13 @@ def bench_live_translate(quick: bool) -> dict[str, float]:
 def bench_live_frames(quick: bool) -> dict[str, float]:
     number, repeat = (20_000, 5) if quick else (200_000, 7)
     chunk = CHUNKS["text-delta"]
-    listener = _Listener("req-1")
+    listener = Listener("req-1")
     # As _live._Connection._emit does: encode once, then frame for the protocol.
     return {
         "protocol A: data: frame from encode_chunk": _time_ns(
             lambda: (b"data: " + encode_chunk(chunk) + b"\n\n").decode(), number, repeat),
-        "protocol B: _chunk_frame(listener, encode_chunk(chunk))": _time_ns(
-            lambda: _chunk_frame(listener, encode_chunk(chunk)), number, repeat),
+        "protocol B: ProtocolB.chunks([encode_chunk(chunk)], [listener])": _time_ns(
+            lambda: ProtocolB.chunks([encode_chunk(chunk)], [listener]), number, repeat),
     }
 
 

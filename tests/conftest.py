@@ -63,6 +63,20 @@ def text_of(chunks: list[Any]) -> str:
     return "".join(c["delta"] for c in chunks if isinstance(c, dict) and c["type"] == "text-delta")
 
 
+async def not_found_app(scope: Any, receive: Any, send: Any) -> None:
+    """A bare ASGI app answering JSON 404 to everything: the site tests wrap the chat
+    endpoint around (``AdkMiddleware(not_found_app, path=...)``)."""
+    from adk_asgi.cli.site import plain_lifespan
+    from adk_asgi.core.asgi import send_json_error
+
+    if scope["type"] == "lifespan":
+        await plain_lifespan(receive, send)
+    elif scope["type"] == "http":
+        await send_json_error(send, 404, "not_found", "Not found.")
+    else:
+        await send({"type": "websocket.close", "code": 1000})
+
+
 @pytest.fixture
 def demo_app() -> AdkApp:
     return AdkApp(build_demo_agent(token_delay=0), warm_up=False)

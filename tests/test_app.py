@@ -112,7 +112,7 @@ async def test_unknown_session_is_seeded_with_the_text_history(demo_app: AdkApp,
 async def test_seeding_keeps_only_the_most_recent_history(demo_app: AdkApp,
                                                          client: httpx.AsyncClient) -> None:
     """A client cannot make one request seed a huge history (ADK's stores pay per append)."""
-    from adk_asgi._chat import SEED_MAX_MESSAGES
+    from adk_asgi.http.endpoint import SEED_MAX_MESSAGES
 
     history = [user_message(f"old message {i}", f"u{i}") for i in range(999)]
     started = time.monotonic()

@@ -14,8 +14,7 @@ import pytest
 from websockets.asyncio.client import connect
 from ws_client import DONE, LiveClient, dicts, kinds, text, ws_url
 
-from adk_asgi import AdkApp
-from adk_asgi._live import LiveOptions
+from adk_asgi import AdkApp, LiveOptions
 from adk_asgi.demo import PAYMENT_LOG, build_demo_agent
 
 from conftest import LoopbackServer

@@ -29,10 +29,10 @@ from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from pg_server import PostgresServer, find_bindir
 
 from adk_asgi import AdkApp
-from adk_asgi._cli import _parser, build_app
-from adk_asgi._middleware import AdkMiddleware
-from adk_asgi._sessions import session_service_from_url
+from adk_asgi.cli.main import build_app, parser
+from adk_asgi.core.sessions import session_service_from_url
 from adk_asgi.demo import PAYMENT_LOG, build_demo_agent
+from adk_asgi.middleware import AdkMiddleware
 
 from conftest import Chat, LoopbackServer, parse_sse, text_of, user_message
 
@@ -110,7 +110,7 @@ def test_session_service_from_url_kinds(tmp_path: Path) -> None:
 
 
 def test_cli_builds_the_app_on_either_store(session_db: str) -> None:
-    args = _parser().parse_args(["serve", "--session-db", session_db, "--token-delay", "0"])
+    args = parser().parse_args(["serve", "--session-db", session_db, "--token-delay", "0"])
     app = build_app(args)
     assert isinstance(app, AdkMiddleware)
     service: BaseSessionService = app.adk.runtime.session_service

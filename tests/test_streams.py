@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from adk_asgi import MemoryStreamStore, RedisStreamStore, StreamStore
-from adk_asgi._streams import split_frames
+from adk_asgi.stores import split_frames
 
 
 @pytest.fixture(params=["memory", "redis"])

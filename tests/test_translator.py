@@ -8,8 +8,8 @@ from google.adk.events import Event, EventActions
 from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 
-from adk_asgi._chunks import UIChunk, encode_chunk
-from adk_asgi._translator import EventTranslator
+from adk_asgi.chunks import UIChunk, encode_chunk
+from adk_asgi.core.translator import EventTranslator
 
 
 def ev(*parts: types.Part, role: str = "model", partial: bool | None = None,
@@ -153,7 +153,8 @@ def test_error_event_is_the_one_terminal_chunk() -> None:
               Event(invocation_id="i", author="assistant", error_code="BOOM",
                     error_message="model failed"))
     assert types_(out) == ["start-step", "text-start", "text-delta", "text-end", "error"]
-    assert out[-1]["errorText"] == "model failed"
+    # Never the event's own message (it may hold an exception's text): the generic text.
+    assert out[-1]["errorText"] == "The agent failed to answer. Please try again. (BOOM)"
     assert t.fail("again") == []  # never two terminal chunks
 
 

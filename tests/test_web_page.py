@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from adk_asgi._cli import WEB_DIR, SiteApp, page_url
+from adk_asgi.cli.site import WEB_DIR, SiteApp, page_url
 
 from web_harness import ROOT, serve, web_tooling_problem
 from web_harness import WEB_DIR as EXAMPLE_DIR

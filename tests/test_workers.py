@@ -70,12 +70,22 @@ def serving(*args: str) -> Iterator[Serve]:
 
 
 def _stream(url: str, chat_id: str, text: str, out: dict[str, Any]) -> threading.Thread:
+    """POST in a thread; returns once the stream's first bytes arrived (the turn runs)."""
+    started = threading.Event()
+
     def run() -> None:
-        out["response"] = httpx.post(url, json=chat_body(chat_id, user_message(text)),
-                                     timeout=30)
+        body = b""
+        with httpx.stream("POST", url, json=chat_body(chat_id, user_message(text)),
+                          timeout=30) as response:
+            for data in response.iter_bytes():
+                body += data
+                started.set()
+        out["text"] = body.decode()
+        started.set()
 
     thread = threading.Thread(target=run)
     thread.start()
+    assert started.wait(30)
     return thread
 
 
@@ -85,9 +95,7 @@ def test_sigterm_drains_running_turns() -> None:
     long: dict[str, Any] = {}
     try:
         t1 = _stream(serve.url, "long", "tell a long story", long)
-        time.sleep(0.5)
         t2 = _stream(serve.url, "quick", "What's the weather in Tokyo?", quick)
-        time.sleep(0.05)
         stopping = time.monotonic()
         os.killpg(serve.proc.pid, signal.SIGTERM)
         t1.join(15)
@@ -98,10 +106,10 @@ def test_sigterm_drains_running_turns() -> None:
         serve.stop()
     # uvicorn re-raises the SIGTERM it handled once it has shut down in order.
     assert code in (0, -signal.SIGTERM) and 2.5 < took < 7, (code, took)
-    long_chunks = parse_sse(long["response"].text)
+    long_chunks = parse_sse(long["text"])
     assert types_of(long_chunks)[-2:] == ["error", "[DONE]"]
     assert "restarting" in long_chunks[-2]["errorText"]
-    assert types_of(parse_sse(quick["response"].text))[-2:] == ["finish", "[DONE]"]
+    assert types_of(parse_sse(quick["text"]))[-2:] == ["finish", "[DONE]"]
 
 
 @pytest.fixture
@@ -150,7 +158,6 @@ def test_two_workers_share_approvals_streams_owners_and_locks(shared: list[str])
         # Turns of one chat on two workers run one after the other, not interleaved.
         results: dict[str, Any] = {}
         t1 = _stream(a.url, "busy", "tell a long story", results.setdefault("a", {}))
-        time.sleep(0.2)
         chat_b = {"id": "busy", "messages": [user_message("tell a long story", "u1"),
                                              user_message("hello there", "u2")],
                   "trigger": "submit-message"}
@@ -158,7 +165,7 @@ def test_two_workers_share_approvals_streams_owners_and_locks(shared: list[str])
         r2 = client.post(b.url, json=chat_b)
         waited = time.monotonic() - started
         t1.join(30)
-        story = text_of(parse_sse(results["a"]["response"].text))
+        story = text_of(parse_sse(results["a"]["text"]))
         assert len(story.split()) > 40  # not cut by the other turn
         assert r2.status_code == 200 and waited > 0.5  # it waited for the lock
         assert types_of(parse_sse(r2.text))[-2:] == ["finish", "[DONE]"]

@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 from websockets.asyncio.client import ClientConnection, connect
 
-from adk_asgi import _chunks
+from adk_asgi import chunks as _chunks
 
 DONE = "[DONE]"
 

@@ -539,6 +539,11 @@ async function main() {
       }
       case 'stop':
         return chat.stop();
+      case 'deleteStream':
+        // What a page does to stop a turn that survives disconnects (resume_grace):
+        // DELETE {api}/{chatId}/stream.
+        return fetch(`${input.api}/${encodeURIComponent(chat.id)}/stream`, { method: 'DELETE' })
+          .then(response => response.text());
       case 'resume':
         return chat.resumeStream(requestOptions(step));
       case 'reload': {

@@ -1,0 +1,80 @@
+"""Serving under uvicorn: a server that drains the app before it closes connections, and
+``--workers N``: N such servers on one listening socket (our own small supervisor:
+uvicorn's builds plain servers that would skip the drain)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import multiprocessing
+import os
+import signal
+import socket
+from typing import Any
+
+import uvicorn
+
+__all__ = ("SERVED", "DrainingServer", "supervise", "uvicorn_config")
+
+logger = logging.getLogger("adk_asgi")
+# The AdkApps this process serves: drained before uvicorn closes connections.
+SERVED: list[Any] = []
+
+
+class DrainingServer(uvicorn.Server):
+    """uvicorn's server, draining the served AdkApps before it closes connections."""
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for server in self.servers:
+            server.close()  # stop accepting first
+        if SERVED:
+            await asyncio.gather(*(app.drain() for app in SERVED), return_exceptions=True)
+        await super().shutdown(sockets)
+
+
+def uvicorn_config(args: argparse.Namespace, app: Any) -> uvicorn.Config:
+    return uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
+                          ws_per_message_deflate=args.ws_compression,
+                          # What drain leaves (a stuck client) is cut after this.
+                          timeout_graceful_shutdown=5)
+
+
+def _serve_worker(argv: list[str], sock: socket.socket) -> None:
+    """One worker process (spawned): build the app and serve on the shared socket."""
+    from .main import build_app, parser
+
+    args = parser().parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    DrainingServer(uvicorn_config(args, build_app(args))).run(sockets=[sock])
+
+
+def supervise(argv: list[str], args: argparse.Namespace) -> int:
+    sock = uvicorn_config(args, None).bind_socket()
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_serve_worker, args=(argv, sock), daemon=False)
+               for _ in range(args.workers)]
+    stopping = False
+
+    def forward(signum: int, _frame: Any) -> None:
+        nonlocal stopping
+        stopping = True
+        for worker in workers:
+            if worker.pid is not None and worker.is_alive():
+                os.kill(worker.pid, signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    for worker in workers:
+        worker.start()
+    while True:
+        for i, worker in enumerate(workers):
+            worker.join(0.5)
+            if not worker.is_alive() and not stopping:
+                logger.warning("Worker %s exited with %s; starting a new one", worker.pid,
+                               worker.exitcode)
+                workers[i] = context.Process(target=_serve_worker, args=(argv, sock))
+                workers[i].start()
+        if stopping and not any(w.is_alive() for w in workers):
+            sock.close()
+            return 0

@@ -1,0 +1,88 @@
+"""ADK sessions: the service from a URL, get-or-create, the bridge's tags on session events,
+and per-session turn serialization (in one process)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, Final
+
+from google.adk.events import Event
+from google.adk.sessions import BaseSessionService, InMemorySessionService, Session
+
+__all__ = (
+    "META_KEY",
+    "SessionLocks",
+    "event_meta",
+    "get_or_create_session",
+    "session_service_from_url",
+)
+
+META_KEY: Final = "adk_asgi"
+"""The key of the bridge's tags in ``custom_metadata`` (runs and session events)."""
+
+
+def event_meta(event: Event) -> dict[str, Any]:
+    """The bridge's tags on a session event (``custom_metadata.adk_asgi``)."""
+    meta = (event.custom_metadata or {}).get(META_KEY)
+    return meta if isinstance(meta, dict) else {}
+
+
+def session_service_from_url(url: str | None) -> BaseSessionService:
+    """``None``/``memory://`` -> in memory; ``sqlite:///path`` -> ADK's sqlite service
+    (aiosqlite, no SQLAlchemy); any other SQLAlchemy async URL (``postgresql+asyncpg://``)
+    -> ADK's ``DatabaseSessionService`` (needs ``google-adk[db]``)."""
+    if not url or url.startswith("memory:"):
+        return InMemorySessionService()
+    if url.startswith(("sqlite:", "sqlite+aiosqlite:")):
+        from google.adk.sessions.sqlite_session_service import SqliteSessionService
+
+        # SQLAlchemy convention, parsed by ADK: sqlite:///relative.db, sqlite:////abs.db
+        return SqliteSessionService(url)
+    from google.adk.sessions import DatabaseSessionService
+
+    return DatabaseSessionService(db_url=url)
+
+
+async def get_or_create_session(service: BaseSessionService, app_name: str, user_id: str,
+                                session_id: str) -> tuple[Session, bool]:
+    """The session, and whether it was created just now."""
+    session = await service.get_session(app_name=app_name, user_id=user_id,
+                                        session_id=session_id)
+    if session is not None:
+        return session, False
+    session = await service.create_session(app_name=app_name, user_id=user_id,
+                                           session_id=session_id)
+    return session, True
+
+
+class SessionLocks:
+    """One lock per (user, session): ADK interleaves the events of concurrent runs on one
+    session, so turns of one chat run one after another. Entries are dropped when no
+    request holds or waits for them."""
+
+    __slots__ = ("_locks",)
+
+    def __init__(self) -> None:
+        self._locks: dict[tuple[str, str], tuple[asyncio.Lock, int]] = {}
+
+    @asynccontextmanager
+    async def hold(self, user_id: str, session_id: str) -> AsyncIterator[None]:
+        key = (user_id, session_id)
+        lock, users = self._locks.get(key, (None, 0))
+        if lock is None:
+            lock = asyncio.Lock()
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock_, users = self._locks[key]
+            if users <= 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock_, users - 1)
+
+    def __len__(self) -> int:
+        return len(self._locks)

@@ -1,0 +1,309 @@
+"""EventTranslator: ADK events in, UI message chunks out; one translator per assistant message.
+
+The rules the AI SDK client enforces shape this module:
+
+- text and reasoning come as ``*-start`` / ``*-delta`` / ``*-end`` blocks; ADK streams
+  ``partial`` events and then one aggregated final event, whose text must not be sent
+  twice;
+- a step (``start-step`` ... ``finish-step``) is one model call plus the tool results that
+  answer it; text after server tool results opens a new step, otherwise
+  ``lastAssistantMessageIsCompleteWithToolCalls`` re-POSTs forever;
+- an approval request must be in the last step: ADK's synthetic
+  ``adk_request_confirmation`` event never opens a step;
+- every tool chunk refers to a tool part the client already has, and every server tool
+  call gets an outcome (``tool-output-*``), even when the run fails;
+- one terminal chunk per stream: ``finish``, ``abort`` or ``error``; an ``error`` never
+  carries an exception's text (``describe_error`` decides what the user reads).
+
+Subclass contract (``live/translator.py`` is the one subclass in the package). Besides the
+public methods, subclasses may call or override these protected hooks, and nothing else:
+
+``_open_step(out)``
+    Make sure a step is open for a model call; a model call after a finished one opens a
+    new step.
+``_close_blocks(out)``
+    End the open text or reasoning block.
+``_model_call_finished()``
+    The open step's model call has finished (a final response without a final event).
+``_stream_text(text, thought, out)``
+    Append a delta to the open text (or reasoning) block, opening it.
+``_already_streamed(event)`` (override)
+    Whether a final event's text was already sent as partials. SSE: partials share the
+    final event's id; live events each get a fresh id.
+``_tool_call(call_id, name, args, client_side, out)``
+    A model's function call; ``client_side`` calls wait for the page.
+``_approval_request(approval_id, call_id, name, args, hint, payload, out)``
+    Ask the user to approve ``call_id`` (the call is re-stated with the hint and payload).
+``_record_response(event, out)``
+    Usage, finish reason, model version and grounding sources of a final response.
+
+The steps and blocks live in ``blocks.py``, the tool parts in ``tool_parts.py``, the
+response metadata in ``response_meta.py``.
+``_on_event(event, out)`` (override; default nothing)
+    Extra chunks for an event (called first for every event).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from google.adk.events import Event
+from google.genai import types
+
+from ..chunks import Abort, Error, File, Finish, FinishReason, Start, UIChunk
+from .approvals import CONFIRMATION_TOOL
+from .blocks import MessageBlocks
+from .errors import GENERIC_ERROR
+from .response_meta import ResponseMeta
+from .tool_parts import ToolParts
+
+__all__ = ("ConfirmationStyle", "ErrorInfo", "EventTranslator", "describe_error_generic")
+
+ConfirmationStyle = Literal["native", "adk-tool"]
+
+# ADK's own marker for a run stopped through abort_signal: the client is gone.
+_ABORTED: Final = "INVOCATION_ABORTED"
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    """A failure, as ``describe_error`` sees it: ``code`` is ADK's error code or the
+    exception's class name; ``message`` and ``exception`` are for logs and mapping,
+    never sent as they are."""
+
+    code: str
+    message: str | None = None
+    exception: BaseException | None = None
+
+
+def describe_error_generic(error: ErrorInfo) -> str:
+    """The default text a user reads for a failure: generic, with the error's code."""
+    return f"{GENERIC_ERROR} ({error.code})"
+
+
+DescribeError = Callable[[ErrorInfo], str]
+
+
+class EventTranslator:
+    """Turns the ADK events of one run into the chunks of one assistant message."""
+
+    __slots__ = (
+        "_blocks",
+        "_confirmation_style",
+        "_describe_error",
+        "_meta",
+        "_streamed_ids",
+        "_tools",
+        "ended",
+        "message_id",
+    )
+
+    def __init__(
+        self,
+        message_id: str,
+        *,
+        confirmation_style: ConfirmationStyle = "native",
+        denied_call_ids: Iterable[str] = (),
+        approval_tools: frozenset[str] = frozenset(),
+        awaiting: Iterable[str] = (),
+        describe_error: DescribeError = describe_error_generic,
+    ) -> None:
+        self.message_id = message_id
+        self.ended = False
+        self._confirmation_style = confirmation_style
+        self._describe_error = describe_error
+        self._blocks = MessageBlocks(message_id)
+        self._meta = ResponseMeta(message_id)
+        self._tools = ToolParts(native=confirmation_style == "native", denied=denied_call_ids,
+                                approval_tools=approval_tools, awaiting=awaiting)
+        self._streamed_ids: set[str] = set()
+
+    # -- stream edges -----------------------------------------------------
+
+    def start(self) -> list[UIChunk]:
+        return [Start(message_id=self.message_id)]
+
+    def finish(self) -> list[UIChunk]:
+        """Close what is open and end the message (nothing after a terminal chunk)."""
+        if self.ended:
+            return []
+        out: list[UIChunk] = []
+        self._blocks.finish_step(out)
+        reason: FinishReason = (
+            "tool-calls" if self._tools.awaiting else (self._meta.finish_reason or "stop")
+        )
+        metadata = self._meta.metadata()
+        out.append(Finish(finish_reason=reason, message_metadata=metadata) if metadata
+                   else Finish(finish_reason=reason))
+        return out
+
+    def abort(self) -> list[UIChunk]:
+        """The run was stopped on purpose: close what is open, then ``abort`` (terminal)."""
+        if self.ended:
+            return []
+        self.ended = True
+        out: list[UIChunk] = []
+        self._close_blocks(out)
+        out.append(Abort())
+        return out
+
+    def fail(self, error: ErrorInfo | str) -> list[UIChunk]:
+        """The run failed: every server tool call still open ends as ``tool-output-error``,
+        then one ``error`` chunk (terminal). A ``str`` is sent as it is (the server's own
+        texts); an ``ErrorInfo`` goes through ``describe_error``."""
+        if self.ended:
+            return []
+        self.ended = True
+        out: list[UIChunk] = []
+        self._close_blocks(out)
+        self._tools.fail_open(out)
+        text = error if isinstance(error, str) else self._describe_error(error)
+        out.append(Error(error_text=text))
+        return out
+
+    def continue_turn(self) -> list[UIChunk]:
+        """The same assistant message continues in a new request (the answers to the calls
+        it waited for): ``start`` again, same ``messageId``, the calls and denials kept."""
+        self.ended = False
+        self._blocks.reset_step()
+        self._tools.awaiting.clear()
+        return self.start()
+
+    @property
+    def awaiting_client(self) -> frozenset[str]:
+        """Tool-call ids (or approval ids) the client has to answer before the run goes on."""
+        return frozenset(self._tools.awaiting)
+
+    def expect_client(self, ids: Iterable[str]) -> None:
+        """These calls wait for the client (the stream then ends with ``tool-calls``)."""
+        self._tools.awaiting.update(ids)
+
+    def client_answered(self, answer_id: str) -> None:
+        self._tools.awaiting.discard(answer_id)
+
+    def mark_denied(self, call_id: str) -> None:
+        """The user denied ``call_id``: its error result is shown as ``tool-output-denied``."""
+        self._tools.deny(call_id)
+
+    # -- events -----------------------------------------------------------
+
+    def translate(self, event: Event, out: list[UIChunk]) -> None:
+        """Append the chunks for one ADK event to ``out``."""
+        if self.ended:
+            return
+        self._on_event(event, out)
+        if event.error_code:
+            if event.error_code != _ABORTED:
+                out.extend(self.fail(ErrorInfo(str(event.error_code), event.error_message)))
+            return
+        content = event.content
+        if content is None or not content.parts or event.author == "user":
+            return
+        partial = bool(event.partial)
+        if content.role == "model" and not _is_synthetic(content.parts):
+            self._open_step(out)
+            if not partial:
+                self._blocks.call_done = True
+        streamed = not partial and self._already_streamed(event)
+        for part in content.parts:
+            if part.text is not None and not part.function_call:
+                if part.text and not streamed:
+                    self._stream_text(part.text, bool(part.thought), out)
+                    if not partial:
+                        self._close_blocks(out)
+            elif part.function_call is not None:
+                if not partial:
+                    self._function_call(part.function_call, event, out)
+            elif part.function_response is not None:
+                self._function_response(part.function_response, event, out)
+            elif part.inline_data is not None and not partial:
+                self._inline_data(part.inline_data, out)
+            elif part.file_data is not None and part.file_data.file_uri and not partial:
+                self._close_blocks(out)
+                out.append(File(url=part.file_data.file_uri,
+                                media_type=part.file_data.mime_type or "application/octet-stream"))
+        if partial:
+            self._streamed_ids.add(event.id)
+        else:
+            self._close_blocks(out)
+            self._record_response(event, out)
+
+    # -- protected hooks (see the module docstring) -------------------------------
+
+    def _on_event(self, event: Event, out: list[UIChunk]) -> None:
+        return None
+
+    def _already_streamed(self, event: Event) -> bool:
+        return event.id in self._streamed_ids
+
+    def _open_step(self, out: list[UIChunk]) -> None:
+        self._blocks.open_step(out)
+
+    def _stream_text(self, text: str, thought: bool, out: list[UIChunk]) -> None:
+        self._blocks.stream(text, thought, out)
+
+    def _close_blocks(self, out: list[UIChunk]) -> None:
+        self._blocks.close(out)
+
+    def _model_call_finished(self) -> None:
+        self._blocks.call_done = True
+
+    def _tool_call(self, call_id: str, name: str, args: dict[str, Any], client_side: bool,
+                   out: list[UIChunk]) -> None:
+        self._close_blocks(out)
+        self._blocks.ensure_step(out)
+        self._tools.call(call_id, name, args, client_side, out)
+
+    def _approval_request(self, approval_id: str, call_id: str, name: str,
+                          args: dict[str, Any], hint: str | None, payload: Any,
+                          out: list[UIChunk]) -> None:
+        self._close_blocks(out)
+        self._tools.approval_request(approval_id, call_id, name, args, hint, payload, out)
+
+    def _record_response(self, event: Event, out: list[UIChunk]) -> None:
+        self._meta.record(event, out)
+
+    # -- parts --------------------------------------------------------------
+
+    def _function_call(self, call: types.FunctionCall, event: Event, out: list[UIChunk]) -> None:
+        call_id = call.id or ""
+        name = call.name or ""
+        args: dict[str, Any] = dict(call.args) if call.args else {}
+        if name == CONFIRMATION_TOOL and self._confirmation_style == "native":
+            original = args.get("originalFunctionCall") or {}
+            confirmation = args.get("toolConfirmation") or {}
+            self._approval_request(call_id, str(original.get("id", "")),
+                                   str(original.get("name", "")), original.get("args") or {},
+                                   confirmation.get("hint"), confirmation.get("payload"), out)
+            return
+        self._tool_call(call_id, name, args, call_id in (event.long_running_tool_ids or ()), out)
+
+    def _function_response(self, response: types.FunctionResponse, event: Event,
+                           out: list[UIChunk]) -> None:
+        call_id = response.id or ""
+        if response.name == CONFIRMATION_TOOL:
+            return
+        requested = event.actions.requested_tool_confirmations if event.actions else None
+        if requested and call_id in requested:
+            return  # ADK's placeholder while the call waits for approval
+        self._close_blocks(out)
+        self._tools.outcome(call_id, response.response, out)
+
+    def _inline_data(self, blob: types.Blob, out: list[UIChunk]) -> None:
+        if blob.data is None:
+            return
+        mime = blob.mime_type or "application/octet-stream"
+        self._close_blocks(out)
+        data = base64.b64encode(blob.data).decode("ascii")
+        out.append(File(url=f"data:{mime};base64,{data}", media_type=mime))
+
+
+def _is_synthetic(parts: list[types.Part]) -> bool:
+    """ADK's confirmation request event is not a model call: it must not open a step."""
+    return all(
+        p.function_call is not None and p.function_call.name == CONFIRMATION_TOOL for p in parts
+    )
+

@@ -1,0 +1,7 @@
+"""Stream stores: chat owners, turn locks and resumable streams, shared by the workers
+(``base``: the interface; ``memory``: one process; ``redis``: several workers)."""
+
+from .base import StreamRecorder, StreamStore, split_frames
+from .memory import MemoryStreamStore
+
+__all__ = ("MemoryStreamStore", "StreamRecorder", "StreamStore", "split_frames")
