@@ -10,7 +10,7 @@ environment such as::
     GOOGLE_API_KEY=emulator-api-key
     SSL_CERT_FILE=/tmp/.../ca-bundle.pem
 
-Start it from Python (:class:`~adk_asgi.testing.gemini.GeminiEmulator`) or from a shell
+Start it from Python (`adk_asgi.testing.gemini.GeminiEmulator`) or from a shell
 (``python -m adk_asgi.testing.gemini --port 0 --env-file gemini.env``). It needs the
 ``testing`` extra (``pip install 'adk-asgi[testing]'``) for its throwaway TLS authority.
 """

@@ -1,6 +1,6 @@
 """A Gemini API emulator for testing agents offline.
 
-:class:`GeminiEmulator` is a real HTTPS/WSS server on loopback that speaks the Gemini
+`GeminiEmulator` is a real HTTPS/WSS server on loopback that speaks the Gemini
 Developer API wire protocol google-genai uses:
 
 * ``POST /v1beta/models/{model}:generateContent`` and
@@ -9,8 +9,8 @@ Developer API wire protocol google-genai uses:
   ``/ws/google.ai.generativelanguage.{v1alpha|v1beta}.GenerativeService.BidiGenerateContent``.
 
 Point google-genai (and ADK's ``Gemini`` model) at it with ``GOOGLE_GEMINI_BASE_URL``, any
-API key, and ``SSL_CERT_FILE`` set to its CA bundle — :attr:`GeminiEmulator.env` holds the
-three. Replies come from a script (:class:`Script`, :class:`Rule`, :class:`Reply`; by
+API key, and ``SSL_CERT_FILE`` set to its CA bundle — `GeminiEmulator.env` holds the
+three. Replies come from a script (`Script`, `Rule`, `Reply`; by
 default the adk-asgi demo agent's phrases), and the emulator enforces the real service's
 documented rules: ``setup`` first and once, activity signals only with manual activity
 detection, 16-bit PCM audio input, tool responses only for pending calls, a connection

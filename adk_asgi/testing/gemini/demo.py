@@ -1,6 +1,6 @@
 """The demo agent's phrases as an emulator script (the default script).
 
-The replies come from :func:`adk_asgi.demo._rules.plan_reply`, the rules of the offline
+The replies come from `adk_asgi.demo._rules.plan_reply`, the rules of the offline
 ``DemoModel``, so ADK's real ``Gemini`` model pointed at the emulator behaves like the
 scripted demo: "What's the weather in Paris?" -> text and ``get_weather``, a function
 result -> a sentence about it, "think ..." -> thoughts, "story", "bench N", an echo.

@@ -64,28 +64,26 @@ class _Server(uvicorn.Server):
 class GeminiEmulator:
     """A Gemini API emulator listening on loopback (HTTPS and WSS on one port).
 
-    Use it as a context manager; :attr:`env` is the environment a process needs to
-    reach it through google-genai (and so through ADK's ``Gemini`` model)::
+    Use it as a context manager; `env` is the environment a process needs to reach it
+    through google-genai (and so through ADK's `Gemini` model):
 
-        from adk_asgi.testing.gemini import GeminiEmulator
-
-        with GeminiEmulator(tokens_per_chunk=8) as emulator:
-            os.environ.update(emulator.env)   # or pass it to a subprocess
-            ...                               # run your agent: it talks to the emulator
+    >>> with GeminiEmulator(tokens_per_chunk=8) as emulator:
+    ...     os.environ.update(emulator.env)   # or pass it to a subprocess
+    ...     ...                               # run your agent: it talks to the emulator
 
     Args:
-        script: Decides every reply (a :class:`~adk_asgi.testing.gemini.Script` or any
-            callable ``(Request) -> Reply``). The default answers like the adk-asgi demo
-            agent's scripted model.
-        settings: The knobs (:class:`~adk_asgi.testing.gemini.EmulatorSettings`);
-            keyword arguments named after its fields override single knobs, e.g.
-            ``GeminiEmulator(connection_lifetime=2.0, go_away_lead=0.5)``.
+        script: Decides every reply: a `Script` or any callable `(Request) -> Reply`.
+            The default answers like the adk-asgi demo agent's scripted model.
+        settings: The knobs (`EmulatorSettings`); keyword arguments named after its
+            fields override single knobs, e.g.
+            `GeminiEmulator(connection_lifetime=2.0, go_away_lead=0.5)`.
         host: The address to listen on.
-        port: The port; 0 picks a free one (see :attr:`port` once started).
+        port: The port; 0 picks a free one (see `port` once started).
         tls: Serve HTTPS/WSS with a throwaway CA (needed for the Live API, which
-            google-genai always reaches over ``wss://``). False serves plain HTTP.
+            google-genai always reaches over `wss://`). False serves plain HTTP.
         cert_dir: Where to write the CA, certificate and CA bundle; by default a
-            temporary directory removed by :meth:`stop`.
+            temporary directory removed by `stop()`.
+        **knobs: Single `EmulatorSettings` fields, overriding `settings`.
     """
 
     def __init__(
@@ -105,7 +103,7 @@ class GeminiEmulator:
         self.settings = settings
         """The knobs in force."""
         self.journal = Journal()
-        """What the emulator received (see :class:`~adk_asgi.testing.gemini.Journal`)."""
+        """What the emulator received (see `adk_asgi.testing.gemini.Journal`)."""
         if script is None:
             from .script import Script
 
@@ -248,7 +246,7 @@ class GeminiEmulator:
         return env
 
     def write_env_file(self, path: str | os.PathLike[str]) -> None:
-        """Write :attr:`env` as ``KEY=VALUE`` lines, atomically (readers never see half)."""
+        """Write `env` as ``KEY=VALUE`` lines, atomically (readers never see half)."""
         target = Path(path)
         partial = target.with_name(target.name + ".partial")
         partial.write_text("".join(f"{key}={value}\n" for key, value in self.env.items()))

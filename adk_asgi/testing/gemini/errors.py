@@ -65,7 +65,7 @@ class ApiError(Exception):
 
     ``ApiError(429)`` is a quota error with Google's text; pass ``message`` to say
     something else. Over HTTP it becomes the status and the JSON body; on a Live API
-    connection it closes the WebSocket with :attr:`close_code` and the message.
+    connection it closes the WebSocket with `close_code` and the message.
     """
 
     def __init__(

@@ -30,7 +30,7 @@ class Record:
 
 
 class Journal:
-    """A thread-safe, append-only list of :class:`Record` s."""
+    """A thread-safe, append-only list of `Record`s."""
 
     def __init__(self) -> None:
         self._records: list[Record] = []

@@ -1,14 +1,14 @@
 """Scripting the emulated model: what it answers to each request.
 
-A script is any callable ``(Request) -> Reply``. :class:`Script` builds one from
-:class:`Rule` s tried in order, falling back to the demo agent's rules::
+A script is any callable `(Request) -> Reply`. `Script` builds one from rules (`Rule`)
+tried in order, falling back to the demo agent's rules:
 
-    script = Script(
-        Rule("refund", Reply.call("issue_refund", order_id="A-1")),
-        Rule.tool_result("issue_refund", Reply("Your refund is on its way.")),
-        Rule("busy", Reply.fail(503)),
-        Rule(re.compile(r"\\bhello\\b", re.I), Reply("Hi!", thought="A greeting.")),
-    )
+>>> script = Script(
+...     Rule("refund", Reply.call("issue_refund", order_id="A-1")),
+...     Rule.tool_result("issue_refund", Reply("Your refund is on its way.")),
+...     Rule("busy", Reply.fail(503)),
+...     Rule(re.compile(r"\\bhello\\b", re.I), Reply("Hi!", thought="A greeting.")),
+... )
 """
 
 from __future__ import annotations
@@ -124,10 +124,10 @@ class Rule:
     """Answer with ``reply`` when ``match`` matches.
 
     For text turns (``on="text"``, the default) ``match`` is a case-insensitive
-    substring or a regular expression searched in :attr:`Request.text`, or a
+    substring or a regular expression searched in `Request.text`, or a
     predicate on the request. For tool-result turns (``on="tool_result"``, see
-    :meth:`tool_result`) a string matches the name of any returned function.
-    ``reply`` is a :class:`Reply`, a plain string, or a callable building one.
+    `tool_result`) a string matches the name of any returned function.
+    ``reply`` is a `Reply`, a plain string, or a callable building one.
     """
 
     match: Matcher
@@ -168,7 +168,7 @@ class Rule:
 class Script:
     """Rules tried in order; the first that matches answers.
 
-    When none matches, ``fallback`` answers: a :class:`Reply`, a callable, or None for
+    When none matches, ``fallback`` answers: a `Reply`, a callable, or None for
     the demo agent's rules (weather, payments, "think ...", an echo of anything else,
     and a sentence about any function result).
     """

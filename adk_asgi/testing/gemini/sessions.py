@@ -102,7 +102,7 @@ class SessionStore:
 
     def find(self, handle: str) -> LiveSession | None:
         """The session a still-valid handle names, restored to the handle's state when
-        resumed (see :meth:`restore`); None when unknown or expired."""
+        resumed (see `restore`); None when unknown or expired."""
         found = self._handles.get(handle)
         if found is None or found.session.terminated:
             return None
