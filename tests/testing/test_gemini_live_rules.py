@@ -99,6 +99,9 @@ async def test_a_first_message_other_than_setup_is_refused(
     async with raw_live(emulator) as ws:
         await ws.send({"clientContent": {"turns": [], "turnComplete": True}})
         assert await ws.closed() == (1007, INVALID)
+    assert emulator.journal.records("close")[-1].data["detail"] == (
+        "The first message must be setup."
+    )
 
 
 async def test_a_second_setup_is_refused(
@@ -108,6 +111,9 @@ async def test_a_second_setup_is_refused(
         await ws.setup()
         await ws.send({"setup": {"model": f"models/{LIVE_MODEL}"}})
         assert await ws.closed() == (1007, INVALID)
+    assert emulator.journal.records("close")[-1].data["detail"] == (
+        "setup may only be sent once, as the first message."
+    )
 
 
 async def test_malformed_messages_are_refused(
