@@ -23,10 +23,9 @@ from typing import Any
 from google.genai import types
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from adk_asgi.demo._live import AUDIO_CHUNK, AUDIO_MIME_TYPE
-
 from . import wire
 from .api import API_VERSIONS, function_names, instruction_text, not_supported
+from .audio import OUTPUT_MIME_TYPE, speech
 from .auth import check_credentials
 from .chunks import Chunk, ask, chunks_of
 from .errors import ApiError, close_reason
@@ -634,8 +633,9 @@ class _Connection:
                 )
             )
             return
-        repeats = max(1, round(self._settings.audio_seconds_per_chunk / 0.01))
-        audio = types.Blob(mime_type=AUDIO_MIME_TYPE, data=AUDIO_CHUNK * repeats)
+        audio = types.Blob(
+            mime_type=OUTPUT_MIME_TYPE, data=speech(self._settings.audio_seconds_per_chunk)
+        )
         await self._send(
             types.LiveServerMessage(
                 server_content=types.LiveServerContent(
