@@ -12,7 +12,8 @@ the same chat wait too.
 
 Protocol B (``codec.suspends``): once every call of the step is settled on the server or
 waits for the client, the request's stream ends (``finish`` + ``end``); the client's next
-``send``, with the answers, continues the same message.
+``send``, with the answers, continues the same message. Protocol A keeps the turn open and
+sends a transient ``data-awaiting-client`` chunk at that point instead.
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ import contextlib
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Final
 
 from google.adk.events import Event
 from google.genai import types
 
-from ..chunks import DONE_FRAME, UIChunk, encode_chunk, sse_event
+from ..chunks import DONE_FRAME, DataChunk, UIChunk, encode_chunk, sse_event
 from ..core.approvals import ClientAnswer, decide
 from ..core.errors import SHUTDOWN_ERROR, RequestError
 from ..core.failures import log_error_event
@@ -37,7 +39,11 @@ from .gate import ApprovalNotice, LiveGate, ResolvedNotice
 from .run import LiveRun
 from .translator import LiveTranslator
 
-__all__ = ("Conversation", "LiveTurn")
+__all__ = ("AWAITING_CLIENT_CHUNK_TYPE", "Conversation", "LiveTurn")
+
+AWAITING_CLIENT_CHUNK_TYPE: Final = "data-awaiting-client"
+"""Protocol A: a transient chunk saying the turn now waits for the page (``data.ids``: the
+approval or call ids it waits for); the turn goes on once they are answered."""
 
 SendFrames = Callable[[list[str]], Awaitable[None]]
 
@@ -52,6 +58,7 @@ class LiveTurn:
     deferred: list[ApprovalNotice] = field(default_factory=list)
     step_calls: set[str] = field(default_factory=set)
     waiting: set[str] = field(default_factory=set)
+    announced: set[str] = field(default_factory=set)
     settled: set[str] = field(default_factory=set)
 
 
@@ -217,6 +224,7 @@ class Conversation:
         if turn is None:
             return
         turn.waiting.discard(notice.call_id)
+        turn.announced.discard(notice.call_id)  # if it waits again, that is news
         out: list[UIChunk] = []
         turn.translator.resolved(notice, out)
         await self._emit(out)
@@ -273,9 +281,16 @@ class Conversation:
 
     async def _maybe_suspend(self) -> None:
         turn = self.turn
-        if (not self.codec.suspends or turn is None or turn.suspended or not turn.waiting
-                or turn.deferred or not turn.step_calls
-                or not turn.step_calls <= turn.waiting | turn.settled):
+        if (turn is None or turn.suspended or not turn.waiting or turn.deferred
+                or not turn.step_calls or not turn.step_calls <= turn.waiting | turn.settled):
+            return
+        if not self.codec.suspends:
+            # Protocol A keeps the turn open; it says, once per set of calls, that the
+            # turn now waits for the page (so a client need not guess from silence).
+            if turn.announced != turn.waiting:
+                turn.announced = set(turn.waiting)
+                await self._emit([DataChunk(type=AWAITING_CLIENT_CHUNK_TYPE, transient=True,
+                                            data={"ids": sorted(turn.waiting)})])
             return
         await self._emit(turn.translator.suspend(turn.waiting))
         turn.recorder.append(DONE_FRAME)
