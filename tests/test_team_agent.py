@@ -3,6 +3,7 @@ tools, state, callbacks) through every transport: SSE, live protocol A and proto
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -165,3 +166,41 @@ async def test_a_dynamic_confirmation_returns_its_payload(chat: SSEChat | LiveBC
     after = await chat.answer(answered(asked, approved=True,
                                        payload={"amount": 25, "to": "alice"}))
     assert '"status": "sent"' in said(after) and '"amount": 25' in said(after)
+
+
+# -- one turn at a time per chat, over any transport ----------------------------------------
+
+
+async def test_turns_of_one_chat_never_interleave_across_sockets_and_posts() -> None:
+    """Two live sockets and a POST on one chat at once: each turn holds the chat's turn
+    lock, so the session reads question, answer, question, answer."""
+    app = AdkApp(adk_app=build_app(delay=0.03), warm_up=False)
+    words = " ".join(f"w{i}" for i in range(12))
+    with LoopbackServer(app) as running:
+        first = await LiveClient.open(ws_url(running.url, "chatId=shared"))
+        second = await LiveClient.open(ws_url(running.url, "chatId=shared"))
+        try:
+            async with httpx.AsyncClient(base_url=running.url, timeout=30) as client:
+                await first.say(f"one {words}")
+                await second.say(f"two {words}")
+                posted, a, b = await asyncio.gather(
+                    client.post("/", json={"id": "shared", "messages": [user(f"three {words}")]}),
+                    first.turn(wait=20), second.turn(wait=20))
+        finally:
+            await first.close()
+            await second.close()
+        assert posted.status_code == 200
+        runtime = app.runtime
+        session = await runtime.session_service.get_session(
+            app_name=runtime.app_name, user_id="anonymous", session_id="shared")
+    assert session is not None
+    spoken = [(e.author, (e.content.parts[0].text or "").split(" ")[0:3])
+              for e in session.events
+              if e.content and e.content.parts and e.content.parts[0].text and not e.partial]
+    questions = [s for s in spoken if s[0] == "user"]
+    assert len(questions) == 3
+    for index in range(0, len(spoken), 2):  # each question is followed by its answer
+        (asker, question), (answerer, answer) = spoken[index], spoken[index + 1]
+        assert asker == "user" and answerer == "concierge", spoken
+        assert answer == ["You", "said:", question[0]], spoken
+    assert text(a).endswith(words) and text(b).endswith(words)

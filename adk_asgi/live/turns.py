@@ -6,7 +6,9 @@ without a socket.
 A turn is one assistant message: it opens with the user's message (or with the model
 speaking unprompted), and ends at the model's ``turn_complete`` unless the model called
 tools (it answers their results next) or a call waits for the page. One turn at a time:
-a user message during a turn waits for it to end.
+a user message during a turn waits for it to end, and every turn holds the chat's turn
+lock (``StreamStore.lock``), as an HTTP turn does, so turns from other sockets or POSTs on
+the same chat wait too.
 
 Protocol B (``codec.suspends``): once every call of the step is settled on the server or
 waits for the client, the request's stream ends (``finish`` + ``end``); the client's next
@@ -17,6 +19,7 @@ sends a transient ``data-awaiting-client`` chunk at that point instead.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -49,6 +52,7 @@ SendFrames = Callable[[list[str]], Awaitable[None]]
 class LiveTurn:
     translator: LiveTranslator
     recorder: StreamRecorder
+    lock: contextlib.AsyncExitStack
     listeners: list[Listener] = field(default_factory=list)
     suspended: bool = False
     deferred: list[ApprovalNotice] = field(default_factory=list)
@@ -228,8 +232,19 @@ class Conversation:
     # -- turns ------------------------------------------------------------------------
 
     async def _open(self, request_id: str | None) -> LiveTurn:
-        assert self._run.chat_id is not None
-        turn = LiveTurn(self._new_translator(), await self._store.record(self._run.chat_id))
+        chat_id = self._run.chat_id
+        assert chat_id is not None
+        # The chat's turn lock, as an HTTP turn holds it: a turn on another socket (or a
+        # POST) for this chat waits for this one to end, so the session's history does not
+        # interleave. Held while the turn waits for the client, too: the invocation runs.
+        lock = contextlib.AsyncExitStack()
+        await lock.enter_async_context(self._store.lock(chat_id))
+        try:
+            recorder = await self._store.record(chat_id)
+        except BaseException:
+            await lock.aclose()
+            raise
+        turn = LiveTurn(self._new_translator(), recorder, lock)
         if request_id is not None:
             turn.listeners.append(Listener(request_id))
         self.turn = turn
@@ -247,12 +262,22 @@ class Conversation:
                             failure.message)
         turn.recorder.append(DONE_FRAME)
         await turn.recorder.end(resumable=False)
+        await turn.lock.aclose()
         self.idle_since = asyncio.get_running_loop().time()  # idleness counts from here
         await self._send(self.codec.turn_end(turn.listeners))
         self.turn = None
         if self.queued:
             queued = self.queued.popleft()
             await self.user_message(queued.chat_id, queued.content, queued.request_id)
+
+    async def close(self) -> None:
+        """The connection is gone: end the open turn's recording and release its lock."""
+        turn, self.turn = self.turn, None
+        if turn is not None:
+            try:
+                await turn.recorder.end(resumable=False)
+            finally:
+                await turn.lock.aclose()
 
     async def _maybe_suspend(self) -> None:
         turn = self.turn
