@@ -23,13 +23,22 @@ from adk_asgi.stores import MemoryStreamStore
 class Run:
     """What the turn layer needs of the live run: a chat and a queue."""
 
+    manual_activity = True
+
     def __init__(self) -> None:
         self.chat_id: str | None = None
         self.queue = LiveRequestQueue()
 
-    async def start(self, chat_id: str) -> str | None:
+    async def prepare(self, chat_id: str) -> str | None:
         self.chat_id = chat_id
         return None
+
+    def launch(self, *, hold: bool) -> None:
+        pass
+
+    def interrupt(self) -> None:
+        self.queue.send_activity_start()
+        self.queue.send_activity_end()
 
 
 async def conversation(codec: Any, notices: list[Any] | None = None
