@@ -21,13 +21,19 @@ from google.genai import types
 
 from ..core.asgi import ClientGone, Receive, Scope, Send, read_body, send_error, send_json
 from ..core.auth import Authenticate, AuthError, anonymous, resolve_user
-from ..core.errors import RequestError, chat_not_found
+from ..core.errors import (
+    UNAVAILABLE_RETRY_AFTER,
+    RequestError,
+    chat_not_found,
+    session_unavailable,
+    store_unavailable,
+)
 from ..core.limits import Limits
 from ..core.request import ChatRequest, UIMessage, decode_chat_request, message_text
 from ..core.runtime import AgentRuntime
-from ..core.sessions import META_KEY
+from ..core.sessions import META_KEY, failure
 from ..core.translator import ConfirmationStyle, DescribeError, describe_error_generic
-from ..stores import StreamStore
+from ..stores import StoreUnavailable, StreamStore
 from .sse import SSEChannel
 from .stream import StreamOptions, TurnStream
 from .turn import TurnPlan, plan_turn
@@ -98,6 +104,16 @@ class ChatEndpoint:
             await send_error(send, error)
             return
         await self.runtime.startup()
+        try:
+            await self._turn(request, user_id, send, receive)
+        except StoreUnavailable as exc:
+            # Only before the response starts: once it streams, the store's failures are
+            # logged and the turn goes on unrecorded.
+            logger.error("Stream store unavailable for chat %r: %s", request.id, exc)
+            await send_error(send, store_unavailable())
+
+    async def _turn(self, request: ChatRequest, user_id: str, send: Send,
+                    receive: Receive) -> None:
         if not await self.store.claim(request.id, user_id):
             await send_error(send, chat_not_found())
             return
@@ -107,18 +123,18 @@ class ChatEndpoint:
             except RequestError as error:
                 await send_error(send, error)
                 return
-            except Exception:
-                logger.exception("Could not prepare the session of chat %r", request.id)
-                await send_error(send, RequestError(503, "session_unavailable",
-                                                    "The chat session could not be loaded.",
-                                                    retry_after=2))
+            except Exception as exc:
+                logger.error("Session store failed for chat %r: %s", request.id,
+                             failure(exc), exc_info=logger.isEnabledFor(logging.DEBUG))
+                await send_error(send, session_unavailable())
                 return
+            recorder = await self.store.record(request.id)
             stream = TurnStream(self.runtime, self.store, self._stream_options, plan, user_id,
                                 request.id)
             self.turns.add(stream)
             self._idle.clear()
             try:
-                await stream.run(send, receive)
+                await stream.run(send, receive, recorder)
             finally:
                 self.turns.discard(stream)
                 if not self.turns:
@@ -179,11 +195,16 @@ class ChatEndpoint:
         user_id = await self.authorize(scope, send)
         if user_id is None:
             return
-        owner = await self.store.owner(chat_id)
+        try:
+            owner = await self.store.owner(chat_id)
+            follow = await self.store.follow(chat_id) if owner == user_id else None
+        except StoreUnavailable as exc:
+            logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
+            await send_error(send, store_unavailable())
+            return
         if owner is not None and owner != user_id:
             await send_error(send, chat_not_found())
             return
-        follow = await self.store.follow(chat_id) if owner == user_id else None
         if follow is None or scope["method"] == "HEAD":
             status = 204 if follow is None else 200
             await send({"type": "http.response.start", "status": status, "headers": []})
@@ -209,10 +230,15 @@ class ChatEndpoint:
         user_id = await self.authorize(scope, send)
         if user_id is None:
             return
-        if await self.store.owner(chat_id) != user_id:
-            await send_error(send, chat_not_found())
+        try:
+            if await self.store.owner(chat_id) != user_id:
+                await send_error(send, chat_not_found())
+                return
+            stopped = await self.store.stop(chat_id)
+        except StoreUnavailable as exc:
+            logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
+            await send_error(send, store_unavailable())
             return
-        stopped = await self.store.stop(chat_id)
         await send_json(send, 200, b'{"stopped":true}' if stopped else b'{"stopped":false}')
 
     # -- shutdown ---------------------------------------------------------------------
@@ -237,4 +263,4 @@ class ChatEndpoint:
 def _shutting_down() -> RequestError:
     return RequestError(503, "shutting_down",
                         "The server is restarting. Please try again in a moment.",
-                        retry_after=2)
+                        retry_after=UNAVAILABLE_RETRY_AFTER)
