@@ -2,11 +2,11 @@
  * AdkLiveTransport: a `ChatTransport` for adk-asgi's live WebSocket, protocol A
  * (the seeds' envelope), for AI SDK 5, 6 and 7 apps.
  *
- * Copy this one file into your app; it imports nothing but `ai`. With ai@7 you
- * may use the library's own `WebSocketChatTransport` (protocol B) instead; this
- * transport adds what protocol B has no frames for: microphone audio
- * (`sendAudio`, `startAudio`, `stopAudio`), `interrupt`, and turns the server
- * starts by itself (a spoken question).
+ * It imports nothing but `ai`. With ai@7 you may use the library's own
+ * `WebSocketChatTransport` (protocol B) instead; this transport adds what
+ * protocol B has no frames for: microphone audio (`sendAudio`, `startAudio`,
+ * `stopAudio`), `interrupt`, and turns the server starts by itself (a spoken
+ * question).
  *
  * ```ts
  * const transport = new AdkLiveTransport({
@@ -51,6 +51,8 @@ import {
   type UIMessage,
   type UIMessageChunk,
 } from 'ai';
+
+import { liveUrl } from './live-url';
 
 /** The parts of the DOM `WebSocket` the transport uses (the `ws` package fits too). */
 export interface WebSocketLike {
@@ -283,16 +285,6 @@ export class AdkLiveTransport<UI_MESSAGE extends UIMessage = UIMessage>
     socket.send(frame instanceof Uint8Array ? frame : JSON.stringify(frame));
   }
 
-  private endpoint(chatId: string): string {
-    const base =
-      typeof location === 'undefined' ? new URL(this.options.url) : new URL(this.options.url, location.href);
-    if (base.protocol === 'http:') base.protocol = 'ws:';
-    else if (base.protocol === 'https:') base.protocol = 'wss:';
-    base.searchParams.set('chatId', chatId);
-    if (this.options.modality === 'audio') base.searchParams.set('modality', 'audio');
-    return base.toString();
-  }
-
   private async connect(chatId: string, abortSignal: AbortSignal | undefined): Promise<WebSocketLike> {
     if (this.socketChatId !== chatId && (this.socket != null || this.opening != null)) {
       this.close(); // another chat: another live session
@@ -313,7 +305,7 @@ export class AdkLiveTransport<UI_MESSAGE extends UIMessage = UIMessage>
       this.options.webSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
     if (Impl == null) throw new Error('AdkLiveTransport: no WebSocket implementation.');
     this.options.onConnectionChange?.('connecting');
-    const socket = new Impl(this.endpoint(chatId));
+    const socket = new Impl(liveUrl(this.options.url, { chatId, modality: this.options.modality }));
     socket.binaryType = 'arraybuffer';
     this.socketChatId = chatId;
     return new Promise<WebSocketLike>((resolve, reject) => {

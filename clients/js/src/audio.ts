@@ -2,9 +2,13 @@
  * Live audio for protocol A: the microphone as PCM16 mono 16 kHz frames, and the
  * model's `data-pcm` chunks (PCM16 mono, 24 kHz) played back gap-free.
  */
+import type { PcmData } from './types';
 
-// An AudioWorklet that downsamples the input to 16 kHz and posts Int16 frames of 40 ms.
-const WORKLET = `
+/**
+ * The AudioWorklet (its source, loaded from a `blob:` URL) that downsamples the input
+ * to 16 kHz and posts Int16 frames of 40 ms. Exported for tests, not from the package.
+ */
+export const CAPTURE_WORKLET = `
 class PcmCapture extends AudioWorkletProcessor {
   constructor() {
     super();
@@ -34,6 +38,11 @@ class PcmCapture extends AudioWorkletProcessor {
 registerProcessor('pcm-capture', PcmCapture);
 `;
 
+/**
+ * The microphone as PCM16 mono 16 kHz frames of 40 ms (what `AdkLiveTransport.sendAudio`
+ * takes). Needs a secure context (https or localhost) and, under a Content Security
+ * Policy, `blob:` allowed for scripts (the worklet is loaded from one).
+ */
 export class Microphone {
   private context: AudioContext | null = null;
   private stream: MediaStream | null = null;
@@ -46,7 +55,7 @@ export class Microphone {
     });
     const context = new AudioContext();
     this.context = context;
-    const url = URL.createObjectURL(new Blob([WORKLET], { type: 'text/javascript' }));
+    const url = URL.createObjectURL(new Blob([CAPTURE_WORKLET], { type: 'text/javascript' }));
     try {
       await context.audioWorklet.addModule(url);
     } finally {
@@ -70,26 +79,31 @@ export class Microphone {
   }
 }
 
-export interface PcmChunk {
-  content: string; // base64 PCM16 little-endian
-  sampleRate: number;
-  channels: number;
-  bitDepth?: number;
+/** A `data-pcm` chunk's samples (PCM16 little-endian, base64) as floats in [-1, 1). */
+export function decodePcm16(chunk: Pick<PcmData, 'content'>): Float32Array {
+  const bytes = Uint8Array.from(atob(chunk.content), c => c.charCodeAt(0));
+  const samples = new Int16Array(bytes.buffer, 0, bytes.byteLength >> 1);
+  const floats = new Float32Array(samples.length);
+  for (let i = 0; i < samples.length; i++) floats[i] = samples[i] / 0x8000;
+  return floats;
 }
 
-/** Plays `data-pcm` chunks back to back, as they arrive. */
+/**
+ * Plays `data-pcm` chunks (24 kHz, mono) back to back, as they arrive: call `play`
+ * from `useChat`'s `onData`. The first one needs a user gesture before it (browsers'
+ * autoplay rule), e.g. the click that started the microphone.
+ */
 export class PcmPlayer {
   private context: AudioContext | null = null;
   private next = 0;
   muted = false;
-  /** Chunks and seconds played so far (shown on the page). */
+  /** Chunks and seconds received so far (for a status display; `onChange` tells). */
   chunks = 0;
   seconds = 0;
   onChange?: () => void;
 
-  play(chunk: PcmChunk): void {
-    const bytes = Uint8Array.from(atob(chunk.content), c => c.charCodeAt(0));
-    const samples = new Int16Array(bytes.buffer, 0, bytes.byteLength >> 1);
+  play(chunk: PcmData): void {
+    const samples = decodePcm16(chunk);
     this.chunks++;
     this.seconds += samples.length / chunk.sampleRate;
     this.onChange?.();
@@ -97,8 +111,7 @@ export class PcmPlayer {
     const context = (this.context ??= new AudioContext());
     if (context.state === 'suspended') void context.resume();
     const buffer = context.createBuffer(1, samples.length, chunk.sampleRate);
-    const channel = buffer.getChannelData(0);
-    for (let i = 0; i < samples.length; i++) channel[i] = samples[i] / 0x8000;
+    buffer.getChannelData(0).set(samples);
     const source = context.createBufferSource();
     source.buffer = buffer;
     source.connect(context.destination);

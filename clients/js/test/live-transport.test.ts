@@ -4,38 +4,18 @@
  * each: `ai` is aliased per project, see vitest.config.ts).
  */
 import * as ai from 'ai';
-import type { ChatState, ChatStatus, UIMessage, UIMessageChunk } from 'ai';
+import type { UIMessage, UIMessageChunk } from 'ai';
 import { describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
 
-import { AdkLiveTransport, type WebSocketConstructor } from '../src/adk-live-transport';
-import { lastAssistantMessageIsCompleteWithAnswers } from '../src/lib/send-automatically';
+import { AdkLiveTransport, type WebSocketConstructor } from '../src/live-transport';
+import { lastAssistantMessageIsCompleteWithAnswers } from '../src/send-automatically';
+import { MemoryState, sleep, textOf } from './helpers';
 
 const serverUrl = inject('serverUrl');
 const aiPackage = inject('aiPackage');
 const hasApprovals = aiPackage !== 'ai5'; // ai 5 has no tool-approval chunks
-const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 let chatCounter = 0;
-
-class MemoryState implements ChatState<UIMessage> {
-  status: ChatStatus = 'ready';
-  error: Error | undefined = undefined;
-  messages: UIMessage[] = [];
-  pushMessage = (message: UIMessage) => {
-    this.messages = this.messages.concat(structuredClone(message));
-  };
-  popMessage = () => {
-    this.messages = this.messages.slice(0, -1);
-  };
-  replaceMessage = (index: number, message: UIMessage) => {
-    this.messages = [
-      ...this.messages.slice(0, index),
-      structuredClone(message),
-      ...this.messages.slice(index + 1),
-    ];
-  };
-  snapshot = <T>(value: T): T => (value === undefined ? value : structuredClone(value));
-}
 
 class TestChat extends ai.AbstractChat<UIMessage> {}
 
@@ -158,12 +138,6 @@ async function readAll(stream: ReadableStream<UIMessageChunk>): Promise<UIMessag
 
 function assistants(h: Harness): UIMessage[] {
   return h.state.messages.filter(m => m.role === 'assistant');
-}
-
-function textOf(message: UIMessage | undefined): string {
-  return (message?.parts ?? [])
-    .map(p => (p.type === 'text' ? (p as { text: string }).text : ''))
-    .join('');
 }
 
 type ToolPart = {
