@@ -18,7 +18,6 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ import httpx
 import pytest
 from google.adk.sessions import BaseSessionService, InMemorySessionService
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
-from pg_server import PostgresServer, find_bindir
+from pg_server import PostgresServer
 
 from adk_asgi import AdkApp
 from adk_asgi.cli.main import build_app, parser
@@ -39,21 +38,7 @@ from conftest import Chat, LoopbackServer, parse_sse, text_of, user_message
 ROOT = Path(__file__).resolve().parent.parent
 HAS_DB_EXTRA = all(importlib.util.find_spec(m) for m in ("sqlalchemy", "asyncpg"))
 NO_DB_EXTRA = "needs the postgres extra: pip install -e '.[postgres]' (google-adk[db], asyncpg)"
-
-
-@pytest.fixture(scope="session")
-def postgres() -> Iterator[PostgresServer]:
-    if not HAS_DB_EXTRA:
-        pytest.skip(NO_DB_EXTRA)
-    bindir = find_bindir()
-    if bindir is None:
-        pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl, postgres) on this machine; "
-                    "scripts/test installs Debian's postgresql package when it can")
-    server = PostgresServer(bindir).start()
-    try:
-        yield server
-    finally:
-        server.stop()
+# The throwaway PostgreSQL server: the `postgres` fixture (conftest.py).
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

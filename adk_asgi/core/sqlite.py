@@ -12,7 +12,9 @@ stayed without tables until a restart. Here:
 - the writes of one process take turns (an ``asyncio.Lock``) instead of polling SQLite's
   lock, so only other processes contend for it;
 - a call that still finds the database locked is retried (``retries`` times);
-- ``no such table``: the schema is created again and the call retried once.
+- ``no such table``: the schema is created again and the call retried once;
+- ``transaction()``: the calls inside share one connection and commit together, or not at
+  all (history restore: a session and its seeded events, ``http/seed.py``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import logging
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 import aiosqlite
@@ -54,16 +57,46 @@ class SqliteSessions(SqliteSessionService):
         self._retries = retries
         self._writes = asyncio.Lock()
         self._wal = False
+        self._batch: ContextVar[_Uncommitted | None] = ContextVar("adk_asgi_sqlite_batch",
+                                                                  default=None)
 
     @property
     def _in_memory(self) -> bool:
         return self._db_path in ("", ":memory:")
 
     @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[None]:
+        """The calls of this task inside share one connection and one transaction:
+        committed when the block ends, rolled back if it raises."""
+        if self._batch.get() is not None:
+            raise RuntimeError("SqliteSessions.transaction() does not nest")
+        async with self._writes, self._connection() as db:
+            token = self._batch.set(_Uncommitted(db))
+            try:
+                yield
+            except BaseException:
+                await db.rollback()
+                raise
+            else:
+                await db.commit()
+            finally:
+                self._batch.reset(token)
+
+    @asynccontextmanager
     async def _get_db_connection(self) -> AsyncIterator[aiosqlite.Connection]:
+        batch = self._batch.get()
+        if batch is not None:
+            yield batch  # type: ignore[misc]  # quacks like the connection it wraps
+            return
+        async with self._connection() as db:
+            yield db
+
+    @asynccontextmanager
+    async def _connection(self) -> AsyncIterator[aiosqlite.Connection]:
         async with super()._get_db_connection() as db:
             if not self._in_memory:
                 await db.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+                await db.execute("PRAGMA synchronous = NORMAL")
                 if not self._wal:
                     # Persistent in the file; set again when the file was recreated.
                     await db.execute("PRAGMA journal_mode = WAL")
@@ -71,6 +104,8 @@ class SqliteSessions(SqliteSessionService):
             yield db
 
     async def _call(self, call: Callable[[], Awaitable[T]], *, write: bool) -> T:
+        if self._batch.get() is not None:
+            return await call()  # inside transaction(): it holds the lock, it fails whole
         attempt = 0
         while True:
             try:
@@ -109,3 +144,18 @@ class SqliteSessions(SqliteSessionService):
     async def append_event(self, session: Session, event: Event) -> Event:
         parent = super().append_event
         return await self._call(lambda: parent(session, event), write=True)
+
+
+class _Uncommitted:
+    """A connection whose ``commit`` waits for the end of ``transaction()``."""
+
+    __slots__ = ("_db",)
+
+    def __init__(self, db: aiosqlite.Connection) -> None:
+        self._db = db
+
+    async def commit(self) -> None:
+        pass
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._db, name)

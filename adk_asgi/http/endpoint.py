@@ -13,11 +13,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import Final
-
-from google.adk.events import Event
-from google.adk.sessions import Session
-from google.genai import types
 
 from ..core.asgi import ClientGone, Receive, Scope, Send, read_body, send_error, send_json
 from ..core.auth import Authenticate, AuthError, anonymous, resolve_user
@@ -29,11 +24,12 @@ from ..core.errors import (
     store_unavailable,
 )
 from ..core.limits import Limits
-from ..core.request import ChatRequest, UIMessage, decode_chat_request, message_text
+from ..core.request import ChatRequest, decode_chat_request
 from ..core.runtime import AgentRuntime
-from ..core.sessions import META_KEY, failure
+from ..core.sessions import failure
 from ..core.translator import ConfirmationStyle, DescribeError, describe_error_generic
 from ..stores import StoreUnavailable, StreamStore
+from .seed import SEED_MAX_CHARS, SEED_MAX_MESSAGES, create_seeded, incomplete_seed, seed_events
 from .sse import SSEChannel
 from .stream import StreamOptions, TurnStream
 from .turn import TurnPlan, plan_turn
@@ -42,8 +38,6 @@ __all__ = ("SEED_MAX_CHARS", "SEED_MAX_MESSAGES", "ChatEndpoint", "ChatOptions")
 
 logger = logging.getLogger("adk_asgi")
 
-SEED_MAX_MESSAGES: Final = 200
-SEED_MAX_CHARS: Final = 200_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,49 +137,27 @@ class ChatEndpoint:
     async def _prepare(self, request: ChatRequest, user_id: str) -> TurnPlan:
         runtime = self.runtime
         service = runtime.session_service
-        session = await service.get_session(app_name=runtime.app_name, user_id=user_id,
+        app_name = runtime.app_name
+        session = await service.get_session(app_name=app_name, user_id=user_id,
                                             session_id=request.id)
-        plan = plan_turn(request, session, runtime.approval_tools,
+        if session is not None and incomplete_seed(session):
+            logger.warning("Chat %r holds an incomplete history restore: restoring it again",
+                           request.id)
+            await service.delete_session(app_name=app_name, user_id=user_id,
+                                         session_id=request.id)
+            session = None
+        fresh = session is None or not session.events
+        plan = plan_turn(request, None if fresh else session, runtime.approval_tools,
                          self.options.limits.max_file_bytes)
-        if session is None:
-            session = await service.create_session(app_name=runtime.app_name, user_id=user_id,
-                                                   session_id=request.id)
-            await self._seed(session, plan.seed)
+        if fresh:
+            events = seed_events(plan.seed, runtime.agent_name)
+            if session is None or events:
+                await create_seeded(service, app_name=app_name, user_id=user_id,
+                                    session_id=request.id, events=events, session=session)
         elif plan.rewind_before is not None:
             await runtime.runner.rewind_async(user_id=user_id, session_id=request.id,
                                               rewind_before_invocation_id=plan.rewind_before)
         return plan
-
-    async def _seed(self, session: Session, history: list[UIMessage]) -> None:
-        """Seeding: a new session gets the earlier turns the client sent (e.g. after a
-        restart of an in-memory store); their *text* becomes the session's history, so the
-        model keeps the context. Tool calls and files of those turns are not replayed.
-
-        Only the most recent ``SEED_MAX_MESSAGES`` messages and ``SEED_MAX_CHARS`` characters
-        are kept: appending costs grow with the session in ADK's stores, and a client must
-        not be able to make one request seed a huge history."""
-        service = self.runtime.session_service
-        author = self.runtime.agent_name
-        kept: list[tuple[UIMessage, str]] = []
-        budget = SEED_MAX_CHARS
-        for message in reversed(history):
-            text = message_text(message)
-            if not text:
-                continue
-            if len(kept) == SEED_MAX_MESSAGES or len(text) > budget:
-                break
-            budget -= len(text)
-            kept.append((message, text))
-        for message, text in reversed(kept):
-            user = message.role == "user"
-            event = Event(
-                invocation_id="adk-asgi-seed",
-                author="user" if user else author,
-                content=types.Content(role="user" if user else "model",
-                                      parts=[types.Part(text=text)]),
-                custom_metadata={META_KEY: {"seeded": True, "messageId": message.id}},
-            )
-            await service.append_event(session, event)
 
     # -- GET / DELETE /{chatId}/stream ---------------------------------------------
 
