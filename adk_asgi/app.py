@@ -3,6 +3,7 @@
     http       POST   /                  -> chat stream (SSE, UI message stream v1)
                GET    /{chatId}/stream   -> resume the chat's active stream (204: none)
                DELETE /{chatId}/stream   -> stop the chat's running turn
+               GET    /healthz, /readyz  -> liveness / readiness (observability/health.py)
                anything else             -> JSON 404 / 405
     websocket  /                         -> live mode (Runner.run_live; see live/)
     lifespan                             -> build the runner + warm ADK up / close it
@@ -33,11 +34,13 @@ from .core.runtime import AgentRuntime
 from .core.translator import ConfirmationStyle
 from .http.endpoint import ChatEndpoint, ChatOptions
 from .live.endpoint import LiveEndpoint, LiveOptions
+from .observability.health import Health, Probe
 from .stores import MemoryStreamStore, StreamStore
 
 __all__ = ("AdkApp",)
 
 _STREAM = "/stream"
+_PROBES: dict[str, Probe] = {"/healthz": "healthz", "/readyz": "readyz"}
 
 
 class AdkApp:
@@ -99,6 +102,10 @@ class AdkApp:
                                         send_timeout=send_timeout),
             authenticate=authenticate, store=self.store, limits=self.limits,
             origins=OriginPolicy(allowed_origins))
+        self.health = Health(self.runtime, self.store,
+                             lambda: self.chat.draining or self.live.draining)
+        """The probes: ``GET {path}/healthz`` and ``GET {path}/readyz`` (no identity
+        needed); ``health.checks()`` for your own."""
         self.shutdown_grace = shutdown_grace
         self._warm_up = warm_up
 
@@ -162,6 +169,10 @@ class AdkApp:
                 await send_json_error(send, 405, "method_not_allowed",
                                       f"{method} is not allowed here.",
                                       headers=[(b"allow", b"GET, HEAD, DELETE")])
+            return
+        probe = _PROBES.get(path)
+        if probe is not None:
+            await self.health(probe, scope, send)
             return
         await send_json_error(send, 404, "not_found", f"No route for {path!r}.")
 

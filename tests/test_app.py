@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import warnings
 from typing import Any
 
 import httpx
 import pytest
+from google.adk.apps import App, ResumabilityConfig
 from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 from starlette.applications import Starlette
@@ -292,7 +294,12 @@ async def test_websocket_is_served_live(demo_app: AdkApp) -> None:
 
 
 async def test_accepts_a_ready_runner_and_the_single_message_body() -> None:
-    runner = Runner(agent=build_demo_agent(), app_name="mine",
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # ResumabilityConfig is experimental
+        resumable = ResumabilityConfig(is_resumable=True)
+    # A ready Runner must be resumable (AgentRuntime refuses one that is not).
+    runner = Runner(app=App(name="mine", root_agent=build_demo_agent(),
+                            resumability_config=resumable),
                     session_service=InMemorySessionService())
     app = AdkApp(runner=runner, warm_up=False)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),

@@ -78,13 +78,13 @@ def test_redis_down_answers_503_and_1013_then_recovers(
         assert not _tracebacks(caplog), _tracebacks(caplog)
         errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
         assert len(errors) == 4, [r.getMessage() for r in errors]  # one line each
-        assert not _on(server, app.store.ready())
+        assert _on(server, app.health.checks())["streams"] != "ok"
 
         assert redis.start()  # the outage ends: no restart of the app needed
         back = client.post("/", json=chat_body("c2", user_message("hello")))
         assert back.status_code == 200
         assert types_of(parse_sse(back.text))[-2:] == ["finish", "[DONE]"]
-        assert _on(server, app.store.ready())
+        assert _on(server, app.health.checks())["streams"] == "ok"
 
 
 def _on(server: LoopbackServer, coro: Any) -> Any:
@@ -171,11 +171,11 @@ def test_a_deleted_and_recreated_sqlite_directory_recovers(
         recovered = client.post("/", json=chat_body("c", user_message("hi")))
         assert recovered.status_code == 200, recovered.text
         assert types_of(parse_sse(recovered.text))[-2:] == ["finish", "[DONE]"]
-        assert _on(server, app.runtime.ready())
+        assert _on(server, app.health.checks())["sessions"] == "ok"
         shutil.rmtree(folder)
-        assert not _on(server, app.runtime.ready())  # what a readiness check reports
+        assert _on(server, app.health.checks())["sessions"] != "ok"  # what /readyz says
         folder.mkdir()
-        assert _on(server, app.runtime.ready())
+        assert _on(server, app.health.checks())["sessions"] == "ok"
         assert not _tracebacks(caplog), _tracebacks(caplog)
     with sqlite3.connect(folder / "chats.db") as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -195,7 +195,8 @@ def test_every_store_failure_is_a_store_unavailable() -> None:
         with pytest.raises(StoreUnavailable):
             async with store.lock("c"):
                 pass
-        assert not await store.ready()
+        with pytest.raises(StoreUnavailable):
+            await store.ping()
         await store.close()
 
     asyncio.run(run())

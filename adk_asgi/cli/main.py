@@ -64,9 +64,11 @@ def build_app(args: argparse.Namespace, target: Target | None = None) -> Any:
         del options["session_db"]
     options[{"agent": "agent", "app": "adk_app", "runner": "runner"}[target.kind]] = target.value
     try:
-        app = AdkMiddleware(SiteApp(WEB_DIR), path=_mount(args.mount), **options)
+        site = SiteApp(WEB_DIR)
+        app = AdkMiddleware(site, path=_mount(args.mount), **options)
     except (TypeError, ValueError) as exc:  # e.g. a Runner that cannot pause for approvals
         raise TargetError(f"{target.where}: {exc}") from None
+    site.health = app.adk.health
     SERVED.append(app.adk)
     return app
 

@@ -1,10 +1,14 @@
 """The site around the chat endpoint in ``adk-asgi serve``: the chat page (``adk_asgi/_web``,
-built from ``examples/web``) at ``/``, and JSON errors everywhere else."""
+built from ``examples/web``) at ``/``, the app's probes at ``/healthz`` and ``/readyz``, and
+JSON errors everywhere else."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from ..observability.health import Health, Probe
 
 __all__ = ("DEFAULT_MOUNT", "WEB_DIR", "SiteApp", "page_url", "plain_lifespan")
 
@@ -12,6 +16,7 @@ WEB_DIR: Final = Path(__file__).resolve().parent.parent / "_web"
 """The built chat page shipped with the package (``npm --prefix examples/web run build``)."""
 
 DEFAULT_MOUNT: Final = "/api/chat"
+_PROBES: Final[dict[str, Probe]] = {"/healthz": "healthz", "/readyz": "readyz"}
 
 _NO_PAGE: Final = b"""<!doctype html><meta charset="utf-8"><title>adk-asgi</title>
 <body style="font-family: system-ui, sans-serif; max-width: 40em; margin: 3em auto">
@@ -27,11 +32,13 @@ class SiteApp:
     assets) when ``directory`` holds a built page, a short HTML note at ``/`` when it
     does not, and JSON errors for every other path, method and WebSocket."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, health: Health | None = None) -> None:
         from starlette.staticfiles import StaticFiles
 
         self.static = (StaticFiles(directory=directory, html=True)
                        if (directory / "index.html").is_file() else None)
+        self.health = health
+        """The chat app's probes, also served at the top: ``/healthz``, ``/readyz``."""
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         from starlette.exceptions import HTTPException
@@ -41,6 +48,10 @@ class SiteApp:
         if scope["type"] == "lifespan":
             await plain_lifespan(receive, send)
         elif scope["type"] == "http":
+            probe: Probe | None = _PROBES.get(scope["path"])
+            if probe is not None and self.health is not None:
+                await self.health(probe, scope, send)
+                return
             if self.static is None:
                 if scope["path"] in ("/", "/index.html") and scope["method"] in ("GET", "HEAD"):
                     await send({"type": "http.response.start", "status": 404, "headers": [

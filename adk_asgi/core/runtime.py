@@ -14,14 +14,13 @@ from google.adk.apps import App, ResumabilityConfig
 from google.adk.runners import Runner
 from google.adk.sessions import BaseSessionService
 
-from .sessions import META_KEY, failure, session_service_from_url
+from .sessions import META_KEY, session_service_from_url
 
 __all__ = ("AgentRuntime",)
 
 logger = logging.getLogger("adk_asgi")
 
 DEFAULT_APP_NAME = "adk_asgi"
-_PROBE = "adk-asgi-readiness-probe"
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # ResumabilityConfig is marked experimental in ADK 2.x.
     _RESUMABLE = ResumabilityConfig(is_resumable=True)
@@ -141,17 +140,6 @@ class AgentRuntime:
     @property
     def started(self) -> bool:
         return self._started
-
-    async def ready(self) -> bool:
-        """The session service answers now (a readiness probe: one read of a session that
-        does not exist; never raises)."""
-        try:
-            await asyncio.wait_for(self.session_service.get_session(
-                app_name=self.app_name, user_id=_PROBE, session_id=_PROBE), 5.0)
-        except Exception as exc:
-            logger.warning("Session store not ready: %s", failure(exc))
-            return False
-        return True
 
     async def shutdown(self) -> None:
         if self._runner is not None and self._owns_runner:

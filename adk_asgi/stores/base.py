@@ -110,9 +110,8 @@ class StreamStore(ABC):
         """Ask the producer of the chat's running stream (on any worker) to stop.
         True when there was a running stream."""
 
-    async def ready(self) -> bool:
-        """The store can serve requests now (a readiness probe: cheap, never raises)."""
-        return True
+    async def ping(self) -> None:  # noqa: B027 - nothing to reach by default
+        """Raise when the store cannot serve requests now (``GET /readyz`` asks)."""
 
     async def close(self) -> None:  # noqa: B027 - optional hook, nothing to release by default
         """Release connections (called at the app's shutdown)."""

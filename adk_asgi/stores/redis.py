@@ -143,12 +143,6 @@ class RedisStreamStore(StreamStore):
     def key(self, kind: str, name: str) -> str:
         return f"{self.prefix}:{kind}:{name}"
 
-    async def ready(self) -> bool:
-        try:
-            return bool(await asyncio.wait_for(self.redis.ping(), 2.0))
-        except (*_ERRORS, TimeoutError):
-            return False
-
     # -- owners -------------------------------------------------------------------
 
     async def claim(self, chat_id: str, user_id: str) -> bool:
@@ -296,6 +290,10 @@ class RedisStreamStore(StreamStore):
                 return False
             await self.redis.set(self.key("stop", sid), 1, ex=60)
             return True
+
+    async def ping(self) -> None:
+        with _reachable():
+            await self.redis.ping()
 
     async def close(self) -> None:
         await self.redis.aclose()
