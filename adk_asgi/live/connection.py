@@ -168,10 +168,8 @@ class Connection:
         for task in tasks:
             task.cancel()
         await asyncio.gather(self.run.close(), *tasks, return_exceptions=True)
-        turn = self.conversation.turn
-        if turn is not None:
-            with contextlib.suppress(Exception):
-                await turn.recorder.end(resumable=False)
+        with contextlib.suppress(Exception):
+            await self.conversation.close()
         await self.socket.close()
 
     def _idle_since(self) -> float | None:
