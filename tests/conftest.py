@@ -194,6 +194,17 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
+def gemini_emulator() -> Iterator[Any]:
+    """One Gemini API emulator (``adk_asgi.testing.gemini``) for the whole run, chunking
+    like Gemini (8 tokens a chunk). Agents reach it through ``gemini_emulator.gemini(name)``
+    (no environment needed); its journal is shared, so tests filter it by what they sent."""
+    from adk_asgi.testing.gemini import GeminiEmulator
+
+    with GeminiEmulator(tokens_per_chunk=8) as emulator:
+        yield emulator
+
+
+@pytest.fixture(scope="session")
 def postgres() -> Iterator[Any]:
     """A throwaway PostgreSQL server for this run (tests/pg_server.py); skipped without the
     postgres extra or the server binaries."""
