@@ -69,6 +69,10 @@ class ChatEndpoint:
             resume_grace=options.resume_grace, confirmation_style=options.confirmation_style,
             describe_error=options.describe_error)
 
+    @property
+    def stream_options(self) -> StreamOptions:
+        return self._stream_options
+
     async def authorize(self, scope: Scope, send: Send) -> str | None:
         """The user of this request, or None after answering 401/403."""
         try:
@@ -115,21 +119,25 @@ class ChatEndpoint:
                 return
             stream = TurnStream(self.runtime, self.store, self._stream_options, plan, user_id,
                                 request.id)
-            self.turns.add(stream)
-            self._idle.clear()
-            try:
-                await stream.run(send, receive)
-            finally:
-                self.turns.discard(stream)
-                if not self.turns:
-                    self._idle.set()
+            await self.run_turn(stream, send, receive)
+
+    async def run_turn(self, stream: TurnStream, send: Send, receive: Receive) -> None:
+        """Run a turn (the caller holds the chat's turn lock); ``drain`` waits for it."""
+        self.turns.add(stream)
+        self._idle.clear()
+        try:
+            await stream.run(send, receive)
+        finally:
+            self.turns.discard(stream)
+            if not self.turns:
+                self._idle.set()
 
     async def _prepare(self, request: ChatRequest, user_id: str) -> TurnPlan:
         runtime = self.runtime
         service = runtime.session_service
         session = await service.get_session(app_name=runtime.app_name, user_id=user_id,
                                             session_id=request.id)
-        plan = plan_turn(request, session, runtime.approval_tools,
+        plan = plan_turn(request, session, runtime.tools,
                          self.options.limits.max_file_bytes)
         if session is None:
             session = await service.create_session(app_name=runtime.app_name, user_id=user_id,
