@@ -191,3 +191,14 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     with RedisServer(tmp_path_factory.mktemp("redis")) as server:
         yield server.url
+
+
+@pytest.fixture(scope="session")
+def gemini_emulator() -> Iterator[Any]:
+    """One Gemini API emulator (``adk_asgi.testing.gemini``) for the whole run, chunking
+    like Gemini (8 tokens a chunk). Agents reach it through ``gemini_emulator.gemini(name)``
+    (no environment needed); its journal is shared, so tests filter it by what they sent."""
+    from adk_asgi.testing.gemini import GeminiEmulator
+
+    with GeminiEmulator(tokens_per_chunk=8) as emulator:
+        yield emulator

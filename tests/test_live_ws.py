@@ -320,6 +320,12 @@ async def test_ping_pong_and_errors_keep_the_connection(server: LoopbackServer) 
     assert (await client.next())["type"] == "error"
     await client.send("nope")
     assert (await client.next())["type"] == "error"
+    await client.ws.send(json.dumps({"type": "ping", "version": "2.0"}))
+    refused = await client.next()
+    assert refused == {"type": "error", "errorText": "Protocol version '2.0' is not supported; "
+                                                    "this server speaks 1.0."}
+    await client.ws.send(json.dumps({"type": "ping", "version": "1.1"}))  # a minor: fine
+    assert json.loads(await client.ws.recv())["type"] == "pong"
     await client.say("please fail")
     chunks = await client.turn()
     assert "error" in kinds(chunks) and chunks[-1] == DONE and "finish" not in kinds(chunks)
