@@ -27,6 +27,9 @@ class Run:
         self.chat_id: str | None = None
         self.queue = LiveRequestQueue()
 
+    async def claim(self, chat_id: str) -> str | None:
+        return None
+
     async def start(self, chat_id: str) -> str | None:
         self.chat_id = chat_id
         return None

@@ -28,7 +28,7 @@ from ..core.request import ChatRequest, decode_chat_request
 from ..core.runtime import AgentRuntime
 from ..core.sessions import failure
 from ..core.translator import ConfirmationStyle, DescribeError, describe_error_generic
-from ..stores import StoreUnavailable, StreamStore
+from ..stores import StoreUnavailable, StreamRecorder, StreamStore
 from .seed import SEED_MAX_CHARS, SEED_MAX_MESSAGES, create_seeded, incomplete_seed, seed_events
 from .sse import SSEChannel
 from .stream import StreamOptions, TurnStream
@@ -68,6 +68,10 @@ class ChatEndpoint:
             ping_interval=options.ping_interval, send_timeout=options.send_timeout,
             resume_grace=options.resume_grace, confirmation_style=options.confirmation_style,
             describe_error=options.describe_error)
+
+    @property
+    def stream_options(self) -> StreamOptions:
+        return self._stream_options
 
     async def authorize(self, scope: Scope, send: Send) -> str | None:
         """The user of this request, or None after answering 401/403."""
@@ -125,14 +129,20 @@ class ChatEndpoint:
             recorder = await self.store.record(request.id)
             stream = TurnStream(self.runtime, self.store, self._stream_options, plan, user_id,
                                 request.id)
-            self.turns.add(stream)
-            self._idle.clear()
-            try:
-                await stream.run(send, receive, recorder)
-            finally:
-                self.turns.discard(stream)
-                if not self.turns:
-                    self._idle.set()
+            await self.run_turn(stream, send, receive, recorder)
+
+    async def run_turn(self, stream: TurnStream, send: Send, receive: Receive,
+                       recorder: StreamRecorder) -> None:
+        """Run a turn (the caller holds the chat's turn lock and took ``recorder`` from
+        ``store.record`` before answering); ``drain`` waits for it."""
+        self.turns.add(stream)
+        self._idle.clear()
+        try:
+            await stream.run(send, receive, recorder)
+        finally:
+            self.turns.discard(stream)
+            if not self.turns:
+                self._idle.set()
 
     async def _prepare(self, request: ChatRequest, user_id: str) -> TurnPlan:
         runtime = self.runtime
@@ -147,7 +157,7 @@ class ChatEndpoint:
                                          session_id=request.id)
             session = None
         fresh = session is None or not session.events
-        plan = plan_turn(request, None if fresh else session, runtime.approval_tools,
+        plan = plan_turn(request, None if fresh else session, runtime.tools,
                          self.options.limits.max_file_bytes)
         if fresh:
             events = seed_events(plan.seed, runtime.agent_name)

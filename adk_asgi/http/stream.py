@@ -63,6 +63,7 @@ class TurnStream:
         "_reason",
         "_recorder",
         "chat_id",
+        "detached",
         "options",
         "plan",
         "runtime",
@@ -83,6 +84,9 @@ class TurnStream:
         self._channel: SSEChannel | None = None
         self._recorder: StreamRecorder | None = None
         self._grace_task: asyncio.Task[None] | None = None
+        self.detached = False
+        """No client reads the turn as it runs (a server-side completion): its stream
+        stays resumable after it ends."""
 
     def stop(self, reason: StopReason) -> None:
         if self._reason is None:
@@ -134,7 +138,8 @@ class TurnStream:
                 self._grace_task.cancel()
                 await asyncio.gather(self._grace_task, return_exceptions=True)
             await channel.close()
-            resumable = self._reason is None and channel.gone
+            # Resumable: nobody received its end (detached: nobody was reading at all).
+            resumable = self._reason is None and (channel.gone or self.detached)
             await recorder.end(resumable=resumable)
 
     def _translator(self) -> EventTranslator:
@@ -142,7 +147,7 @@ class TurnStream:
         return EventTranslator(plan.message_id,
                                confirmation_style=self.options.confirmation_style,
                                denied_call_ids=plan.denied_call_ids,
-                               approval_tools=self.runtime.approval_tools,
+                               tools=self.runtime.tools,
                                awaiting=plan.still_pending,
                                resumed=plan.resumed_calls,
                                describe_error=self.options.describe_error)
@@ -158,6 +163,10 @@ class TurnStream:
             await self._emit(out, done=True)
             return
         out.extend(ToolOutputDenied(tool_call_id=call_id) for call_id in plan.denied_client_calls)
+        for call_id, name, args in plan.restated:
+            translator.restate_call(call_id, name, args, out)
+        for call_id, output in plan.completed.items():
+            translator.completed(call_id, output, out)
         await self._emit(out)
         runtime = self.runtime
         run = runtime.runner.run_async(

@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from google.adk.events import Event
@@ -127,11 +127,13 @@ class Connection:
     def _conversation(self) -> Conversation:
         options = self.endpoint.options
 
+        # No approval tools: in live mode the gate asks for those approvals itself.
+        tools = replace(self.endpoint.runtime.tools, approval=frozenset())
+
         def new_translator() -> LiveTranslator:
-            # No approval_tools: in live mode the gate asks for those approvals itself.
             return LiveTranslator(f"msg-{uuid.uuid4().hex[:20]}",
                                   confirmation_style=options.confirmation_style,
-                                  describe_error=options.describe_error)
+                                  describe_error=options.describe_error, tools=tools)
 
         return Conversation(self.codec, self.socket.send, run=self.run, gate=self.gate,
                             store=self.store, new_translator=new_translator)
