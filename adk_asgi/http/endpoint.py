@@ -96,6 +96,7 @@ class ChatEndpoint:
         try:
             body = await read_body(scope, receive, limits.max_body_bytes)
             request = decode_chat_request(body, limits)
+            fields = self.runtime.body_fields.read(body) if self.runtime.body_fields else {}
         except ClientGone:
             return
         except RequestError as error:
@@ -108,6 +109,7 @@ class ChatEndpoint:
         async with self.store.lock(request.id):
             try:
                 plan = await self._prepare(request, user_id)
+                plan.state_delta = fields
             except RequestError as error:
                 await send_error(send, error)
                 return
