@@ -29,8 +29,10 @@ from ..core.asgi import (
     send_error,
     send_json,
 )
-from ..core.errors import RequestError, chat_not_found
+from ..core.errors import RequestError, chat_not_found, session_unavailable, store_unavailable
 from ..core.request import valid_chat_id
+from ..core.sessions import failure
+from ..stores import StoreUnavailable
 from .endpoint import ChatEndpoint
 from .stream import TurnStream
 from .turn import plan_completion
@@ -72,7 +74,12 @@ async def complete_tool_call(chat: ChatEndpoint, user_id: str, chat_id: str, cal
         raise RequestError(413, "output_too_large",
                            f"A tool output exceeds {MAX_OUTPUT_BYTES} bytes.")
     await chat.runtime.startup()
-    if not valid_chat_id(chat_id) or await chat.store.owner(chat_id) != user_id:
+    try:
+        owner = await chat.store.owner(chat_id) if valid_chat_id(chat_id) else None
+    except StoreUnavailable as exc:
+        logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
+        raise store_unavailable() from None
+    if owner != user_id:
         raise chat_not_found()
     started: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     task = asyncio.create_task(_run(chat, user_id, chat_id, call_id, result, started),
@@ -90,6 +97,17 @@ async def complete_tool_call(chat: ChatEndpoint, user_id: str, chat_id: str, cal
 
 async def _run(chat: ChatEndpoint, user_id: str, chat_id: str, call_id: str,
                result: dict[str, Any], started: asyncio.Future[str]) -> None:
+    try:
+        await _locked_run(chat, user_id, chat_id, call_id, result, started)
+    except StoreUnavailable as exc:
+        if started.done():
+            raise
+        logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
+        started.set_exception(store_unavailable())
+
+
+async def _locked_run(chat: ChatEndpoint, user_id: str, chat_id: str, call_id: str,
+                      result: dict[str, Any], started: asyncio.Future[str]) -> None:
     runtime = chat.runtime
     async with chat.store.lock(chat_id):
         try:
@@ -99,18 +117,17 @@ async def _run(chat: ChatEndpoint, user_id: str, chat_id: str, call_id: str,
         except RequestError as error:
             started.set_exception(error)
             return
-        except Exception:
-            logger.exception("Could not prepare the session of chat %r", chat_id)
-            started.set_exception(RequestError(503, "session_unavailable",
-                                               "The chat session could not be loaded.",
-                                               retry_after=2))
+        except Exception as exc:
+            logger.error("Session store failed for chat %r: %s", chat_id, failure(exc))
+            started.set_exception(session_unavailable())
             return
+        recorder = await chat.store.record(chat_id)
         started.set_result(plan.message_id)
         # Nobody reads it: no pings, no stuck-client watchdog.
         options = replace(chat.stream_options, ping_interval=None, send_timeout=None)
         stream = TurnStream(runtime, chat.store, options, plan, user_id, chat_id)
         stream.detached = True
-        await chat.run_turn(stream, _discard, _never)
+        await chat.run_turn(stream, _discard, _never, recorder)
 
 
 async def _discard(message: Message) -> None:

@@ -121,9 +121,11 @@ class TurnStream:
         self._recorder.append(blob)
         await self._channel.write(blob)
 
-    async def run(self, send: Send, receive: Receive) -> None:
+    async def run(self, send: Send, receive: Receive, recorder: StreamRecorder) -> None:
+        """Stream the turn; ``recorder`` (from ``store.record``, taken by the endpoint
+        before the response starts, so a store outage is still a 503) records it."""
         options = self.options
-        self._recorder = recorder = await self.store.record(self.chat_id)
+        self._recorder = recorder
         recorder.on_stop(lambda: self.stop("stopped"))
         self._channel = channel = SSEChannel(send, receive, ping_interval=options.ping_interval,
                                              send_timeout=options.send_timeout,

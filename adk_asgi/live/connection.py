@@ -33,6 +33,8 @@ from ..core.approvals import ClientAnswer, answers_in
 from ..core.asgi import ClientGone, Receive, Send
 from ..core.errors import CHAT_NOT_FOUND, RequestError
 from ..core.request import check_limits, user_content, valid_chat_id
+from ..core.sessions import SessionUnavailable, failure
+from ..stores import StoreUnavailable
 from .commands import (
     Abort,
     Audio,
@@ -52,7 +54,13 @@ from .protocol_a import ProtocolA
 from .protocol_b import ProtocolB
 from .resume import Followers
 from .run import LiveRun, RunEnded, RunFailed, RunItem
-from .socket import CLOSE_ERROR, CLOSE_RESTART, LiveSocket
+from .socket import (
+    CLOSE_ERROR,
+    CLOSE_RESTART,
+    CLOSE_TRY_AGAIN,
+    UNAVAILABLE_REASON,
+    LiveSocket,
+)
 from .translator import LiveTranslator
 from .turns import Conversation
 
@@ -143,8 +151,15 @@ class Connection:
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
-                if not task.cancelled() and (exc := task.exception()) is not None \
-                        and not isinstance(exc, ClientGone):
+                if task.cancelled() or (exc := task.exception()) is None \
+                        or isinstance(exc, ClientGone):
+                    continue
+                if isinstance(exc, (StoreUnavailable, SessionUnavailable)):
+                    # A dependency is down: one line, and the client may try again.
+                    logger.error("Live connection of chat %r closed: %s",
+                                 self.run.chat_id or self.chat_id, failure(exc))
+                    self.socket.close_with(CLOSE_TRY_AGAIN, UNAVAILABLE_REASON)
+                else:
                     logger.error("Live connection failed", exc_info=exc)
                     self.socket.close_code = CLOSE_ERROR
         finally:

@@ -21,7 +21,7 @@ from google.genai import types
 from ..core.errors import CHAT_NOT_FOUND
 from ..core.failures import log_exception, original, serving
 from ..core.runtime import AgentRuntime
-from ..core.sessions import META_KEY, get_or_create_session
+from ..core.sessions import META_KEY, SessionUnavailable, failure, get_or_create_session
 from ..stores import StreamStore
 from .gate import LiveGate, LiveGatePlugin
 
@@ -85,8 +85,11 @@ class LiveRun:
         if problem is not None or self._pump is not None:
             return problem
         runtime = self._runtime
-        await get_or_create_session(runtime.session_service, runtime.app_name, self._user_id,
-                                    chat_id)
+        try:
+            await get_or_create_session(runtime.session_service, runtime.app_name,
+                                        self._user_id, chat_id)
+        except Exception as exc:
+            raise SessionUnavailable(failure(exc)) from exc
         self.chat_id = chat_id
         self._pump = asyncio.create_task(self._run(), name="adk-asgi-live-pump")
         return None
