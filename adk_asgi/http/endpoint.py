@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..core.asgi import ClientGone, Receive, Scope, Send, read_body, send_error, send_json
 from ..core.auth import Authenticate, AuthError, anonymous, resolve_user
@@ -96,6 +97,7 @@ class ChatEndpoint:
         try:
             body = await read_body(scope, receive, limits.max_body_bytes)
             request = decode_chat_request(body, limits)
+            fields = self.runtime.body_fields.read(body) if self.runtime.body_fields else {}
         except ClientGone:
             return
         except RequestError as error:
@@ -103,7 +105,7 @@ class ChatEndpoint:
             return
         await self.runtime.startup()
         try:
-            await self._turn(request, user_id, send, receive)
+            await self._turn(request, user_id, send, receive, fields)
         except StoreUnavailable as exc:
             # Only before the response starts: once it streams, the store's failures are
             # logged and the turn goes on unrecorded.
@@ -111,13 +113,14 @@ class ChatEndpoint:
             await send_error(send, store_unavailable())
 
     async def _turn(self, request: ChatRequest, user_id: str, send: Send,
-                    receive: Receive) -> None:
+                    receive: Receive, fields: dict[str, Any]) -> None:
         if not await self.store.claim(request.id, user_id):
             await send_error(send, chat_not_found())
             return
         async with self.store.lock(request.id):
             try:
                 plan = await self._prepare(request, user_id)
+                plan.state_delta = fields
             except RequestError as error:
                 await send_error(send, error)
                 return
