@@ -202,3 +202,25 @@ def gemini_emulator() -> Iterator[Any]:
 
     with GeminiEmulator(tokens_per_chunk=8) as emulator:
         yield emulator
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Any]:
+    """A throwaway PostgreSQL server for this run (tests/pg_server.py); skipped without the
+    postgres extra or the server binaries."""
+    import importlib.util
+
+    from pg_server import PostgresServer, find_bindir
+
+    if not all(importlib.util.find_spec(m) for m in ("sqlalchemy", "asyncpg")):
+        pytest.skip("needs the postgres extra: pip install -e '.[postgres]' "
+                    "(google-adk[db], asyncpg)")
+    bindir = find_bindir()
+    if bindir is None:
+        pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl, postgres) on this machine; "
+                    "scripts/test installs Debian's postgresql package when it can")
+    server = PostgresServer(bindir).start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -29,12 +29,12 @@ class Run:
         self.chat_id: str | None = None
         self.queue = LiveRequestQueue()
 
-    async def prepare(self, chat_id: str) -> str | None:
-        self.chat_id = chat_id
+    async def claim(self, chat_id: str) -> str | None:
         return None
 
-    def launch(self, *, hold: bool) -> None:
-        pass
+    async def start(self, chat_id: str) -> str | None:
+        self.chat_id = chat_id
+        return None
 
     def interrupt(self) -> None:
         self.queue.send_activity_start()

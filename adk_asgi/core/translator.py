@@ -27,9 +27,10 @@ public methods, subclasses may call or override these protected hooks, and nothi
     The open step's model call has finished (a final response without a final event).
 ``_stream_text(text, thought, out)``
     Append a delta to the open text (or reasoning) block, opening it.
-``_already_streamed(event)`` (override)
-    Whether a final event's text was already sent as partials. SSE: partials share the
-    final event's id; live events each get a fresh id.
+``_already_streamed(event)``, ``_partial_streamed(event)`` (override both)
+    Whether a final event's text was already sent as partials, and noting that a partial
+    was. SSE: partials share the final event's id (the ids of responses still streaming
+    are kept, each until its final event); live events each get a fresh id.
 ``_tool_call(call_id, name, args, client_side, out)``
     A model's function call; ``client_side`` calls wait for the page.
 ``_approval_request(approval_id, call_id, name, args, hint, payload, out)``
@@ -39,8 +40,9 @@ public methods, subclasses may call or override these protected hooks, and nothi
 
 The steps and blocks live in ``blocks.py``, the tool parts in ``tool_parts.py``, the
 response metadata in ``response_meta.py``.
-``_on_event(event, out)`` (override; default nothing)
-    Extra chunks for an event (called first for every event).
+``_on_event(event, out)`` (override; call the base)
+    Extra chunks for an event (called first for every event): the ``Surface``'s state
+    parts and the application's ``on_event`` (``core/surface.py``).
 """
 
 from __future__ import annotations
@@ -59,13 +61,16 @@ from .approvals import CONFIRMATION_TOOL
 from .blocks import MessageBlocks
 from .errors import GENERIC_ERROR
 from .response_meta import ResponseMeta
+from .surface import Surface, SurfaceOptions
 from .tool_parts import ToolParts
+from .tools import ToolKinds
 
 __all__ = ("ConfirmationStyle", "ErrorInfo", "EventTranslator", "describe_error_generic")
 
 ConfirmationStyle = Literal["native", "adk-tool"]
 
 logger = logging.getLogger("adk_asgi")
+_NO_TOOLS: Final = ToolKinds()
 
 # ADK's own marker for a run stopped through abort_signal: the client is gone.
 _ABORTED: Final = "INVOCATION_ABORTED"
@@ -106,10 +111,12 @@ class EventTranslator:
 
     __slots__ = (
         "_blocks",
+        "_browser_tools",
         "_confirmation_style",
         "_describe_error",
         "_meta",
         "_streamed_ids",
+        "_surface",
         "_tools",
         "ended",
         "failure",
@@ -122,10 +129,12 @@ class EventTranslator:
         *,
         confirmation_style: ConfirmationStyle = "native",
         denied_call_ids: Iterable[str] = (),
-        approval_tools: frozenset[str] = frozenset(),
+        tools: ToolKinds = _NO_TOOLS,
         awaiting: Iterable[str] = (),
         resumed: Iterable[str] = (),
         describe_error: DescribeError = describe_error_generic,
+        surface: SurfaceOptions | None = None,
+        steps_before: int = 0,
     ) -> None:
         self.message_id = message_id
         self.ended = False
@@ -137,8 +146,11 @@ class EventTranslator:
         self._blocks = MessageBlocks(message_id)
         self._meta = ResponseMeta(message_id)
         self._tools = ToolParts(native=confirmation_style == "native", denied=denied_call_ids,
-                                approval_tools=approval_tools, awaiting=awaiting,
+                                approval_tools=tools.approval, awaiting=awaiting,
                                 resumed=resumed)
+        self._browser_tools = tools.browser
+        self._surface = Surface(message_id, surface, steps=steps_before) \
+            if surface is not None else None
         self._streamed_ids: set[str] = set()
 
     # -- stream edges -----------------------------------------------------
@@ -158,6 +170,9 @@ class EventTranslator:
             "tool-calls" if self._tools.awaiting else (self._meta.finish_reason or "stop")
         )
         metadata = self._meta.metadata()
+        authors = self._surface.metadata() if self._surface is not None else None
+        if authors is not None:
+            metadata = {**(metadata or {}), "adk": authors}
         out.append(Finish(finish_reason=reason, message_metadata=metadata) if metadata
                    else Finish(finish_reason=reason))
         return out
@@ -224,6 +239,15 @@ class EventTranslator:
         """The user approved ``call_id``: it runs now and gets an outcome."""
         self._tools.expect_outcome(call_id)
 
+    def restate_call(self, call_id: str, name: str, args: dict[str, Any],
+                     out: list[UIChunk]) -> None:
+        """A server call of an earlier message, stated again (its result follows here)."""
+        self._tool_call(call_id, name, args, False, out)
+
+    def completed(self, call_id: str, output: dict[str, Any], out: list[UIChunk]) -> None:
+        """A long-running call's final result, which the client did not send itself."""
+        self._tools.outcome(call_id, output, out)
+
     def mark_denied(self, call_id: str) -> None:
         """The user denied ``call_id``: its error result is shown as ``tool-output-denied``."""
         self._tools.deny(call_id)
@@ -269,18 +293,25 @@ class EventTranslator:
                 out.append(File(url=part.file_data.file_uri,
                                 media_type=part.file_data.mime_type or "application/octet-stream"))
         if partial:
-            self._streamed_ids.add(event.id)
+            self._partial_streamed(event)
         else:
+            self._streamed_ids.discard(event.id)  # its response is complete
             self._close_blocks(out)
             self._record_response(event, out)
+        if self._surface is not None:
+            self._surface.steps_to(self._blocks.opened, event.author, out)
 
     # -- protected hooks (see the module docstring) -------------------------------
 
     def _on_event(self, event: Event, out: list[UIChunk]) -> None:
-        return None
+        if self._surface is not None:
+            self._surface.event(event, out)
 
     def _already_streamed(self, event: Event) -> bool:
         return event.id in self._streamed_ids
+
+    def _partial_streamed(self, event: Event) -> None:
+        self._streamed_ids.add(event.id)
 
     def _open_step(self, out: list[UIChunk]) -> None:
         self._blocks.open_step(out)
@@ -322,7 +353,14 @@ class EventTranslator:
                                    str(original.get("name", "")), original.get("args") or {},
                                    confirmation.get("hint"), confirmation.get("payload"), out)
             return
-        self._tool_call(call_id, name, args, call_id in (event.long_running_tool_ids or ()), out)
+        long_running = call_id in (event.long_running_tool_ids or ())
+        # Only the page's own tools wait for it; a long-running server tool is completed
+        # later by the server (or the page, when the app allows it): provider-executed.
+        client_side = long_running and (name in self._browser_tools
+                                        or name == CONFIRMATION_TOOL)  # the ADK-tool style
+        self._tool_call(call_id, name, args, client_side, out)
+        if long_running and not client_side:
+            self._tools.long_running(call_id)
 
     def _function_response(self, response: types.FunctionResponse, event: Event,
                            out: list[UIChunk]) -> None:
@@ -333,7 +371,7 @@ class EventTranslator:
         if requested and call_id in requested:
             return  # ADK's placeholder while the call waits for approval
         self._close_blocks(out)
-        self._tools.outcome(call_id, response.response, out)
+        self._tools.outcome(call_id, response.response, out, agent=event.author != "user")
 
     def _inline_data(self, blob: types.Blob, out: list[UIChunk]) -> None:
         if blob.data is None:

@@ -63,6 +63,7 @@ class TurnStream:
         "_reason",
         "_recorder",
         "chat_id",
+        "detached",
         "options",
         "plan",
         "runtime",
@@ -83,6 +84,9 @@ class TurnStream:
         self._channel: SSEChannel | None = None
         self._recorder: StreamRecorder | None = None
         self._grace_task: asyncio.Task[None] | None = None
+        self.detached = False
+        """No client reads the turn as it runs (a server-side completion): its stream
+        stays resumable after it ends."""
 
     def stop(self, reason: StopReason) -> None:
         if self._reason is None:
@@ -117,9 +121,11 @@ class TurnStream:
         self._recorder.append(blob)
         await self._channel.write(blob)
 
-    async def run(self, send: Send, receive: Receive) -> None:
+    async def run(self, send: Send, receive: Receive, recorder: StreamRecorder) -> None:
+        """Stream the turn; ``recorder`` (from ``store.record``, taken by the endpoint
+        before the response starts, so a store outage is still a 503) records it."""
         options = self.options
-        self._recorder = recorder = await self.store.record(self.chat_id)
+        self._recorder = recorder
         recorder.on_stop(lambda: self.stop("stopped"))
         self._channel = channel = SSEChannel(send, receive, ping_interval=options.ping_interval,
                                              send_timeout=options.send_timeout,
@@ -132,7 +138,8 @@ class TurnStream:
                 self._grace_task.cancel()
                 await asyncio.gather(self._grace_task, return_exceptions=True)
             await channel.close()
-            resumable = self._reason is None and channel.gone
+            # Resumable: nobody received its end (detached: nobody was reading at all).
+            resumable = self._reason is None and (channel.gone or self.detached)
             await recorder.end(resumable=resumable)
 
     def _translator(self) -> EventTranslator:
@@ -140,10 +147,11 @@ class TurnStream:
         return EventTranslator(plan.message_id,
                                confirmation_style=self.options.confirmation_style,
                                denied_call_ids=plan.denied_call_ids,
-                               approval_tools=self.runtime.approval_tools,
+                               tools=self.runtime.tools,
                                awaiting=plan.still_pending,
                                resumed=plan.resumed_calls,
-                               describe_error=self.options.describe_error)
+                               describe_error=self.options.describe_error,
+                               surface=self.runtime.surface, steps_before=plan.steps_before)
 
     async def _produce(self) -> None:
         plan = self.plan
@@ -156,12 +164,17 @@ class TurnStream:
             await self._emit(out, done=True)
             return
         out.extend(ToolOutputDenied(tool_call_id=call_id) for call_id in plan.denied_client_calls)
+        for call_id, name, args in plan.restated:
+            translator.restate_call(call_id, name, args, out)
+        for call_id, output in plan.completed.items():
+            translator.completed(call_id, output, out)
         await self._emit(out)
         runtime = self.runtime
         run = runtime.runner.run_async(
             user_id=self.user_id,
             session_id=self.chat_id,
             new_message=plan.new_message,
+            state_delta=plan.state_delta or None,
             run_config=runtime.run_config_for(plan.run_metadata()),
             abort_signal=self._abort,
         )

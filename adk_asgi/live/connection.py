@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from google.adk.events import Event
@@ -33,6 +33,8 @@ from ..core.approvals import ClientAnswer, answers_in
 from ..core.asgi import ClientGone, Receive, Send
 from ..core.errors import CHAT_NOT_FOUND, RequestError
 from ..core.request import check_limits, user_content, valid_chat_id
+from ..core.sessions import SessionUnavailable, failure
+from ..stores import StoreUnavailable
 from .commands import (
     Abort,
     Audio,
@@ -52,7 +54,13 @@ from .protocol_a import ProtocolA
 from .protocol_b import ProtocolB
 from .resume import Followers
 from .run import LiveRun, RunEnded, RunFailed, RunItem
-from .socket import CLOSE_ERROR, CLOSE_RESTART, LiveSocket
+from .socket import (
+    CLOSE_ERROR,
+    CLOSE_RESTART,
+    CLOSE_TRY_AGAIN,
+    UNAVAILABLE_REASON,
+    LiveSocket,
+)
 from .translator import LiveTranslator
 from .turns import Conversation
 
@@ -77,6 +85,7 @@ class _UserMessage:
     chat_id: str
     content: types.Content
     request_id: str | None
+    state_delta: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,11 +133,15 @@ class Connection:
     def _conversation(self) -> Conversation:
         options = self.endpoint.options
 
+        # No approval tools: in live mode the gate asks for those approvals itself.
+        runtime = self.endpoint.runtime
+        tools = replace(runtime.tools, approval=frozenset())
+
         def new_translator() -> LiveTranslator:
-            # No approval_tools: in live mode the gate asks for those approvals itself.
             return LiveTranslator(f"msg-{uuid.uuid4().hex[:20]}", audio_out=self.audio,
                                   confirmation_style=options.confirmation_style,
-                                  describe_error=options.describe_error)
+                                  describe_error=options.describe_error, tools=tools,
+                                  surface=runtime.surface)
 
         return Conversation(self.codec, self.socket.send, run=self.run, gate=self.gate,
                             store=self.store, new_translator=new_translator)
@@ -143,8 +156,15 @@ class Connection:
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
-                if not task.cancelled() and (exc := task.exception()) is not None \
-                        and not isinstance(exc, ClientGone):
+                if task.cancelled() or (exc := task.exception()) is None \
+                        or isinstance(exc, ClientGone):
+                    continue
+                if isinstance(exc, (StoreUnavailable, SessionUnavailable)):
+                    # A dependency is down: one line, and the client may try again.
+                    logger.error("Live connection of chat %r closed: %s",
+                                 self.run.chat_id or self.chat_id, failure(exc))
+                    self.socket.close_with(CLOSE_TRY_AGAIN, UNAVAILABLE_REASON)
+                else:
                     logger.error("Live connection failed", exc_info=exc)
                     self.socket.close_code = CLOSE_ERROR
         finally:
@@ -199,8 +219,8 @@ class Connection:
                     await conversation.settled(call_id)
                 case ResolvedNotice() as notice:
                     await conversation.resolved(notice)
-                case _UserMessage(chat_id, content, request_id):
-                    await conversation.user_message(chat_id, content, request_id)
+                case _UserMessage(chat_id, content, request_id, state_delta):
+                    await conversation.user_message(chat_id, content, request_id, state_delta)
                 case _Answers(answers, request_id):
                     await conversation.answers(answers, request_id)
                 case _StartRun(chat_id):
@@ -303,8 +323,10 @@ class Connection:
         if not valid_chat_id(chat):
             raise RequestError(404, "chat_not_found", CHAT_NOT_FOUND)
         if last.role == "user":
+            fields = self.endpoint.runtime.body_fields
             await self.inbox.put(_UserMessage(
-                chat, user_content(last, self.limits.max_file_bytes), command.request_id))
+                chat, user_content(last, self.limits.max_file_bytes), command.request_id,
+                fields.check(command.body) if fields else {}))
         elif last.role == "assistant":
             await self.inbox.put(_Answers([a for part in last.parts for a in answers_in(part)],
                                           command.request_id))

@@ -8,6 +8,7 @@ frames -> commands -> LiveRequestQueue -> Runner.run_live -> ADK events -> LiveT
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass, field
 from typing import Final, Literal
 from urllib.parse import parse_qs
@@ -26,11 +27,11 @@ from ..core.request import valid_chat_id
 from ..core.runtime import AgentRuntime
 from ..core.sessions import META_KEY
 from ..core.translator import ConfirmationStyle, DescribeError, describe_error_generic
-from ..stores import StreamStore
+from ..stores import StoreUnavailable, StreamStore
 from .connection import Connection
 from .gate import PLUGIN_NAME, LiveGatePlugin
 from .models import audio_only, first_model_name, live_runner
-from .socket import CLOSE_POLICY, CLOSE_RESTART
+from .socket import CLOSE_POLICY, CLOSE_RESTART, CLOSE_TRY_AGAIN, UNAVAILABLE_REASON
 
 __all__ = ("ActivityDetection", "LiveEndpoint", "LiveOptions", "TextModality")
 
@@ -42,6 +43,8 @@ _ACTIVITY: Final = ("manual", "automatic")
 def _sliding_window() -> types.ContextWindowCompressionConfig:
     # The Live API's defaults: compress at 80% of the window, keep the newest half.
     return types.ContextWindowCompressionConfig(sliding_window=types.SlidingWindow())
+
+logger = logging.getLogger("adk_asgi")
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +164,12 @@ class LiveEndpoint:
         if chat_id is not None:
             if not valid_chat_id(chat_id):
                 return CLOSE_POLICY, "Invalid chat id (1-256 printable characters)."
-            if not await self.store.claim(chat_id, user_id):
+            try:
+                claimed = await self.store.claim(chat_id, user_id)
+            except StoreUnavailable as exc:
+                logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
+                return CLOSE_TRY_AGAIN, UNAVAILABLE_REASON
+            if not claimed:
                 return CLOSE_POLICY, CHAT_NOT_FOUND
         return user_id
 

@@ -28,7 +28,7 @@ from google.genai import types
 from ..core.errors import CHAT_NOT_FOUND
 from ..core.failures import log_exception, original, serving
 from ..core.runtime import AgentRuntime
-from ..core.sessions import META_KEY, get_or_create_session
+from ..core.sessions import META_KEY, SessionUnavailable, failure, get_or_create_session
 from ..stores import StreamStore
 from .gate import LiveGate, LiveGatePlugin
 from .link import CURRENT_LINK, Link
@@ -41,7 +41,6 @@ logger = logging.getLogger("adk_asgi")
 
 FAILED_ANSWER: Final = "(This answer failed with an error.)"
 MAX_RESTARTS: Final = 5
-_CONNECT_HOLD: Final = 30.0  # seconds a run may hold the chat's lock while it connects
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,10 +76,6 @@ class LiveRun:
         self.queue = LiveRequestQueue()
         self._pump: asyncio.Task[None] | None = None
         self._closed = False
-        # Set once the run's first connection is made under the chat's lock (or needs none).
-        self._connected = asyncio.Event()
-        # Models wrapped as ``LiveModel`` report their connections (``link.py``).
-        self._linked = runner is not runtime.runner
 
     @property
     def started(self) -> bool:
@@ -98,46 +93,30 @@ class LiveRun:
         self.queue.send_activity_start()
         self.queue.send_activity_end()
 
-    async def prepare(self, chat_id: str) -> str | None:
-        """Claim ``chat_id`` for this run (and its session); the reason it cannot, else
-        None."""
-        if self.chat_id is not None:
+    async def claim(self, chat_id: str) -> str | None:
+        """Why this connection cannot run ``chat_id`` (another chat's, or not the user's),
+        else None."""
+        if self._pump is not None:
             return None if chat_id == self.chat_id else "This connection serves another chat."
         if not await self._store.claim(chat_id, self._user_id):
             return CHAT_NOT_FOUND
-        runtime = self._runtime
-        await get_or_create_session(runtime.session_service, runtime.app_name, self._user_id,
-                                    chat_id)
-        self.chat_id = chat_id
         return None
 
-    def launch(self, *, hold: bool) -> None:
-        """Start the run (once). ``hold``: take the chat's turn lock while it connects;
-        without it the caller holds the lock (a turn is open)."""
-        if self._pump is None:
-            if not hold:
-                self._connected.set()
-            self._pump = asyncio.create_task(self._run(), name="adk-asgi-live-pump")
-
     async def start(self, chat_id: str) -> str | None:
-        """Start the run of ``chat_id`` outside a turn (audio came first)."""
-        problem = await self.prepare(chat_id)
-        if problem is None:
-            self.launch(hold=True)
-        return problem
-
-    async def _hold(self, link: Link, held: asyncio.Event) -> None:
-        """The chat's turn lock while the run connects: ADK sends the model the session's
-        history, which must not end inside another socket's (or a POST's) turn, or the
-        model would answer that turn's question again."""
-        assert self.chat_id is not None
+        """Start the run of ``chat_id`` (its model connection reads the session's history
+        now: start it under the chat's turn lock); the reason it cannot, else None."""
+        problem = await self.claim(chat_id)
+        if problem is not None or self._pump is not None:
+            return problem
+        runtime = self._runtime
         try:
-            async with self._store.lock(self.chat_id):
-                held.set()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(link.connected.wait(), _CONNECT_HOLD)
-        finally:
-            self._connected.set()
+            await get_or_create_session(runtime.session_service, runtime.app_name,
+                                        self._user_id, chat_id)
+        except Exception as exc:
+            raise SessionUnavailable(failure(exc)) from exc
+        self.chat_id = chat_id
+        self._pump = asyncio.create_task(self._run(), name="adk-asgi-live-pump")
+        return None
 
     async def close(self) -> None:
         """Stop the run: no gated call runs, ADK closes the model connection."""
@@ -158,7 +137,6 @@ class LiveRun:
             # The run's model link: ADK's tasks inherit it (``models.LiveModel.connect``).
             link = Link()
             CURRENT_LINK.set(link)
-            holder = await self._hold_while_connecting(link)
             config = self._config
             try:
                 config = await self._run_config(resume)
@@ -177,7 +155,6 @@ class LiveRun:
                     resume = False
                     continue
                 log_exception("Live run failed", self.chat_id, exc)
-                self._connected.set()
                 await self._deliver(RunFailed(exc))
                 restarts += 1
                 if restarts > MAX_RESTARTS or self._closed:
@@ -186,10 +163,6 @@ class LiveRun:
                 # A fresh queue and run: the connection stays usable after a model error.
                 self.queue = LiveRequestQueue()
                 await self._close_failed_exchange()
-            finally:
-                link.connected.set()
-                if holder is not None:
-                    await asyncio.gather(holder, return_exceptions=True)
 
     async def _pump_events(self, queue: LiveRequestQueue, config: RunConfig) -> None:
         run = self._runner.run_live(user_id=self._user_id, session_id=self.chat_id,
@@ -198,22 +171,6 @@ class LiveRun:
             async with contextlib.aclosing(run) as events:
                 async for event in events:
                     await self._deliver(event)
-
-    async def _hold_while_connecting(self, link: Link) -> asyncio.Task[None] | None:
-        """Before the first connection: hold the chat's turn lock until it is made."""
-        if self._connected.is_set():
-            return None
-        if not self._linked:  # the models do not report their connections
-            self._connected.set()
-            return None
-        held = asyncio.Event()
-        holder = asyncio.create_task(self._hold(link, held))
-        waiting = asyncio.ensure_future(held.wait())
-        try:
-            await asyncio.wait([holder, waiting], return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            waiting.cancel()
-        return holder
 
     async def _run_config(self, resume: bool) -> RunConfig:
         """The run's config: with the chat's resumption handle when it can resume."""

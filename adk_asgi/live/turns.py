@@ -23,8 +23,9 @@ import contextlib
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
+from google.adk.agents.live_request_queue import LiveRequest
 from google.adk.events import Event
 from google.genai import types
 
@@ -67,6 +68,7 @@ class _Queued:
     chat_id: str
     content: types.Content
     request_id: str | None
+    state_delta: dict[str, Any]
 
 
 class Conversation:
@@ -91,23 +93,25 @@ class Conversation:
     # -- the client -------------------------------------------------------------------
 
     async def user_message(self, chat_id: str, content: types.Content,
-                           request_id: str | None) -> None:
+                           request_id: str | None,
+                           state_delta: dict[str, Any] | None = None) -> None:
         if self.draining:
             await self.error(SHUTDOWN_ERROR, request_id)
             return
-        problem = await self._run.prepare(chat_id)
+        problem = await self._run.claim(chat_id)
         if problem is not None:
             await self.error(problem, request_id)
             return
         if self.turn is not None:
-            self.queued.append(_Queued(chat_id, content, request_id))
+            self.queued.append(_Queued(chat_id, content, request_id, state_delta or {}))
             return
-        turn = await self._open(request_id)
+        turn = await self._open(request_id, chat_id)
+        # Started under the turn lock: a model connection that read the history in the
+        # middle of another client's turn would answer that turn's message as well.
+        await self._run.start(chat_id)
         await self._emit(turn.translator.start())
-        # A run that starts now connects under this turn's lock: the history ADK sends the
-        # model cannot end inside another socket's turn.
-        self._run.launch(hold=False)
-        self._run.queue.send_content(content)
+        # The request's body fields (AdkApp(body_fields=...)) go into the session state.
+        self._run.queue.send(LiveRequest(content=content, state_delta=state_delta or None))
 
     async def answers(self, answers: list[ClientAnswer], request_id: str | None) -> None:
         """The client answered waiting calls (``core/approvals`` decides; all or nothing)."""
@@ -247,8 +251,8 @@ class Conversation:
 
     # -- turns ------------------------------------------------------------------------
 
-    async def _open(self, request_id: str | None) -> LiveTurn:
-        chat_id = self._run.chat_id
+    async def _open(self, request_id: str | None, chat_id: str | None = None) -> LiveTurn:
+        chat_id = chat_id or self._run.chat_id
         assert chat_id is not None
         # The chat's turn lock, as an HTTP turn holds it: a turn on another socket (or a
         # POST) for this chat waits for this one to end, so the session's history does not
@@ -284,7 +288,8 @@ class Conversation:
         self.turn = None
         if self.queued:
             queued = self.queued.popleft()
-            await self.user_message(queued.chat_id, queued.content, queued.request_id)
+            await self.user_message(queued.chat_id, queued.content, queued.request_id,
+                                    queued.state_delta)
 
     async def close(self) -> None:
         """The connection is gone: end the open turn's recording and release its lock."""

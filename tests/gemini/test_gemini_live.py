@@ -23,9 +23,8 @@ from adk_asgi.demo import PAYMENT_LOG, build_demo_agent
 from adk_asgi.live.models import DEFAULT_GEMINI_LIVE_MODEL
 from adk_asgi.testing.gemini import GeminiEmulator
 
-from conftest import LoopbackServer
-
 from .live_helpers import chunks_of, connections_of, drive_ws, pick, sent_on, silence, tone
+from conftest import LoopbackServer
 
 TEXT_MODEL = "gemini-2.5-flash"
 

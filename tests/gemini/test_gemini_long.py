@@ -24,9 +24,8 @@ from adk_asgi.demo import PAYMENT_LOG, build_demo_agent
 from adk_asgi.live.models import DEFAULT_GEMINI_LIVE_MODEL
 from adk_asgi.testing.gemini import GeminiEmulator
 
-from conftest import LoopbackServer
-
 from .live_helpers import chunks_of, connections_of, pick, sent_on, tone
+from conftest import LoopbackServer
 
 LIFETIME = 2.0
 LIMITS: dict[str, Any] = {"connection_lifetime": LIFETIME, "go_away_lead": 0.7,
