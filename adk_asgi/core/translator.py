@@ -27,6 +27,10 @@ public methods, subclasses may call or override these protected hooks, and nothi
     The open step's model call has finished (a final response without a final event).
 ``_stream_text(text, thought, out)``
     Append a delta to the open text (or reasoning) block, opening it.
+``_final_ends_call()`` (override)
+    Whether a final (non-partial) model event ends the model call, so the next model
+    content opens a new step. SSE: yes, one final event per call; live: no, a model turn
+    sends its text and its calls as separate final events and ends at ``turn_complete``.
 ``_already_streamed(event)`` (override)
     Whether a final event's text was already sent as partials. SSE: partials share the
     final event's id; live events each get a fresh id.
@@ -271,7 +275,7 @@ class EventTranslator:
         partial = bool(event.partial)
         if content.role == "model" and not _is_synthetic(content.parts):
             self._open_step(out)
-            if not partial:
+            if not partial and self._final_ends_call():
                 self._blocks.call_done = True
         streamed = not partial and self._already_streamed(event)
         for part in content.parts:
@@ -307,6 +311,9 @@ class EventTranslator:
 
     def _already_streamed(self, event: Event) -> bool:
         return event.id in self._streamed_ids
+
+    def _final_ends_call(self) -> bool:
+        return True
 
     def _open_step(self, out: list[UIChunk]) -> None:
         self._blocks.open_step(out)

@@ -15,7 +15,6 @@ from google.adk.sessions import Session
 from google.genai import types
 
 from ..core.approvals import CONFIRMATION_TOOL, PendingCall, frontend_approval_id
-from ..core.sessions import event_meta
 from ..core.tools import ToolKinds
 
 __all__ = ("SessionPendingCalls",)
@@ -28,27 +27,15 @@ class SessionPendingCalls:
         self._calls: dict[str, PendingCall] = {}
         self._known: set[str] = set()
         self._args: dict[str, dict[str, Any]] = {}
-        self._messages: dict[str, str] = {}  # invocation id -> message id
-        self._steps: dict[str, int] = {}  # message id -> model calls (the message's steps)
-        self.last_message_id: str | None = None
         if session is not None:
             self._read(session, tools)
 
     def _read(self, session: Session, tools: ToolKinds) -> None:
         answered: set[str] = set()
         for event in session.events:
-            message_id = event_meta(event).get("messageId")
-            if isinstance(message_id, str):
-                self._messages.setdefault(event.invocation_id, message_id)
-                self.last_message_id = message_id
             content = event.content
             if content is None or not content.parts:
                 continue
-            message = self._messages.get(event.invocation_id)
-            if message is not None and content.role == "model" and not event.partial \
-                    and any(p.function_call is None or p.function_call.name != CONFIRMATION_TOOL
-                            for p in content.parts):
-                self._steps[message] = self._steps.get(message, 0) + 1
             long_running = event.long_running_tool_ids or set()
             for part in content.parts:
                 response = part.function_response
@@ -117,10 +104,3 @@ class SessionPendingCalls:
         """A long-running call's arguments."""
         return self._args.get(call_id, {})
 
-    def message_of(self, call: PendingCall) -> str | None:
-        """The assistant message the call was made in."""
-        return self._messages.get(call.invocation_id or "")
-
-    def steps_of(self, message_id: str) -> int:
-        """How many steps (model calls) the message has."""
-        return self._steps.get(message_id, 0)

@@ -93,6 +93,9 @@ class LiveTranslator(EventTranslator):
             # the next agent starts a model turn of its own, in this message.
             self.end_model_turn()
 
+    def _final_ends_call(self) -> bool:
+        return False  # the model turn ends at turn_complete (end_model_turn)
+
     def _already_streamed(self, event: Event) -> bool:
         content = event.content
         if content is None or content.role != "model" or not _has_text(content):
@@ -110,7 +113,6 @@ class LiveTranslator(EventTranslator):
             self._stream_text(text, False, out)
         self._live_streamed = False
         self._close_blocks(out)
-        self._model_call_finished()
 
     # -- the gate -----------------------------------------------------------
 
@@ -149,8 +151,11 @@ class LiveTranslator(EventTranslator):
         return self.finish()
 
     def end_model_turn(self) -> None:
+        """The model's turn ended (with tool calls, whose results it answers next, or with a
+        transfer): what comes next is a new model call, in a new step."""
         self.model_called_tools = False
         self._live_streamed = False
+        self._model_call_finished()
 
 
 def _has_text(content: types.Content) -> bool:
