@@ -50,7 +50,6 @@ response metadata in ``response_meta.py``.
 
 from __future__ import annotations
 
-import base64
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -59,7 +58,7 @@ from typing import Any, Final, Literal
 from google.adk.events import Event
 from google.genai import types
 
-from ..chunks import Abort, Error, File, Finish, FinishReason, Start, UIChunk
+from ..chunks import Abort, Error, Finish, FinishReason, Start, UIChunk
 from .approvals import CONFIRMATION_TOOL
 from .blocks import MessageBlocks
 from .errors import GENERIC_ERROR
@@ -120,10 +119,10 @@ class EventTranslator:
         "_meta",
         "_streamed_ids",
         "_surface",
-        "_tools",
         "ended",
         "failure",
         "message_id",
+        "tools",
     )
 
     def __init__(
@@ -148,9 +147,11 @@ class EventTranslator:
         self._describe_error = describe_error
         self._blocks = MessageBlocks(message_id)
         self._meta = ResponseMeta(message_id)
-        self._tools = ToolParts(native=confirmation_style == "native", denied=denied_call_ids,
-                                approval_tools=tools.approval, awaiting=awaiting,
-                                resumed=resumed)
+        self.tools = ToolParts(native=confirmation_style == "native", denied=denied_call_ids,
+                               approval_tools=tools.approval, awaiting=awaiting,
+                               resumed=resumed)
+        """The message's tool parts: which calls wait for the client (``awaiting``), which
+        the user denied or approved, final results (``outcome``)."""
         self._browser_tools = tools.browser
         self._surface = Surface(message_id, surface, steps=steps_before) \
             if surface is not None else None
@@ -170,7 +171,7 @@ class EventTranslator:
         out: list[UIChunk] = []
         self._blocks.finish_step(out)
         reason: FinishReason = (
-            "tool-calls" if self._tools.awaiting else (self._meta.finish_reason or "stop")
+            "tool-calls" if self.tools.awaiting else (self._meta.finish_reason or "stop")
         )
         metadata = self._meta.metadata()
         authors = self._surface.metadata() if self._surface is not None else None
@@ -199,7 +200,7 @@ class EventTranslator:
         self.ended = True
         out: list[UIChunk] = []
         self._close_blocks(out)
-        self._tools.fail_open(out)
+        self.tools.fail_open(out)
         if isinstance(error, str):
             text = error
         else:
@@ -218,7 +219,7 @@ class EventTranslator:
         it waited for): ``start`` again, same ``messageId``, the calls and denials kept."""
         self.ended = False
         self._blocks.reset_step()
-        self._tools.awaiting.clear()
+        self.tools.awaiting.clear()
         return self.start()
 
     @property
@@ -226,34 +227,10 @@ class EventTranslator:
         """Nothing more is translated: the message ended, or ADK reported an error."""
         return self.ended or self.failure is not None
 
-    @property
-    def awaiting_client(self) -> frozenset[str]:
-        """Tool-call ids (or approval ids) the client has to answer before the run goes on."""
-        return frozenset(self._tools.awaiting)
-
-    def expect_client(self, ids: Iterable[str]) -> None:
-        """These calls wait for the client (the stream then ends with ``tool-calls``)."""
-        self._tools.awaiting.update(ids)
-
-    def client_answered(self, answer_id: str) -> None:
-        self._tools.awaiting.discard(answer_id)
-
-    def resume_call(self, call_id: str) -> None:
-        """The user approved ``call_id``: it runs now and gets an outcome."""
-        self._tools.expect_outcome(call_id)
-
     def restate_call(self, call_id: str, name: str, args: dict[str, Any],
                      out: list[UIChunk]) -> None:
         """A server call of an earlier message, stated again (its result follows here)."""
         self._tool_call(call_id, name, args, False, out)
-
-    def completed(self, call_id: str, output: dict[str, Any], out: list[UIChunk]) -> None:
-        """A long-running call's final result, which the client did not send itself."""
-        self._tools.outcome(call_id, output, out)
-
-    def mark_denied(self, call_id: str) -> None:
-        """The user denied ``call_id``: its error result is shown as ``tool-output-denied``."""
-        self._tools.deny(call_id)
 
     # -- events -----------------------------------------------------------
 
@@ -289,12 +266,9 @@ class EventTranslator:
                     self._function_call(part.function_call, event, out)
             elif part.function_response is not None:
                 self._function_response(part.function_response, event, out)
-            elif part.inline_data is not None and not partial:
-                self._inline_data(part.inline_data, out)
-            elif part.file_data is not None and part.file_data.file_uri and not partial:
+            elif (part.inline_data is not None or part.file_data is not None) and not partial:
                 self._close_blocks(out)
-                out.append(File(url=part.file_data.file_uri,
-                                media_type=part.file_data.mime_type or "application/octet-stream"))
+                self._blocks.file(part, out)
         if partial:
             self._streamed_ids.add(event.id)
         else:
@@ -331,13 +305,13 @@ class EventTranslator:
                    out: list[UIChunk]) -> None:
         self._close_blocks(out)
         self._blocks.ensure_step(out)
-        self._tools.call(call_id, name, args, client_side, out)
+        self.tools.call(call_id, name, args, client_side, out)
 
     def _approval_request(self, approval_id: str, call_id: str, name: str,
                           args: dict[str, Any], hint: str | None, payload: Any,
                           out: list[UIChunk]) -> None:
         self._close_blocks(out)
-        self._tools.approval_request(approval_id, call_id, name, args, hint, payload, out)
+        self.tools.approval_request(approval_id, call_id, name, args, hint, payload, out)
 
     def _record_response(self, event: Event, out: list[UIChunk]) -> None:
         self._meta.record(event, out)
@@ -362,7 +336,7 @@ class EventTranslator:
                                         or name == CONFIRMATION_TOOL)  # the ADK-tool style
         self._tool_call(call_id, name, args, client_side, out)
         if long_running and not client_side:
-            self._tools.long_running(call_id)
+            self.tools.long_running(call_id)
 
     def _function_response(self, response: types.FunctionResponse, event: Event,
                            out: list[UIChunk]) -> None:
@@ -373,15 +347,7 @@ class EventTranslator:
         if requested and call_id in requested:
             return  # ADK's placeholder while the call waits for approval
         self._close_blocks(out)
-        self._tools.outcome(call_id, response.response, out, agent=event.author != "user")
-
-    def _inline_data(self, blob: types.Blob, out: list[UIChunk]) -> None:
-        if blob.data is None:
-            return
-        mime = blob.mime_type or "application/octet-stream"
-        self._close_blocks(out)
-        data = base64.b64encode(blob.data).decode("ascii")
-        out.append(File(url=f"data:{mime};base64,{data}", media_type=mime))
+        self.tools.outcome(call_id, response.response, out, agent=event.author != "user")
 
 
 def _is_synthetic(parts: list[types.Part]) -> bool:

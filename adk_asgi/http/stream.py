@@ -167,7 +167,7 @@ class TurnStream:
         for call_id, name, args in plan.restated:
             translator.restate_call(call_id, name, args, out)
         for call_id, output in plan.completed.items():
-            translator.completed(call_id, output, out)
+            translator.tools.outcome(call_id, output, out)
         await self._emit(out)
         runtime = self.runtime
         run = runtime.runner.run_async(

@@ -131,14 +131,14 @@ class LiveTranslator(EventTranslator):
         self._tool_call(notice.key, CONFIRMATION_TOOL, args, True, out)
 
     def resolved(self, notice: ResolvedNotice, out: list[UIChunk]) -> None:
-        self.client_answered(notice.key)
+        self.tools.awaiting.discard(notice.key)
         if notice.kind != "approval":
             return
         if not notice.confirmed and not notice.timed_out:
             # ADK answers the call with its "rejected" error: shown as denied.
-            self.mark_denied(notice.call_id)
+            self.tools.deny(notice.call_id)
         elif notice.confirmed:
-            self.resume_call(notice.call_id)
+            self.tools.expect_outcome(notice.call_id)
         if self._confirmation_style == "adk-tool" and not notice.timed_out:
             # The ADK-tool style: the confirmation call is a tool part of its own; close it.
             self._close_blocks(out)
@@ -147,7 +147,7 @@ class LiveTranslator(EventTranslator):
 
     def suspend(self, waiting: set[str]) -> list[UIChunk]:
         """End this request's part of the message while calls wait for the client."""
-        self.expect_client(waiting)
+        self.tools.awaiting.update(waiting)
         return self.finish()
 
     def end_model_turn(self) -> None:
