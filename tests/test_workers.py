@@ -222,3 +222,43 @@ async def test_owners_are_shared_between_workers(tmp_path: Path, redis_url: str)
             await client.aclose()
         for app in apps:
             await app.shutdown()
+
+
+def test_connections_during_a_multi_worker_drain_are_answered_or_refused(
+        shared: list[str]) -> None:
+    """Issue 15 item 6: with --workers 2 a connection arriving during the drain was accepted
+    by the kernel and reset when the workers were gone. Now each is answered
+    (`503 shutting_down`) or refused at the socket, never accepted and dropped."""
+    serve = Serve(*shared, "--workers", "2", "--shutdown-grace", "3").wait_ready()
+    outcomes: list[str] = []
+    try:
+        running = [_stream(serve.url, f"long{i}", "bench 2000", {}) for i in range(2)]
+        os.killpg(serve.proc.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 12
+        while time.monotonic() < deadline and serve.proc.poll() is None:
+            try:  # a new connection each time (no keep-alive)
+                with httpx.Client(timeout=10) as client:
+                    response = client.post(serve.url, json=chat_body(
+                        f"new-{len(outcomes)}", user_message("hi")))
+                if response.status_code == 200:  # it came before the worker began draining
+                    assert types_of(parse_sse(response.text))[-1] == "[DONE]"
+                    outcomes.append("200")
+                    continue
+                assert response.status_code == 503, response.text
+                assert response.json()["error"]["code"] == "shutting_down"
+                assert response.headers["retry-after"]
+                outcomes.append("503")
+            except httpx.ConnectError:
+                outcomes.append("refused")
+            except httpx.TransportError as exc:  # accepted, then reset or closed
+                outcomes.append(f"dropped: {exc!r}")
+            time.sleep(0.05)
+        for thread in running:
+            thread.join(20)
+        code = serve.proc.wait(20)
+    finally:
+        serve.stop()
+    assert code == 0
+    print("outcomes", {o: outcomes.count(o) for o in set(outcomes)})
+    assert "503" in outcomes, outcomes  # the drain answered while it lasted
+    assert not [o for o in outcomes if o.startswith("dropped")], outcomes

@@ -23,13 +23,25 @@ SERVED: list[Any] = []
 
 
 class DrainingServer(uvicorn.Server):
-    """uvicorn's server, draining the served AdkApps before it closes connections."""
+    """uvicorn's server, draining the served AdkApps before it closes connections.
+
+    Alone on its socket it stops accepting first: new connections are refused by the
+    kernel. On a socket shared by ``--workers`` that would not refuse anything (the
+    socket stays open in the other processes, and the kernel queues connections nobody
+    will accept, then resets them): there it keeps accepting while it drains, so each new
+    request is answered ``503 shutting_down`` (WebSocket: close 1012), and the socket
+    closes with the last worker."""
+
+    shared_socket = False
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        for server in self.servers:
-            server.close()  # stop accepting first
+        if not self.shared_socket:
+            for server in self.servers:
+                server.close()  # stop accepting first
         if SERVED:
             await asyncio.gather(*(app.drain() for app in SERVED), return_exceptions=True)
+        for server in self.servers:
+            server.close()
         await super().shutdown(sockets)
 
 
@@ -46,7 +58,9 @@ def _serve_worker(argv: list[str], sock: socket.socket) -> None:
 
     args = parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    DrainingServer(uvicorn_config(args, build_app(args))).run(sockets=[sock])
+    server = DrainingServer(uvicorn_config(args, build_app(args)))
+    server.shared_socket = True
+    server.run(sockets=[sock])
 
 
 def supervise(argv: list[str], args: argparse.Namespace) -> int:
@@ -68,6 +82,8 @@ def supervise(argv: list[str], args: argparse.Namespace) -> int:
     for worker in workers:
         worker.start()
     while True:
+        if stopping and sock.fileno() != -1:
+            sock.close()  # the socket closes with the last draining worker (see above)
         for i, worker in enumerate(workers):
             worker.join(0.5)
             if not worker.is_alive() and not stopping:
@@ -76,5 +92,4 @@ def supervise(argv: list[str], args: argparse.Namespace) -> int:
                 workers[i] = context.Process(target=_serve_worker, args=(argv, sock))
                 workers[i].start()
         if stopping and not any(w.is_alive() for w in workers):
-            sock.close()
             return 0
