@@ -21,6 +21,7 @@ from .core.tools import FrontendTool, frontend_tool
 from .live.endpoint import LiveOptions
 from .middleware import AdkMiddleware
 from .mount import mount
+from .observability.logs import JsonFormatter
 from .stores import MemoryStreamStore, StreamRecorder, StreamStore
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ __all__ = [
     "AuthError",
     "Authenticate",
     "FrontendTool",
+    "JsonFormatter",
     "Limits",
     "LiveOptions",
     "MemoryStreamStore",

@@ -79,6 +79,7 @@ class PendingCall:
     call id for browser tools. ``call_id`` is the tool call the answer is about (the gated
     call for an approval). ``browser`` marks the bridge's own approval of a browser tool.
     ``needs_approval``: a result is accepted only with this call's approval (rule 4).
+    ``since``: when it started waiting (``time.time()``), if known.
     """
 
     kind: CallKind
@@ -89,6 +90,7 @@ class PendingCall:
     needs_approval: bool = False
     payload: Any = None
     invocation_id: str | None = None
+    since: float | None = None
 
 
 class PendingCalls(Protocol):

@@ -98,6 +98,7 @@ class EventTranslator:
         "_streamed_ids",
         "_tools",
         "ended",
+        "failed",
         "message_id",
     )
 
@@ -113,6 +114,8 @@ class EventTranslator:
     ) -> None:
         self.message_id = message_id
         self.ended = False
+        self.failed = False
+        """The message ended with an ``error`` chunk."""
         self._confirmation_style = confirmation_style
         self._describe_error = describe_error
         self._blocks = MessageBlocks(message_id)
@@ -156,7 +159,7 @@ class EventTranslator:
         texts); an ``ErrorInfo`` goes through ``describe_error``."""
         if self.ended:
             return []
-        self.ended = True
+        self.ended = self.failed = True
         out: list[UIChunk] = []
         self._close_blocks(out)
         self._tools.fail_open(out)
@@ -171,6 +174,16 @@ class EventTranslator:
         self._blocks.reset_step()
         self._tools.awaiting.clear()
         return self.start()
+
+    @property
+    def output_tokens(self) -> int:
+        """The model's output tokens (answer and reasoning) so far, as its usage reports."""
+        return self._meta.output_tokens
+
+    @property
+    def approvals_requested(self) -> int:
+        """Approval requests this message sent to the client."""
+        return self._tools.approvals_requested
 
     @property
     def awaiting_client(self) -> frozenset[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -27,6 +28,9 @@ from ..core.request import ChatRequest, UIMessage, decode_chat_request, message_
 from ..core.runtime import AgentRuntime
 from ..core.sessions import META_KEY
 from ..core.translator import ConfirmationStyle, DescribeError, describe_error_generic
+from ..observability.logs import log_context
+from ..observability.metrics import METRICS
+from ..observability.tracing import TURN, current, end_span, start_span
 from ..stores import StreamStore
 from .sse import SSEChannel
 from .stream import StreamOptions, TurnStream
@@ -82,6 +86,7 @@ class ChatEndpoint:
     # -- POST / -------------------------------------------------------------------
 
     async def post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        received = time.perf_counter()
         if self.draining:
             await send_error(send, _shutting_down())
             return
@@ -97,24 +102,38 @@ class ChatEndpoint:
         except RequestError as error:
             await send_error(send, error)
             return
+        # The turn's span is current while ADK runs: ADK's spans become its children.
+        span = start_span(TURN, "sse", request.id, user_id)
+        outcome = "error"
+        with log_context(request.id, user_id), current(span):
+            try:
+                outcome = await self._turn(request, user_id, send, receive, received)
+            finally:
+                end_span(span, outcome)
+
+    async def _turn(self, request: ChatRequest, user_id: str, send: Send, receive: Receive,
+                    received: float) -> str:
+        """The turn of a decoded request; its outcome (``refused``/``unavailable`` when it
+        did not run)."""
         await self.runtime.startup()
         if not await self.store.claim(request.id, user_id):
             await send_error(send, chat_not_found())
-            return
+            return "refused"
         async with self.store.lock(request.id):
             try:
                 plan = await self._prepare(request, user_id)
             except RequestError as error:
                 await send_error(send, error)
-                return
+                return "refused"
             except Exception:
                 logger.exception("Could not prepare the session of chat %r", request.id)
+                METRICS.store_error("sessions", "prepare")
                 await send_error(send, RequestError(503, "session_unavailable",
                                                     "The chat session could not be loaded.",
                                                     retry_after=2))
-                return
+                return "unavailable"
             stream = TurnStream(self.runtime, self.store, self._stream_options, plan, user_id,
-                                request.id)
+                                request.id, received=received)
             self.turns.add(stream)
             self._idle.clear()
             try:
@@ -123,6 +142,7 @@ class ChatEndpoint:
                 self.turns.discard(stream)
                 if not self.turns:
                     self._idle.set()
+            return stream.outcome
 
     async def _prepare(self, request: ChatRequest, user_id: str) -> TurnPlan:
         runtime = self.runtime
@@ -184,6 +204,8 @@ class ChatEndpoint:
             await send_error(send, chat_not_found())
             return
         follow = await self.store.follow(chat_id) if owner == user_id else None
+        if scope["method"] != "HEAD":
+            METRICS.resumed("sse", follow is not None)
         if follow is None or scope["method"] == "HEAD":
             status = 204 if follow is None else 200
             await send({"type": "http.response.start", "status": status, "headers": []})

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass
 from typing import Literal
 
@@ -32,6 +33,7 @@ from ..core.asgi import Receive, Send
 from ..core.errors import SHUTDOWN_ERROR
 from ..core.runtime import AgentRuntime
 from ..core.translator import ConfirmationStyle, DescribeError, ErrorInfo, EventTranslator
+from ..observability.metrics import METRICS, Outcome
 from ..stores import StreamRecorder, StreamStore
 from .sse import GoneReason, SSEChannel
 from .turn import TurnPlan
@@ -57,12 +59,16 @@ class TurnStream:
 
     __slots__ = (
         "_abort",
+        "_answered",
         "_channel",
         "_grace_task",
         "_reason",
+        "_received",
         "_recorder",
+        "_translator",
         "chat_id",
         "options",
+        "outcome",
         "plan",
         "runtime",
         "store",
@@ -70,7 +76,8 @@ class TurnStream:
     )
 
     def __init__(self, runtime: AgentRuntime, store: StreamStore, options: StreamOptions,
-                 plan: TurnPlan, user_id: str, chat_id: str) -> None:
+                 plan: TurnPlan, user_id: str, chat_id: str, *,
+                 received: float | None = None) -> None:
         self.runtime = runtime
         self.store = store
         self.options = options
@@ -82,6 +89,12 @@ class TurnStream:
         self._channel: SSEChannel | None = None
         self._recorder: StreamRecorder | None = None
         self._grace_task: asyncio.Task[None] | None = None
+        # For the metrics: when the request came (perf_counter), whether the model's first
+        # chunk was sent, how the turn ended.
+        self._received = time.perf_counter() if received is None else received
+        self._answered = False
+        self._translator = self._new_translator()
+        self.outcome: Outcome = "error"
 
     def stop(self, reason: StopReason) -> None:
         if self._reason is None:
@@ -124,6 +137,7 @@ class TurnStream:
                                              send_timeout=options.send_timeout,
                                              on_gone=self._on_gone)
         await channel.open()
+        METRICS.turn_started("sse")
         try:
             await self._produce()
         finally:
@@ -133,8 +147,12 @@ class TurnStream:
             await channel.close()
             resumable = self._reason is None and channel.gone
             await recorder.end(resumable=resumable)
+            translator = self._translator
+            METRICS.turn_ended("sse", self.outcome, time.perf_counter() - self._received,
+                               tokens=translator.output_tokens,
+                               approvals=translator.approvals_requested)
 
-    def _translator(self) -> EventTranslator:
+    def _new_translator(self) -> EventTranslator:
         plan = self.plan
         return EventTranslator(plan.message_id,
                                confirmation_style=self.options.confirmation_style,
@@ -145,12 +163,13 @@ class TurnStream:
 
     async def _produce(self) -> None:
         plan = self.plan
-        translator = self._translator()
+        translator = self._translator
         out: list[UIChunk] = translator.start()
         if plan.new_message is None:
             # Only an approval for a browser tool: nothing for ADK until the page sends the
             # tool's result. Acknowledge on the same message.
             out.extend(translator.finish())
+            self.outcome = "awaiting" if translator.awaiting_client else "completed"
             await self._emit(out, done=True)
             return
         out.extend(ToolOutputDenied(tool_call_id=call_id) for call_id in plan.denied_client_calls)
@@ -163,11 +182,13 @@ class TurnStream:
             run_config=runtime.run_config_for(plan.run_metadata()),
             abort_signal=self._abort,
         )
-        finished = False
+        finished = failed = False
         try:
             async for event in run:
                 translator.translate(event, out)
                 if out:
+                    if not self._answered:
+                        self._first_chunk()
                     await self._emit(out)
             finished = True
         except asyncio.CancelledError:
@@ -175,6 +196,7 @@ class TurnStream:
                 raise
         except Exception as exc:
             logger.exception("ADK run failed in chat %r", self.chat_id)
+            failed = True
             out.clear()
             out.extend(translator.fail(ErrorInfo(type(exc).__name__, str(exc), exc)))
         finally:
@@ -191,7 +213,13 @@ class TurnStream:
             out.extend(translator.abort())
         else:
             out.extend(translator.finish())
+        self.outcome = _outcome(reason, failed or translator.failed,
+                                bool(translator.awaiting_client))
         await self._emit(out, done=True)
+
+    def _first_chunk(self) -> None:
+        self._answered = True
+        METRICS.first_token("sse", time.perf_counter() - self._received)
 
     def _absorb_stuck_cancel(self) -> bool:
         """The stuck-send watchdog's cancel landed outside a send: the client is gone."""
@@ -204,3 +232,14 @@ class TurnStream:
         self.stop("stuck")
         return True
 
+
+_STOPPED: dict[StopReason, Outcome] = {"client": "client_gone", "stuck": "stuck_client",
+                                       "stopped": "stopped", "shutdown": "shutdown"}
+
+
+def _outcome(reason: StopReason | None, failed: bool, awaiting: bool) -> Outcome:
+    if reason is not None:
+        return _STOPPED[reason]
+    if failed:
+        return "error"
+    return "awaiting" if awaiting else "completed"

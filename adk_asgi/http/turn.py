@@ -10,6 +10,7 @@ changes nothing.
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,7 @@ from ..core.approvals import (
 from ..core.errors import RequestError
 from ..core.request import ChatRequest, UIMessage, user_content
 from ..core.sessions import event_meta
+from ..observability.metrics import METRICS
 
 __all__ = ("SessionPendingCalls", "TurnPlan", "new_message_id", "plan_turn")
 
@@ -88,12 +90,13 @@ class SessionPendingCalls:
                     continue
                 self._known.add(call.id)
                 if call.id in long_running:
-                    self._add_waiting(call, event.invocation_id, approval_tools)
+                    self._add_waiting(call, event.invocation_id, event.timestamp,
+                                      approval_tools)
         for call_id in answered:
             self._calls.pop(call_id, None)
             self._calls.pop(frontend_approval_id(call_id), None)
 
-    def _add_waiting(self, call: types.FunctionCall, invocation_id: str,
+    def _add_waiting(self, call: types.FunctionCall, invocation_id: str, since: float,
                      approval_tools: frozenset[str]) -> None:
         assert call.id is not None
         name = call.name or ""
@@ -103,7 +106,7 @@ class SessionPendingCalls:
             confirmation = args.get("toolConfirmation") or {}
             self._calls[call.id] = PendingCall(
                 "approval", call.id, str(original.get("id", "")), str(original.get("name", "")),
-                payload=confirmation.get("payload"), invocation_id=invocation_id)
+                payload=confirmation.get("payload"), invocation_id=invocation_id, since=since)
             return
         gated = name in approval_tools
         self._calls[call.id] = PendingCall("client-tool", call.id, call.id, name,
@@ -112,7 +115,8 @@ class SessionPendingCalls:
             # The bridge's own approval of a browser tool, under a derived id.
             approval = frontend_approval_id(call.id)
             self._calls[approval] = PendingCall("approval", approval, call.id, name,
-                                                browser=True, invocation_id=invocation_id)
+                                                browser=True, invocation_id=invocation_id,
+                                                since=since)
 
     def waiting(self, answer_id: str) -> PendingCall | None:
         return self._calls.get(answer_id)
@@ -200,6 +204,12 @@ def _continuation(request: ChatRequest, last: UIMessage, session: Session | None
     if len(invocations) > 1:
         raise RequestError(422, "mixed_invocations",
                            "Answers belong to different turns; answer one turn at a time.")
+    now = time.time()
+    for decision in decisions:
+        if decision.call.kind == "approval":
+            since = decision.call.since
+            METRICS.approval_answered("sse", "approved" if decision.confirmed else "denied",
+                                      None if since is None else now - since)
     message_id = last.id or (request.message_id if isinstance(request.message_id, str)
                              else new_message_id())
     return TurnPlan(message_id=message_id,

@@ -153,10 +153,9 @@ class Connection:
         for task in tasks:
             task.cancel()
         await asyncio.gather(self.run.close(), *tasks, return_exceptions=True)
-        turn = self.conversation.turn
-        if turn is not None:
-            with contextlib.suppress(Exception):
-                await turn.recorder.end(resumable=False)
+        with contextlib.suppress(Exception):
+            await self.conversation.close(
+                "error" if self.socket.close_code == CLOSE_ERROR else "client_gone")
         await self.socket.close()
 
     def _idle_since(self) -> float | None:

@@ -22,6 +22,7 @@ from google.genai import types
 from ..core.errors import CHAT_NOT_FOUND
 from ..core.runtime import AgentRuntime
 from ..core.sessions import META_KEY, get_or_create_session
+from ..observability.logs import current_log_context
 from ..stores import StreamStore
 from .gate import LiveGate, LiveGatePlugin
 
@@ -67,6 +68,10 @@ class LiveRun:
         self._closed = False
 
     @property
+    def user_id(self) -> str:
+        return self._user_id
+
+    @property
     def started(self) -> bool:
         return self._pump is not None
 
@@ -80,6 +85,9 @@ class LiveRun:
         await get_or_create_session(runtime.session_service, runtime.app_name, self._user_id,
                                     chat_id)
         self.chat_id = chat_id
+        context = current_log_context()
+        if context is not None:
+            context.chat_id = chat_id  # the connection's log lines name the chat from now on
         self._pump = asyncio.create_task(self._run(), name="adk-asgi-live-pump")
         return None
 

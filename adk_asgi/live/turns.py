@@ -16,17 +16,21 @@ waits for the client, the request's stream ends (``finish`` + ``end``); the clie
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from google.adk.events import Event
 from google.genai import types
+from opentelemetry.trace import INVALID_SPAN, Span
 
 from ..chunks import DONE_FRAME, UIChunk, encode_chunk, sse_event
 from ..core.approvals import ClientAnswer, decide
 from ..core.errors import SHUTDOWN_ERROR, RequestError
 from ..core.translator import ErrorInfo
+from ..observability.metrics import METRICS, Outcome
+from ..observability.tracing import LIVE_TURN, end_span, start_span
 from ..stores import StreamRecorder, StreamStore
 from .commands import Codec, Listener
 from .gate import ApprovalNotice, LiveGate, ResolvedNotice
@@ -48,6 +52,11 @@ class LiveTurn:
     step_calls: set[str] = field(default_factory=set)
     waiting: set[str] = field(default_factory=set)
     settled: set[str] = field(default_factory=set)
+    # For the metrics and the turn's span.
+    span: Span = INVALID_SPAN
+    started: float = field(default_factory=time.perf_counter)
+    answered: bool = False
+    stopped: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +131,7 @@ class Conversation:
         if turn is None or all(x.request_id != request_id for x in turn.listeners):
             return
         turn.listeners = [x for x in turn.listeners if x.request_id != request_id]
+        turn.stopped = True
         # Stop the model; its interrupted turn_complete then ends the turn.
         self._run.queue.send_activity_start()
         self._run.queue.send_activity_end()
@@ -145,6 +155,9 @@ class Conversation:
         translator = turn.translator
         out: list[UIChunk] = []
         translator.translate(event, out)
+        if out and not turn.answered:
+            turn.answered = True
+            METRICS.first_token("websocket", time.perf_counter() - turn.started)
         if not event.partial:
             calls = {c.id: c.name or "" for c in event.get_function_calls() if c.id}
             if calls:
@@ -161,7 +174,7 @@ class Conversation:
                 await self.approval(notice)
         if event.turn_complete:
             if event.interrupted or translator.ended or not translator.model_called_tools:
-                await self._end()
+                await self._end("interrupted" if event.interrupted else None)
             else:
                 # Tool results go back to the model, which answers in this message.
                 translator.end_model_turn()
@@ -178,7 +191,14 @@ class Conversation:
     async def shutdown(self) -> None:
         if self.turn is not None:
             await self._emit(self.turn.translator.fail(SHUTDOWN_ERROR))
-            await self._end()
+            await self._end("shutdown")
+
+    async def close(self, outcome: Outcome) -> None:
+        """The connection is closing with a turn open: its stream ends unresumable."""
+        turn, self.turn = self.turn, None
+        if turn is not None:
+            self._ended(turn, outcome)
+            await turn.recorder.end(resumable=False)
 
     # -- the gate ---------------------------------------------------------------------
 
@@ -219,18 +239,22 @@ class Conversation:
     # -- turns ------------------------------------------------------------------------
 
     async def _open(self, request_id: str | None) -> LiveTurn:
-        assert self._run.chat_id is not None
-        turn = LiveTurn(self._new_translator(), await self._store.record(self._run.chat_id))
+        run = self._run
+        assert run.chat_id is not None
+        turn = LiveTurn(self._new_translator(), await self._store.record(run.chat_id),
+                        span=start_span(LIVE_TURN, "websocket", run.chat_id, run.user_id))
+        METRICS.turn_started("websocket")
         if request_id is not None:
             turn.listeners.append(Listener(request_id))
         self.turn = turn
         return turn
 
-    async def _end(self) -> None:
+    async def _end(self, outcome: Outcome | None = None) -> None:
         turn = self.turn
         if turn is None:
             return
         await self._emit(turn.translator.finish())
+        self._ended(turn, outcome)
         turn.recorder.append(DONE_FRAME)
         await turn.recorder.end(resumable=False)
         self.idle_since = asyncio.get_running_loop().time()  # idleness counts from here
@@ -239,6 +263,17 @@ class Conversation:
         if self.queued:
             queued = self.queued.popleft()
             await self.user_message(queued.chat_id, queued.content, queued.request_id)
+
+    @staticmethod
+    def _ended(turn: LiveTurn, outcome: Outcome | None) -> None:
+        translator = turn.translator
+        if outcome is None or (outcome == "interrupted" and turn.stopped):
+            outcome = "error" if translator.failed else (
+                "stopped" if turn.stopped else "completed")
+        METRICS.turn_ended("websocket", outcome, time.perf_counter() - turn.started,
+                           tokens=translator.output_tokens,
+                           approvals=translator.approvals_requested)
+        end_span(turn.span, outcome)
 
     async def _maybe_suspend(self) -> None:
         turn = self.turn
