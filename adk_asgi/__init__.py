@@ -18,6 +18,7 @@ from .core.auth import Authenticate, AuthError, bearer_token
 from .core.errors import RequestError
 from .core.limits import Limits
 from .core.tools import FrontendTool, frontend_tool
+from .core.translator import ErrorInfo, describe_error_generic
 from .live.endpoint import LiveOptions
 from .middleware import AdkMiddleware
 from .mount import mount
@@ -32,6 +33,7 @@ __all__ = [
     "AdkMiddleware",
     "AuthError",
     "Authenticate",
+    "ErrorInfo",
     "FrontendTool",
     "JsonFormatter",
     "Limits",
@@ -42,6 +44,7 @@ __all__ = [
     "StreamRecorder",
     "StreamStore",
     "bearer_token",
+    "describe_error_generic",
     "frontend_tool",
     "mount",
 ]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Any
 
 from google.adk.agents import BaseAgent, RunConfig
@@ -31,7 +32,7 @@ from .core.limits import Limits
 from .core.origin import OriginPolicy
 from .core.request import valid_chat_id
 from .core.runtime import AgentRuntime
-from .core.translator import ConfirmationStyle
+from .core.translator import ConfirmationStyle, DescribeError, describe_error_generic
 from .http.endpoint import ChatEndpoint, ChatOptions
 from .live.endpoint import LiveEndpoint, LiveOptions
 from .observability.health import Health, Probe
@@ -74,6 +75,7 @@ class AdkApp:
         shutdown_grace: float = 10.0,
         allowed_origins: Iterable[str] | None = None,
         live_options: LiveOptions | None = None,
+        describe_error: DescribeError = describe_error_generic,
         warm_up: bool = True,
         **renamed: Any,
     ) -> None:
@@ -95,11 +97,14 @@ class AdkApp:
         self.chat = ChatEndpoint(self.runtime, ChatOptions(
             limits=self.limits, ping_interval=ping_interval, send_timeout=send_timeout,
             confirmation_style=confirmation_style, authenticate=authenticate,
-            resume_grace=resume_grace), self.store)
+            resume_grace=resume_grace, describe_error=describe_error), self.store)
+        live_options = live_options or LiveOptions(confirmation_style=confirmation_style,
+                                                   send_timeout=send_timeout)
+        if live_options.describe_error is describe_error_generic:
+            live_options = replace(live_options, describe_error=describe_error)
         self.live = LiveEndpoint(
             self.runtime,
-            live_options or LiveOptions(confirmation_style=confirmation_style,
-                                        send_timeout=send_timeout),
+            live_options,
             authenticate=authenticate, store=self.store, limits=self.limits,
             origins=OriginPolicy(allowed_origins))
         self.health = Health(self.runtime, self.store,

@@ -85,7 +85,7 @@ def test_a_browser_tool_needs_its_approval_first() -> None:
     assert first.call.browser and first.confirmed and second.response == {"lat": 1}
     denied = decide([ClientAnswer("approval-call-2", "approval", fresh=True, reason="no")],
                     pending)
-    assert denied[0].response == {"error": "The user denied this tool call."}
+    assert denied[0].response == {"error": "The user denied this tool call.", "reason": "no"}
     assert denied[0].reason == "no"
 
 

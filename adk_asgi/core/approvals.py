@@ -27,7 +27,10 @@ checks every answer against the source and returns the decisions, all or nothing
    (``callProviderMetadata.adk.payload`` on the tool part, or ``payload`` in a
    ``tool_result``), which must keep the original's shape (``422 invalid_payload``); when
    the tool asked without a payload, the client's is passed on as untrusted input, like a
-   browser tool's result. A denial's ``reason`` travels with the decision, to the model.
+   browser tool's result. A denial's ``reason`` travels with the decision, to the model:
+   next to ``DENIED_TEXT`` for a browser tool, added to the tool's own result (ADK's
+   "rejected" error, or what the tool returns when it reads its denied confirmation) by
+   ``with_reason`` otherwise.
 6. One answer per call: a second answer for the same call in one message is ignored.
 7. An assistant message without any new answer is refused (``422 nothing_to_continue``).
 """
@@ -54,6 +57,7 @@ __all__ = (
     "answers_in",
     "decide",
     "frontend_approval_id",
+    "with_reason",
 )
 
 CONFIRMATION_TOOL: Final = "adk_request_confirmation"
@@ -226,9 +230,21 @@ def decide(answers: Iterable[ClientAnswer], pending: PendingCalls) -> list[Decis
     return decisions
 
 
+def with_reason(result: Any, reason: str) -> Any:
+    """A denied call's result, with the user's reason for the model (rule 5). A dict is
+    amended in place (so the agent's own after-tool callbacks still see it) and None is
+    returned; anything else comes back wrapped in a new dict."""
+    if isinstance(result, dict):
+        result["reason" if "reason" not in result else "user_reason"] = reason
+        return None
+    return {"result": result, "reason": reason}
+
+
 def _approval(call: PendingCall, answer: ClientAnswer) -> Decision:
     if call.browser:
         response: dict[str, Any] = {} if answer.confirmed else {"error": DENIED_TEXT}
+        if not answer.confirmed and answer.reason:
+            with_reason(response, answer.reason)
         return Decision(call, answer.confirmed, response, answer.reason)
     # ADK's ToolConfirmation takes exactly these keys (extra keys are an error there).
     response = {"confirmed": answer.confirmed}

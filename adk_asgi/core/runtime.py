@@ -14,6 +14,8 @@ from google.adk.apps import App, ResumabilityConfig
 from google.adk.runners import Runner
 from google.adk.sessions import BaseSessionService
 
+from .failures import install_adk_log_filter
+from .plugin import register as register_plugin
 from .sessions import META_KEY, session_service_from_url
 
 __all__ = ("AgentRuntime",)
@@ -79,13 +81,18 @@ class AgentRuntime:
         self._app_name = app_name
         self.run_config = run_config or RunConfig(streaming_mode=StreamingMode.SSE)
         self._approval_tools: frozenset[str] | None = None
+        self._plugged = False
         self._started = False
         self._start_lock = asyncio.Lock()
+        install_adk_log_filter()
 
     @property
     def runner(self) -> Runner:
         if self._runner is None:
             self._runner = self._build_runner()
+        if not self._plugged:  # also on a runner the application built
+            register_plugin(self._runner)
+            self._plugged = True
         return self._runner
 
     @property

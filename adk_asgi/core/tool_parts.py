@@ -34,13 +34,14 @@ class ToolParts:
 
     def __init__(self, *, native: bool, denied: Iterable[str] = (),
                  approval_tools: frozenset[str] = frozenset(),
-                 awaiting: Iterable[str] = ()) -> None:
+                 awaiting: Iterable[str] = (), resumed: Iterable[str] = ()) -> None:
         self._native = native
         self._denied: set[str] = set(denied) if native else set()
         # Browser tools the user approves before the page runs them.
         self._approval_tools = approval_tools
-        # Server tool calls sent without an outcome yet.
-        self._open: dict[str, None] = {}
+        # Server tool calls sent without an outcome yet (with those of an earlier request
+        # that run in this one: approved calls).
+        self._open: dict[str, None] = dict.fromkeys(resumed)
         self.awaiting: set[str] = set(awaiting)
         """Call ids (or approval ids) the client has to answer before the run goes on."""
         self.approvals_requested = 0
@@ -90,6 +91,10 @@ class ToolParts:
             out.append(ToolOutputAvailable(tool_call_id=call_id, output=result))
         self.awaiting.discard(call_id)
         self._open.pop(call_id, None)
+
+    def expect_outcome(self, call_id: str) -> None:
+        """An approved call runs now: it gets an outcome (an error if the run fails)."""
+        self._open[call_id] = None
 
     def fail_open(self, out: list[UIChunk]) -> None:
         """The run failed: the server calls without an outcome end as errors."""

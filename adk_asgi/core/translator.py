@@ -46,6 +46,7 @@ response metadata in ``response_meta.py``.
 from __future__ import annotations
 
 import base64
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -63,6 +64,8 @@ from .tool_parts import ToolParts
 __all__ = ("ConfirmationStyle", "ErrorInfo", "EventTranslator", "describe_error_generic")
 
 ConfirmationStyle = Literal["native", "adk-tool"]
+
+logger = logging.getLogger("adk_asgi")
 
 # ADK's own marker for a run stopped through abort_signal: the client is gone.
 _ABORTED: Final = "INVOCATION_ABORTED"
@@ -87,6 +90,17 @@ def describe_error_generic(error: ErrorInfo) -> str:
 DescribeError = Callable[[ErrorInfo], str]
 
 
+def describe(error: ErrorInfo, describe_error: DescribeError) -> str:
+    """What the user reads: the application's ``describe_error``, or the generic text when
+    it fails or returns no text (it must never break the stream's last chunk)."""
+    try:
+        text = describe_error(error)
+    except Exception:
+        logger.exception("describe_error raised for %s", error.code)
+        return describe_error_generic(error)
+    return text if isinstance(text, str) and text else describe_error_generic(error)
+
+
 class EventTranslator:
     """Turns the ADK events of one run into the chunks of one assistant message."""
 
@@ -98,7 +112,7 @@ class EventTranslator:
         "_streamed_ids",
         "_tools",
         "ended",
-        "failed",
+        "failure",
         "message_id",
     )
 
@@ -110,18 +124,21 @@ class EventTranslator:
         denied_call_ids: Iterable[str] = (),
         approval_tools: frozenset[str] = frozenset(),
         awaiting: Iterable[str] = (),
+        resumed: Iterable[str] = (),
         describe_error: DescribeError = describe_error_generic,
     ) -> None:
         self.message_id = message_id
         self.ended = False
-        self.failed = False
-        """The message ended with an ``error`` chunk."""
+        self.failure: ErrorInfo | None = None
+        """The failure that ends (or ended) the message with ``error``: ADK's error event,
+        or the exception ``fail`` was given."""
         self._confirmation_style = confirmation_style
         self._describe_error = describe_error
         self._blocks = MessageBlocks(message_id)
         self._meta = ResponseMeta(message_id)
         self._tools = ToolParts(native=confirmation_style == "native", denied=denied_call_ids,
-                                approval_tools=approval_tools, awaiting=awaiting)
+                                approval_tools=approval_tools, awaiting=awaiting,
+                                resumed=resumed)
         self._streamed_ids: set[str] = set()
 
     # -- stream edges -----------------------------------------------------
@@ -133,6 +150,8 @@ class EventTranslator:
         """Close what is open and end the message (nothing after a terminal chunk)."""
         if self.ended:
             return []
+        if self.failure is not None:
+            return self.fail(self.failure)
         out: list[UIChunk] = []
         self._blocks.finish_step(out)
         reason: FinishReason = (
@@ -159,11 +178,20 @@ class EventTranslator:
         texts); an ``ErrorInfo`` goes through ``describe_error``."""
         if self.ended:
             return []
-        self.ended = self.failed = True
+        self.ended = True
         out: list[UIChunk] = []
         self._close_blocks(out)
         self._tools.fail_open(out)
-        text = error if isinstance(error, str) else self._describe_error(error)
+        if isinstance(error, str):
+            text = error
+        else:
+            reported = self.failure
+            if reported is not None and error.exception is not None:
+                # ADK reported the error as an event before raising it: its code (an API
+                # status) with the exception, for describe_error to map.
+                error = ErrorInfo(reported.code, error.message, error.exception)
+            self.failure = error
+            text = describe(error, self._describe_error)
         out.append(Error(error_text=text))
         return out
 
@@ -174,6 +202,11 @@ class EventTranslator:
         self._blocks.reset_step()
         self._tools.awaiting.clear()
         return self.start()
+
+    @property
+    def done(self) -> bool:
+        """Nothing more is translated: the message ended, or ADK reported an error."""
+        return self.ended or self.failure is not None
 
     @property
     def output_tokens(self) -> int:
@@ -197,6 +230,10 @@ class EventTranslator:
     def client_answered(self, answer_id: str) -> None:
         self._tools.awaiting.discard(answer_id)
 
+    def resume_call(self, call_id: str) -> None:
+        """The user approved ``call_id``: it runs now and gets an outcome."""
+        self._tools.expect_outcome(call_id)
+
     def mark_denied(self, call_id: str) -> None:
         """The user denied ``call_id``: its error result is shown as ``tool-output-denied``."""
         self._tools.deny(call_id)
@@ -205,12 +242,15 @@ class EventTranslator:
 
     def translate(self, event: Event, out: list[UIChunk]) -> None:
         """Append the chunks for one ADK event to ``out``."""
-        if self.ended:
+        if self.done:
             return
         self._on_event(event, out)
         if event.error_code:
             if event.error_code != _ABORTED:
-                out.extend(self.fail(ErrorInfo(str(event.error_code), event.error_message)))
+                # Ends the message; the `error` chunk waits for `finish`, or for `fail` with
+                # the exception ADK raises next (describe_error then sees it).
+                self.failure = ErrorInfo(str(event.error_code), event.error_message)
+                self._close_blocks(out)
             return
         content = event.content
         if content is None or not content.parts or event.author == "user":

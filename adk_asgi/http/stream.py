@@ -31,6 +31,7 @@ from typing import Literal
 from ..chunks import DONE_FRAME, ToolOutputDenied, UIChunk, sse_frame
 from ..core.asgi import Receive, Send
 from ..core.errors import SHUTDOWN_ERROR
+from ..core.failures import log_error_event, log_exception, serving
 from ..core.runtime import AgentRuntime
 from ..core.translator import ConfirmationStyle, DescribeError, ErrorInfo, EventTranslator
 from ..observability.metrics import METRICS, Outcome
@@ -159,6 +160,7 @@ class TurnStream:
                                denied_call_ids=plan.denied_call_ids,
                                approval_tools=self.runtime.approval_tools,
                                awaiting=plan.still_pending,
+                               resumed=plan.resumed_calls,
                                describe_error=self.options.describe_error)
 
     async def _produce(self) -> None:
@@ -182,21 +184,24 @@ class TurnStream:
             run_config=runtime.run_config_for(plan.run_metadata()),
             abort_signal=self._abort,
         )
-        finished = failed = False
+        finished = False
         try:
-            async for event in run:
-                translator.translate(event, out)
-                if out:
-                    if not self._answered:
-                        self._first_chunk()
-                    await self._emit(out)
+            with serving():
+                async for event in run:
+                    translator.translate(event, out)
+                    if out:
+                        if not self._answered:
+                            self._first_chunk()
+                        await self._emit(out)
             finished = True
+            if (failure := translator.failure) is not None:
+                log_error_event("ADK reported an error", self.chat_id, failure.code,
+                                failure.message)
         except asyncio.CancelledError:
             if not self._absorb_stuck_cancel():
                 raise
         except Exception as exc:
-            logger.exception("ADK run failed in chat %r", self.chat_id)
-            failed = True
+            log_exception("ADK run failed", self.chat_id, exc)
             out.clear()
             out.extend(translator.fail(ErrorInfo(type(exc).__name__, str(exc), exc)))
         finally:
@@ -213,7 +218,7 @@ class TurnStream:
             out.extend(translator.abort())
         else:
             out.extend(translator.finish())
-        self.outcome = _outcome(reason, failed or translator.failed,
+        self.outcome = _outcome(reason, translator.failure is not None,
                                 bool(translator.awaiting_client))
         await self._emit(out, done=True)
 

@@ -53,6 +53,8 @@ class TurnPlan:
     # Browser-tool calls the user denied: ADK does not echo the answer we send for them,
     # so the stream reports the denial itself.
     denied_client_calls: tuple[str, ...] = ()
+    # Server calls the user approved: they run in this turn.
+    resumed_calls: frozenset[str] = frozenset()
 
     def run_metadata(self) -> dict[str, Any]:
         """The turn's tags in the session (``custom_metadata.adk_asgi``)."""
@@ -176,6 +178,7 @@ def _continuation(request: ChatRequest, last: UIMessage, session: Session | None
     responses: dict[str, types.Part] = {}
     invocations: set[str] = set()
     denied: set[str] = set()
+    resumed: set[str] = set()
     reasons: dict[str, str] = {}
     denied_client: list[str] = []
     answered: set[str] = set()
@@ -198,6 +201,8 @@ def _continuation(request: ChatRequest, last: UIMessage, session: Session | None
             denied.add(call.call_id)
             if decision.reason:
                 reasons[call.call_id] = decision.reason
+        elif call.kind == "approval" and not call.browser:
+            resumed.add(call.call_id)
         answered.add(target)
         responses[target] = types.Part(function_response=types.FunctionResponse(
             id=target, name=name, response=decision.response))
@@ -217,5 +222,6 @@ def _continuation(request: ChatRequest, last: UIMessage, session: Session | None
                     if responses else None,
                     denied_call_ids=frozenset(denied), denial_reasons=reasons,
                     still_pending=frozenset(pending.answer_ids - answered),
-                    denied_client_calls=tuple(denied_client))
+                    denied_client_calls=tuple(denied_client),
+                    resumed_calls=frozenset(resumed))
 

@@ -25,16 +25,17 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 from google.adk.agents.live_request_queue import LiveRequestQueue
 from google.adk.plugins import BasePlugin
 from google.adk.tools import BaseTool, ToolContext
 from google.adk.tools.tool_confirmation import ToolConfirmation
 
-from ..core.approvals import DENIED_TEXT, Decision, PendingCall
+from ..core.approvals import Decision, PendingCall, with_reason
 from ..observability.metrics import METRICS
 
 __all__ = (
@@ -60,6 +61,16 @@ _HINT: Final = ("Please approve or reject the tool call {name}() by responding w
                 "FunctionResponse with an expected ToolConfirmation payload.")
 
 Kind = Literal["approval", "client-tool"]
+
+
+def _replaced(result: Any, new: Any) -> Any:
+    """``new`` as the call's result; a dict result is replaced in place, so the agent's own
+    after-tool callbacks (which run after the plugins) see the final one."""
+    if isinstance(result, dict) and isinstance(new, dict):
+        result.clear()
+        result.update(new)
+        return result
+    return new
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,6 +281,9 @@ class LiveGatePlugin(BasePlugin):
         # Keyed by the LiveRequestQueue object: it is what the tool context carries that
         # identifies the connection.
         self._gates: dict[int, tuple[LiveRequestQueue, LiveGate]] = {}
+        # Denied calls' reasons, from the approval to the call's result.
+        self._reasons: weakref.WeakKeyDictionary[ToolContext, str] = \
+            weakref.WeakKeyDictionary()
 
     def attach(self, queue: LiveRequestQueue, gate: LiveGate) -> None:
         self._gates[id(queue)] = (queue, gate)
@@ -300,13 +314,17 @@ class LiveGatePlugin(BasePlugin):
         if browser:
             # The bridge's own approval of a browser tool (``frontend_tool(...,
             # require_approval=True)``): ADK's gate knows nothing of it.
-            return None if decision.confirmed else {"error": DENIED_TEXT}
+            return None if decision.confirmed else decision.response
         # ADK's own gate (next in the pipeline) now runs an approved call and answers a
-        # denied one with "This tool call is rejected."
-        tool_context.tool_confirmation = ToolConfirmation(
-            hint=_HINT.format(name=tool.name), confirmed=decision.confirmed,
-            payload=decision.response.get("payload"))
+        # denied one with "This tool call is rejected." (the reason is added after).
+        self._confirm(tool_context, decision, _HINT.format(name=tool.name))
         return None
+
+    def _confirm(self, tool_context: ToolContext, decision: Decision, hint: str) -> None:
+        tool_context.tool_confirmation = ToolConfirmation(
+            hint=hint, confirmed=decision.confirmed, payload=decision.response.get("payload"))
+        if not decision.confirmed and decision.reason:
+            self._reasons[tool_context] = decision.reason
 
     async def after_tool_callback(self, *, tool: BaseTool, tool_args: dict[str, Any],
                                   tool_context: ToolContext,
@@ -315,6 +333,26 @@ class LiveGatePlugin(BasePlugin):
         if gate is None:
             return None
         call_id = tool_context.function_call_id or ""
+        final: Any = result
+        asked = tool_context.actions.requested_tool_confirmations.pop(call_id, None)
+        if asked is not None and tool_context.tool_confirmation is None:
+            # The tool asked itself (``tool_context.request_confirmation``): ask the user
+            # as for ``require_confirmation``, then run it again with the answer, as ADK
+            # resumes a paused call.
+            decision = await gate.approve(call_id, tool.name, dict(tool_args), browser=False,
+                                          hint=asked.hint or None, payload=asked.payload)
+            if isinstance(decision, str):
+                final = _replaced(final, {"error": decision})
+            else:
+                self._confirm(tool_context, decision, asked.hint)
+                final = _replaced(final, await tool.run_async(args=tool_args,
+                                                              tool_context=tool_context))
+        reason = self._reasons.pop(tool_context, None)
+        if reason is not None:
+            final = with_reason(final, reason) or final
+        if asked is not None or reason is not None:
+            # None: changed in place, the agent's own callbacks run on it.
+            return None if final is result else cast(dict[str, Any], final)
         if result is None and tool.is_long_running:
             # The browser runs it: its result becomes the function response.
             decision = await gate.client_result(call_id, tool.name)

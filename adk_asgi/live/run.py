@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final
@@ -20,6 +19,7 @@ from google.adk.events import Event
 from google.genai import types
 
 from ..core.errors import CHAT_NOT_FOUND
+from ..core.failures import log_exception, original, serving
 from ..core.runtime import AgentRuntime
 from ..core.sessions import META_KEY, get_or_create_session
 from ..observability.logs import current_log_context
@@ -28,7 +28,6 @@ from .gate import LiveGate, LiveGatePlugin
 
 __all__ = ("FAILED_ANSWER", "MAX_RESTARTS", "LiveRun", "RunEnded", "RunFailed", "RunItem")
 
-logger = logging.getLogger("adk_asgi")
 
 FAILED_ANSWER: Final = "(This answer failed with an error.)"
 MAX_RESTARTS: Final = 5
@@ -110,13 +109,15 @@ class LiveRun:
                 run = self._runtime.runner.run_live(
                     user_id=self._user_id, session_id=self.chat_id, live_request_queue=queue,
                     run_config=self._config)
-                async with contextlib.aclosing(run) as events:
-                    async for event in events:
-                        await self._deliver(event)
+                with serving():
+                    async with contextlib.aclosing(run) as events:
+                        async for event in events:
+                            await self._deliver(event)
                 await self._deliver(RunEnded())
                 return
-            except Exception as exc:
-                logger.exception("Live run failed in chat %r", self.chat_id)
+            except Exception as raised:
+                exc = original(raised)
+                log_exception("Live run failed", self.chat_id, exc)
                 self._plugin.detach(queue)
                 await self._deliver(RunFailed(exc))
                 restarts += 1

@@ -51,7 +51,7 @@ class LiveTranslator(EventTranslator):
         self.model_called_tools = False
 
     def translate(self, event: Event, out: list[UIChunk]) -> None:
-        if self.ended:
+        if self.done:
             return
         if event.input_transcription is not None and event.input_transcription.text:
             t = event.input_transcription
@@ -88,6 +88,10 @@ class LiveTranslator(EventTranslator):
                         self.emitted_calls.add(call.id)
                         self.model_called_tools = True
         super().translate(event, out)
+        if event.actions is not None and event.actions.transfer_to_agent:
+            # ADK closes the calling agent's model connection without its turn_complete;
+            # the next agent starts a model turn of its own, in this message.
+            self.end_model_turn()
 
     def _already_streamed(self, event: Event) -> bool:
         content = event.content
@@ -131,6 +135,8 @@ class LiveTranslator(EventTranslator):
         if not notice.confirmed and not notice.timed_out:
             # ADK answers the call with its "rejected" error: shown as denied.
             self.mark_denied(notice.call_id)
+        elif notice.confirmed:
+            self.resume_call(notice.call_id)
         if self._confirmation_style == "adk-tool" and not notice.timed_out:
             # The ADK-tool style: the confirmation call is a tool part of its own; close it.
             self._close_blocks(out)

@@ -6,28 +6,34 @@ without a socket.
 A turn is one assistant message: it opens with the user's message (or with the model
 speaking unprompted), and ends at the model's ``turn_complete`` unless the model called
 tools (it answers their results next) or a call waits for the page. One turn at a time:
-a user message during a turn waits for it to end.
+a user message during a turn waits for it to end, and every turn holds the chat's turn
+lock (``StreamStore.lock``), as an HTTP turn does, so turns from other sockets or POSTs on
+the same chat wait too.
 
 Protocol B (``codec.suspends``): once every call of the step is settled on the server or
 waits for the client, the request's stream ends (``finish`` + ``end``); the client's next
-``send``, with the answers, continues the same message.
+``send``, with the answers, continues the same message. Protocol A keeps the turn open and
+sends a transient ``data-awaiting-client`` chunk at that point instead.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Final
 
 from google.adk.events import Event
 from google.genai import types
 from opentelemetry.trace import INVALID_SPAN, Span
 
-from ..chunks import DONE_FRAME, UIChunk, encode_chunk, sse_event
+from ..chunks import DONE_FRAME, DataChunk, UIChunk, encode_chunk, sse_event
 from ..core.approvals import ClientAnswer, decide
 from ..core.errors import SHUTDOWN_ERROR, RequestError
+from ..core.failures import log_error_event
 from ..core.translator import ErrorInfo
 from ..observability.metrics import METRICS, Outcome
 from ..observability.tracing import LIVE_TURN, end_span, start_span
@@ -37,7 +43,11 @@ from .gate import ApprovalNotice, LiveGate, ResolvedNotice
 from .run import LiveRun
 from .translator import LiveTranslator
 
-__all__ = ("Conversation", "LiveTurn")
+__all__ = ("AWAITING_CLIENT_CHUNK_TYPE", "Conversation", "LiveTurn")
+
+AWAITING_CLIENT_CHUNK_TYPE: Final = "data-awaiting-client"
+"""Protocol A: a transient chunk saying the turn now waits for the page (``data.ids``: the
+approval or call ids it waits for); the turn goes on once they are answered."""
 
 SendFrames = Callable[[list[str]], Awaitable[None]]
 
@@ -46,11 +56,13 @@ SendFrames = Callable[[list[str]], Awaitable[None]]
 class LiveTurn:
     translator: LiveTranslator
     recorder: StreamRecorder
+    lock: contextlib.AsyncExitStack
     listeners: list[Listener] = field(default_factory=list)
     suspended: bool = False
     deferred: list[ApprovalNotice] = field(default_factory=list)
     step_calls: set[str] = field(default_factory=set)
     waiting: set[str] = field(default_factory=set)
+    announced: set[str] = field(default_factory=set)
     settled: set[str] = field(default_factory=set)
     # For the metrics and the turn's span.
     span: Span = INVALID_SPAN
@@ -173,7 +185,7 @@ class Conversation:
             for notice in ready:
                 await self.approval(notice)
         if event.turn_complete:
-            if event.interrupted or translator.ended or not translator.model_called_tools:
+            if event.interrupted or translator.done or not translator.model_called_tools:
                 await self._end("interrupted" if event.interrupted else None)
             else:
                 # Tool results go back to the model, which answers in this message.
@@ -192,13 +204,6 @@ class Conversation:
         if self.turn is not None:
             await self._emit(self.turn.translator.fail(SHUTDOWN_ERROR))
             await self._end("shutdown")
-
-    async def close(self, outcome: Outcome) -> None:
-        """The connection is closing with a turn open: its stream ends unresumable."""
-        turn, self.turn = self.turn, None
-        if turn is not None:
-            self._ended(turn, outcome)
-            await turn.recorder.end(resumable=False)
 
     # -- the gate ---------------------------------------------------------------------
 
@@ -232,6 +237,7 @@ class Conversation:
         if turn is None:
             return
         turn.waiting.discard(notice.call_id)
+        turn.announced.discard(notice.call_id)  # if it waits again, that is news
         out: list[UIChunk] = []
         turn.translator.resolved(notice, out)
         await self._emit(out)
@@ -240,9 +246,20 @@ class Conversation:
 
     async def _open(self, request_id: str | None) -> LiveTurn:
         run = self._run
-        assert run.chat_id is not None
-        turn = LiveTurn(self._new_translator(), await self._store.record(run.chat_id),
-                        span=start_span(LIVE_TURN, "websocket", run.chat_id, run.user_id))
+        chat_id = run.chat_id
+        assert chat_id is not None
+        # The chat's turn lock, as an HTTP turn holds it: a turn on another socket (or a
+        # POST) for this chat waits for this one to end, so the session's history does not
+        # interleave. Held while the turn waits for the client, too: the invocation runs.
+        lock = contextlib.AsyncExitStack()
+        await lock.enter_async_context(self._store.lock(chat_id))
+        try:
+            recorder = await self._store.record(chat_id)
+        except BaseException:
+            await lock.aclose()
+            raise
+        turn = LiveTurn(self._new_translator(), recorder, lock,
+                        span=start_span(LIVE_TURN, "websocket", chat_id, run.user_id))
         METRICS.turn_started("websocket")
         if request_id is not None:
             turn.listeners.append(Listener(request_id))
@@ -255,8 +272,14 @@ class Conversation:
             return
         await self._emit(turn.translator.finish())
         self._ended(turn, outcome)
+        failure = turn.translator.failure
+        if failure is not None and failure.exception is None:
+            # An error ADK reported as an event (a raised one was logged by the run).
+            log_error_event("ADK reported an error", self._run.chat_id, failure.code,
+                            failure.message)
         turn.recorder.append(DONE_FRAME)
         await turn.recorder.end(resumable=False)
+        await turn.lock.aclose()
         self.idle_since = asyncio.get_running_loop().time()  # idleness counts from here
         await self._send(self.codec.turn_end(turn.listeners))
         self.turn = None
@@ -264,11 +287,22 @@ class Conversation:
             queued = self.queued.popleft()
             await self.user_message(queued.chat_id, queued.content, queued.request_id)
 
+    async def close(self, outcome: Outcome = "client_gone") -> None:
+        """The connection is gone: end the open turn (``outcome``), its recording and its
+        lock."""
+        turn, self.turn = self.turn, None
+        if turn is not None:
+            self._ended(turn, outcome)
+            try:
+                await turn.recorder.end(resumable=False)
+            finally:
+                await turn.lock.aclose()
+
     @staticmethod
     def _ended(turn: LiveTurn, outcome: Outcome | None) -> None:
         translator = turn.translator
         if outcome is None or (outcome == "interrupted" and turn.stopped):
-            outcome = "error" if translator.failed else (
+            outcome = "error" if translator.failure is not None else (
                 "stopped" if turn.stopped else "completed")
         METRICS.turn_ended("websocket", outcome, time.perf_counter() - turn.started,
                            tokens=translator.output_tokens,
@@ -277,9 +311,16 @@ class Conversation:
 
     async def _maybe_suspend(self) -> None:
         turn = self.turn
-        if (not self.codec.suspends or turn is None or turn.suspended or not turn.waiting
-                or turn.deferred or not turn.step_calls
-                or not turn.step_calls <= turn.waiting | turn.settled):
+        if (turn is None or turn.suspended or not turn.waiting or turn.deferred
+                or not turn.step_calls or not turn.step_calls <= turn.waiting | turn.settled):
+            return
+        if not self.codec.suspends:
+            # Protocol A keeps the turn open; it says, once per set of calls, that the
+            # turn now waits for the page (so a client need not guess from silence).
+            if turn.announced != turn.waiting:
+                turn.announced = set(turn.waiting)
+                await self._emit([DataChunk(type=AWAITING_CLIENT_CHUNK_TYPE, transient=True,
+                                            data={"ids": sorted(turn.waiting)})])
             return
         await self._emit(turn.translator.suspend(turn.waiting))
         turn.recorder.append(DONE_FRAME)

@@ -87,9 +87,10 @@ export interface AdkLiveTransportOptions {
   /** Connection state changes, for a status indicator. */
   onConnectionChange?: (state: 'connecting' | 'open' | 'closed') => void;
   /**
-   * How long (ms) the server must stay quiet after a browser tool call that
-   * needs no approval before the stream is handed back to the page (an approval
-   * request for the call may still be on its way). Default 150.
+   * For servers that do not announce when a turn waits for the page (adk-asgi
+   * sends a `data-awaiting-client` chunk; older servers did not): how long (ms)
+   * the server must stay quiet after a browser tool call before the stream is
+   * handed back. Unset (the default): wait for the server's announcement.
    */
   clientToolSettleMs?: number;
   /** How long (ms) to wait for the socket to open. Default 10 000. */
@@ -97,6 +98,7 @@ export interface AdkLiveTransportOptions {
 }
 
 const OPEN = 1;
+const AWAITING_CLIENT = 'data-awaiting-client';
 const PROTOCOL_VERSION = '1.0';
 
 /**
@@ -147,6 +149,8 @@ export class AdkLiveTransport<UI_MESSAGE extends UIMessage = UIMessage>
   private backlog: Turn[] = [];
   private active: ActiveStream | null = null;
   private settleTimer: ReturnType<typeof setTimeout> | null = null;
+  /** The server says when a turn waits for the page (`data-awaiting-client`): no guessing. */
+  private serverAnnouncesWaits = false;
   private announceTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(options: AdkLiveTransportOptions) {
@@ -385,6 +389,18 @@ export class AdkLiveTransport<UI_MESSAGE extends UIMessage = UIMessage>
   }
 
   private chunk(chunk: UIMessageChunk): void {
+    if (chunk.type === AWAITING_CLIENT) {
+      // The server's own word that the turn now waits for the page: hand the stream back.
+      this.serverAnnouncesWaits = true;
+      const turn = this.turn;
+      if (turn == null) return;
+      const ids = ((chunk as { data?: { ids?: unknown } }).data?.ids ?? []) as unknown[];
+      for (const id of ids) {
+        if (typeof id === 'string' && turn.calls.get(id) === 'settling') turn.calls.set(id, 'output');
+      }
+      this.maybeHandBack(turn);
+      return;
+    }
     if (chunk.type === 'start') {
       this.finishTurn();
       this.turn = { entries: [], calls: new Map(), finished: false, aborted: false };
@@ -539,10 +555,13 @@ export class AdkLiveTransport<UI_MESSAGE extends UIMessage = UIMessage>
       this.endActive();
       return;
     }
+    // The server announces its waits; only a server that does not is judged by silence.
+    const settleMs = this.options.clientToolSettleMs;
+    if (this.serverAnnouncesWaits || settleMs == null) return;
     this.settleTimer = setTimeout(() => {
       this.settleTimer = null;
       if (this.active === active && this.turn === turn) this.endActive();
-    }, this.options.clientToolSettleMs ?? 150);
+    }, settleMs);
   }
 
   private clearSettle(): void {
