@@ -3,6 +3,7 @@
     http       POST   /                  -> chat stream (SSE, UI message stream v1)
                GET    /{chatId}/stream   -> resume the chat's active stream (204: none)
                DELETE /{chatId}/stream   -> stop the chat's running turn
+               POST   /{chatId}/tool-output -> complete a long-running call (202)
                GET    /healthz, /readyz  -> liveness / readiness (observability/health.py)
                anything else             -> JSON 404 / 405
     websocket  /                         -> live mode (Runner.run_live; see live/)
@@ -33,6 +34,7 @@ from .core.origin import OriginPolicy
 from .core.request import valid_chat_id
 from .core.runtime import AgentRuntime
 from .core.translator import ConfirmationStyle, DescribeError, describe_error_generic
+from .http.completion import complete_tool_call, post_tool_output
 from .http.endpoint import ChatEndpoint, ChatOptions
 from .live.endpoint import LiveEndpoint, LiveOptions
 from .observability.health import Health, Probe
@@ -41,6 +43,7 @@ from .stores import MemoryStreamStore, StreamStore
 __all__ = ("AdkApp",)
 
 _STREAM = "/stream"
+_TOOL_OUTPUT = "/tool-output"
 _PROBES: dict[str, Probe] = {"/healthz": "healthz", "/readyz": "readyz"}
 
 
@@ -76,6 +79,7 @@ class AdkApp:
         allowed_origins: Iterable[str] | None = None,
         live_options: LiveOptions | None = None,
         describe_error: DescribeError = describe_error_generic,
+        client_completes: Iterable[str] = (),
         warm_up: bool = True,
         **renamed: Any,
     ) -> None:
@@ -91,7 +95,8 @@ class AdkApp:
             raise ValueError("resume_grace and shutdown_grace must be >= 0")
         self.runtime = AgentRuntime(agent=agent, app=adk_app, runner=runner,
                                     session_service=session_service, session_db=session_db,
-                                    app_name=app_name, run_config=run_config)
+                                    app_name=app_name, run_config=run_config,
+                                    client_completes=client_completes)
         self.limits = limits or Limits()
         self.store: StreamStore = stream_store or MemoryStreamStore()
         self.chat = ChatEndpoint(self.runtime, ChatOptions(
@@ -113,6 +118,23 @@ class AdkApp:
         needed); ``health.checks()`` for your own."""
         self.shutdown_grace = shutdown_grace
         self._warm_up = warm_up
+
+    async def complete_tool_call(self, chat_id: str, tool_call_id: str, *,
+                                 output: dict[str, Any] | None = None,
+                                 error_text: str | None = None, user_id: str = "anonymous",
+                                 wait: bool = False) -> str:
+        """Complete a long-running server call (a ``LongRunningFunctionTool`` the agent
+        called in ``chat_id``) with its final ``output`` (or ``error_text``). ADK resumes
+        the call's invocation and the turn streams to whoever follows the chat's stream
+        (``GET {api}/{chatId}/stream``). Returns the assistant message id of that turn, once
+        it started (``wait``: once it ended). Raises ``RequestError``: 404
+        ``chat_not_found`` (not ``user_id``'s chat), 409 ``unknown_tool_call`` (no such
+        call waits), 422 ``wrong_answer_kind`` (not a long-running server call)."""
+        if (output is None) == (error_text is None):
+            raise TypeError("give output= or error_text=")
+        result = {"error": error_text} if error_text is not None else dict(output or {})
+        return await complete_tool_call(self.chat, user_id, chat_id, tool_call_id, result,
+                                        wait=wait)
 
     async def startup(self) -> None:
         await self.runtime.startup(warm=self._warm_up)
@@ -159,6 +181,16 @@ class AdkApp:
             else:
                 await send_json_error(send, 405, "method_not_allowed",
                                       f"{method} is not allowed here; POST a chat request.",
+                                      headers=[(b"allow", b"POST")])
+            return
+        if path.endswith(_TOOL_OUTPUT) and len(path) > len(_TOOL_OUTPUT) + 1:
+            chat_id = path[1:-len(_TOOL_OUTPUT)] if path.startswith("/") \
+                else path[:-len(_TOOL_OUTPUT)]
+            if method == "POST":
+                await post_tool_output(self.chat, scope, receive, send, chat_id)
+            else:
+                await send_json_error(send, 405, "method_not_allowed",
+                                      f"{method} is not allowed here; POST a tool output.",
                                       headers=[(b"allow", b"POST")])
             return
         if path.endswith(_STREAM) and len(path) > len(_STREAM) + 1:

@@ -201,3 +201,36 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     with RedisServer(tmp_path_factory.mktemp("redis")) as server:
         yield server.url
+
+
+@pytest.fixture(scope="session")
+def gemini_emulator() -> Iterator[Any]:
+    """One Gemini API emulator (``adk_asgi.testing.gemini``) for the whole run, chunking
+    like Gemini (8 tokens a chunk). Agents reach it through ``gemini_emulator.gemini(name)``
+    (no environment needed); its journal is shared, so tests filter it by what they sent."""
+    from adk_asgi.testing.gemini import GeminiEmulator
+
+    with GeminiEmulator(tokens_per_chunk=8) as emulator:
+        yield emulator
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Any]:
+    """A throwaway PostgreSQL server for this run (tests/pg_server.py); skipped without the
+    postgres extra or the server binaries."""
+    import importlib.util
+
+    from pg_server import PostgresServer, find_bindir
+
+    if not all(importlib.util.find_spec(m) for m in ("sqlalchemy", "asyncpg")):
+        pytest.skip("needs the postgres extra: pip install -e '.[postgres]' "
+                    "(google-adk[db], asyncpg)")
+    bindir = find_bindir()
+    if bindir is None:
+        pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl, postgres) on this machine; "
+                    "scripts/test installs Debian's postgresql package when it can")
+    server = PostgresServer(bindir).start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -28,6 +28,9 @@ class Run:
         self.user_id = "anonymous"
         self.queue = LiveRequestQueue()
 
+    async def claim(self, chat_id: str) -> str | None:
+        return None
+
     async def start(self, chat_id: str) -> str | None:
         self.chat_id = chat_id
         return None

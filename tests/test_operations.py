@@ -149,6 +149,9 @@ async def test_every_metric_after_real_turns(served: Served, collector: Collecto
         second = parse_sse((await client.post("", json=chat.body())).text)
         assert "tool-output-available" in types_of(second)
         assert (await client.get("/sse-1/stream")).status_code == 204  # nothing to resume
+        # The model raises mid-answer: an error turn, logged with its traceback.
+        crash = await client.post("", json=chat_body("crash", user_message("please raise")))
+        assert types_of(parse_sse(crash.text))[-2:] == ["error", "[DONE]"]
 
     live = await LiveClient.open(ws_url(served.url + "/api/chat", "chatId=live-1"))
     await live.say("What's the weather in Tokyo?", chat_id="live-1")
@@ -189,6 +192,7 @@ async def test_every_metric_after_real_turns(served: Served, collector: Collecto
                  outcome="completed") == 2
     assert value(samples, "adk_asgi_turn_duration_seconds_count", transport="sse",
                  outcome="completed") == 2
+    assert value(samples, "adk_asgi_turns_total", transport="sse", outcome="error") == 1
     assert value(samples, "adk_asgi_resumes_total", transport="sse", result="none") == 1
     # The same endpoint: the process's metrics, who it is, and ADK's own (gen_ai_*).
     names = {name for name, _ in samples}
@@ -209,7 +213,7 @@ async def test_every_metric_after_real_turns(served: Served, collector: Collecto
 
     # Spans reached the collector: each turn's, with ADK's under it.
     deadline = time.monotonic() + 15
-    while len(collector.named("adk_asgi.turn")) < 4 or not collector.named(
+    while len(collector.named("adk_asgi.turn")) < 5 or not collector.named(
             "adk_asgi.live.connection"):
         assert time.monotonic() < deadline, [s.name for s in collector.spans]
         await asyncio.sleep(0.1)
@@ -232,7 +236,10 @@ async def test_every_metric_after_real_turns(served: Served, collector: Collecto
               and "POST /api/chat" in line["message"]]
     assert access and access[0]["chat_id"] == "sse-1" and access[0]["user_id"] == "anonymous"
     [failure] = [line for line in lines if line["message"].startswith(
-        "Could not prepare the session")]
+        "Session store failed for chat 'broken'")]
     assert failure["level"] == "ERROR" and failure["chat_id"] == "broken"
-    assert "OperationalError" in failure["exception"]
+    assert "OperationalError" in failure["message"]
     assert len(failure["trace_id"]) == 32 and len(failure["span_id"]) == 16
+    # A failure with a traceback carries it in "exception" (one JSON line all the same).
+    [crash] = [line for line in lines if line["message"].startswith("ADK run failed")]
+    assert crash["chat_id"] == "crash" and "Traceback" in crash["exception"]

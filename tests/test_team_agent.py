@@ -204,3 +204,121 @@ async def test_turns_of_one_chat_never_interleave_across_sockets_and_posts() -> 
         assert asker == "user" and answerer == "concierge", spoken
         assert answer == ["You", "said:", question[0]], spoken
     assert text(a).endswith(words) and text(b).endswith(words)
+
+
+# -- long-running tools ------------------------------------------------------------------------
+
+
+def preliminary(chunks: list[Any], name: str) -> tuple[str, Any]:
+    """The call id and interim output of the long-running call to ``name``."""
+    [call] = [c for c in chunks if c["type"] == "tool-input-available" and c["toolName"] == name]
+    assert call["providerExecuted"] is True  # a server tool: the page's onToolCall stays out
+    [interim] = [c for c in chunks if c["type"] == "tool-output-available"
+                 and c["toolCallId"] == call["toolCallId"]]
+    assert interim["preliminary"] is True
+    return call["toolCallId"], interim["output"]
+
+
+def as_message(chunks: list[Any], call_id: str, name: str, output: Any) -> dict[str, Any]:
+    return {"id": chunks[0]["messageId"], "role": "assistant", "parts": [
+        {"type": f"tool-{name}", "toolCallId": call_id, "state": "output-available",
+         "input": {}, "output": output, "providerExecuted": True, "preliminary": True}]}
+
+
+async def test_a_long_running_server_call_is_completed_by_the_server(
+        server: LoopbackServer) -> None:
+    async with httpx.AsyncClient(base_url=server.url, timeout=20) as client:
+        chat = SSEChat(client, "ticket")
+        asked = await chat.say("open a ticket please")
+        call_id, interim = preliminary(asked, "open_ticket")
+        assert interim["status"] == "pending" and asked[-1]["finishReason"] == "stop"
+        # The page re-sends the message with the interim result: an echo, not an answer;
+        # a different result from the page is refused (not one of client_completes).
+        echo = as_message(asked, call_id, "open_ticket", interim)
+        response = await client.post("/", json={"id": "ticket",
+                                                "messages": [*chat.messages, echo]})
+        assert response.json()["error"]["code"] == "nothing_to_continue"
+        forged = as_message(asked, call_id, "open_ticket", {"status": "resolved"})
+        response = await client.post("/", json={"id": "ticket",
+                                                "messages": [*chat.messages, forged]})
+        assert (response.status_code, response.json()["error"]["code"]) == (
+            409, "server_tool_call")
+        # The back-office completes it; the turn continues the same message, resumable.
+        done = await client.post("/ticket/tool-output", json={
+            "toolCallId": call_id, "output": {"status": "resolved", "ticket": "T-1"}})
+        assert (done.status_code, done.json()) == (202, {"messageId": asked[0]["messageId"]})
+        resumed = await client.get("/ticket/stream")
+        chunks = [c for c in parse_sse(resumed.text) if c != DONE]
+        assert chunks[0] == {"type": "start", "messageId": asked[0]["messageId"]}
+        assert chunks[1] == {"type": "tool-output-available", "toolCallId": call_id,
+                             "output": {"status": "resolved", "ticket": "T-1"}}
+        assert said(chunks) == ('open_ticket returned {"status": "resolved", "ticket": '
+                                '"T-1"}.')
+        again = await client.post("/ticket/tool-output", json={
+            "toolCallId": call_id, "errorText": "twice"})
+        assert (again.status_code, again.json()["error"]["code"]) == (409, "unknown_tool_call")
+        for body, status, code in (
+                ({"toolCallId": "nope", "output": {}}, 409, "unknown_tool_call"),
+                ({"toolCallId": call_id}, 422, "invalid_tool_output"),
+                ({"toolCallId": call_id, "output": [1]}, 422, "invalid_tool_output")):
+            refused = await client.post("/ticket/tool-output", json=body)
+            assert (refused.status_code, refused.json()["error"]["code"]) == (status, code)
+        other = await client.post("/no-such-chat/tool-output",
+                                  json={"toolCallId": call_id, "output": {}})
+        assert (other.status_code, other.json()["error"]["code"]) == (404, "chat_not_found")
+
+
+async def test_a_completion_after_later_turns_is_a_new_message_that_restates_the_call(
+        server: LoopbackServer) -> None:
+    app = server.config.app
+    assert isinstance(app, AdkApp)
+    async with httpx.AsyncClient(base_url=server.url, timeout=20) as client:
+        chat = SSEChat(client, "ticket-later")
+        asked = await chat.say("open a ticket please")
+        call_id, _ = preliminary(asked, "open_ticket")
+        await chat.say("hello")
+        message_id = await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(
+            app.complete_tool_call("ticket-later", call_id, error_text="no agent free",
+                                   wait=True), server.loop))
+        chunks = [c for c in parse_sse((await client.get("/ticket-later/stream")).text)
+                  if c != DONE]
+    assert message_id != asked[0]["messageId"] and chunks[0]["messageId"] == message_id
+    assert [c["type"] for c in chunks[1:5]] == ["start-step", "tool-input-start",
+                                                 "tool-input-available", "tool-output-error"]
+    assert chunks[3]["toolCallId"] == call_id and chunks[3]["providerExecuted"] is True
+    assert chunks[4]["errorText"] == "no agent free"
+
+
+async def test_the_page_completes_the_long_running_calls_the_app_lets_it() -> None:
+    app = AdkApp(adk_app=build_app(), client_completes=["book_trip"], warm_up=False)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                 base_url="http://t") as client:
+        chat = SSEChat(client, "trip")
+        asked = await chat.say("book a trip to Paris")
+        call_id, interim = preliminary(asked, "book_trip")
+        assert interim == {"status": "pending", "city": "Paris"}
+        after = await chat.answer(as_message(asked, call_id, "book_trip",
+                                             {"status": "booked", "city": "Paris"}))
+    assert after[0] == {"type": "start", "messageId": asked[0]["messageId"]}
+    assert after[1] == {"type": "tool-output-available", "toolCallId": call_id,
+                        "output": {"status": "booked", "city": "Paris"}}
+    assert said(after) == 'book_trip returned {"city": "Paris", "status": "booked"}.'
+    with pytest.raises(ValueError, match="not long-running server tools of the agent: refund"):
+        await AdkApp(adk_app=build_app(), client_completes=["refund"], warm_up=False).startup()
+
+
+async def test_only_the_chats_owner_completes_its_calls() -> None:
+    def header_user(scope: Any) -> str:
+        return dict(scope["headers"]).get(b"x-user", b"nobody").decode()
+
+    app = AdkApp(adk_app=build_app(), authenticate=header_user, warm_up=False)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                 base_url="http://t") as client:
+        client.headers["x-user"] = "alice"
+        asked = await SSEChat(client, "owned").say("open a ticket please")
+        call_id, _ = preliminary(asked, "open_ticket")
+        body = {"toolCallId": call_id, "output": {"status": "resolved"}}
+        bob = await client.post("/owned/tool-output", json=body, headers={"x-user": "bob"})
+        assert (bob.status_code, bob.json()["error"]["code"]) == (404, "chat_not_found")
+        alice = await client.post("/owned/tool-output", json=body)
+        assert alice.status_code == 202

@@ -33,6 +33,10 @@ checks every answer against the source and returns the decisions, all or nothing
    ``with_reason`` otherwise.
 6. One answer per call: a second answer for the same call in one message is ignored.
 7. An assistant message without any new answer is refused (``422 nothing_to_continue``).
+8. A long-running server call (``LongRunningFunctionTool``) is completed by the server;
+   the client may complete it (``addToolOutput``) only for the tools the app lets it
+   (``client_completes``), else ``409 server_tool_call``. The client re-sends the tool's
+   own interim result with every message: that is an echo, not an answer.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ from .request import UIPart
 __all__ = (
     "CONFIRMATION_TOOL",
     "DENIED_TEXT",
+    "CallKind",
     "ClientAnswer",
     "Decision",
     "PendingCall",
@@ -66,7 +71,7 @@ DENIED_TEXT: Final = "The user denied this tool call."
 """What the model is told when the user denies a browser tool."""
 MAX_PAYLOAD_BYTES: Final = 64 * 1024
 
-CallKind = Literal["approval", "client-tool"]
+CallKind = Literal["approval", "client-tool", "long-running"]
 
 
 def frontend_approval_id(call_id: str) -> str:
@@ -83,6 +88,8 @@ class PendingCall:
     call id for browser tools. ``call_id`` is the tool call the answer is about (the gated
     call for an approval). ``browser`` marks the bridge's own approval of a browser tool.
     ``needs_approval``: a result is accepted only with this call's approval (rule 4).
+    ``interim``: a long-running call's own (pending) result; ``client_completes``: the
+    client may complete it (rule 8).
     ``since``: when it started waiting (``time.time()``), if known.
     """
 
@@ -94,6 +101,8 @@ class PendingCall:
     needs_approval: bool = False
     payload: Any = None
     invocation_id: str | None = None
+    interim: Any = None
+    client_completes: bool = False
     since: float | None = None
 
 
@@ -208,6 +217,12 @@ def decide(answers: Iterable[ClientAnswer], pending: PendingCalls) -> list[Decis
             raise RequestError(409, "unknown_tool_call",
                                f"No call {answer.answer_id!r} is waiting for an answer.")
         kind = answer.kind or ("approval" if call.kind == "approval" else "result")
+        if call.kind == "long-running" and kind == "result":
+            if answer.result == call.interim:
+                continue  # rule 8: the tool's own interim result, echoed
+            if not call.client_completes:
+                raise RequestError(409, "server_tool_call",
+                                   f"Call {answer.answer_id!r} is completed by the server.")
         if (kind == "approval") != (call.kind == "approval"):
             raise RequestError(422, "wrong_answer_kind",
                                f"Call {answer.answer_id!r} expects "

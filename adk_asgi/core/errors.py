@@ -15,15 +15,23 @@ import msgspec
 __all__ = (
     "CHAT_NOT_FOUND",
     "GENERIC_ERROR",
+    "INTERRUPTED_ERROR",
     "SHUTDOWN_ERROR",
+    "UNAVAILABLE_RETRY_AFTER",
     "RequestError",
     "chat_not_found",
     "error_body",
+    "session_unavailable",
+    "store_unavailable",
 )
 
 GENERIC_ERROR: Final = "The agent failed to answer. Please try again."
 SHUTDOWN_ERROR: Final = "The server is restarting. Please send your message again."
+INTERRUPTED_ERROR: Final = "The server stopped while answering. Please send your message again."
 CHAT_NOT_FOUND: Final = "No such chat."
+UNAVAILABLE_RETRY_AFTER: Final = 2
+"""Seconds a client is told to wait (``Retry-After``) when a store is down or the server
+restarts."""
 
 _encoder = msgspec.json.Encoder()
 
@@ -48,3 +56,16 @@ def chat_not_found() -> RequestError:
 
 def error_body(code: str, message: str) -> bytes:
     return _encoder.encode({"error": {"code": code, "message": message}})
+
+
+def session_unavailable() -> RequestError:
+    """The ADK session service failed (its database is down, locked or read-only)."""
+    return RequestError(503, "session_unavailable", "The chat session could not be loaded.",
+                        retry_after=UNAVAILABLE_RETRY_AFTER)
+
+
+def store_unavailable() -> RequestError:
+    """The stream store failed (e.g. Redis is down)."""
+    return RequestError(503, "store_unavailable",
+                        "The chat service is temporarily unavailable. Please try again.",
+                        retry_after=UNAVAILABLE_RETRY_AFTER)

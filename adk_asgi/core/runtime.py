@@ -6,6 +6,7 @@ import asyncio
 import logging
 import time
 import warnings
+from collections.abc import Iterable
 from typing import Any
 
 from google.adk.agents import BaseAgent, RunConfig
@@ -17,6 +18,7 @@ from google.adk.sessions import BaseSessionService
 from .failures import install_adk_log_filter
 from .plugin import register as register_plugin
 from .sessions import META_KEY, session_service_from_url
+from .tools import ToolKinds, tool_kinds
 
 __all__ = ("AgentRuntime",)
 
@@ -55,6 +57,7 @@ class AgentRuntime:
         session_db: str | None = None,
         app_name: str | None = None,
         run_config: RunConfig | None = None,
+        client_completes: Iterable[str] = (),
     ) -> None:
         if sum(x is not None for x in (agent, app, runner)) != 1:
             raise TypeError("Give exactly one of agent=, app= or runner=.")
@@ -80,7 +83,8 @@ class AgentRuntime:
         self._session_db = session_db
         self._app_name = app_name
         self.run_config = run_config or RunConfig(streaming_mode=StreamingMode.SSE)
-        self._approval_tools: frozenset[str] | None = None
+        self._tools: ToolKinds | None = None
+        self._client_completes = frozenset(client_completes)
         self._plugged = False
         self._started = False
         self._start_lock = asyncio.Lock()
@@ -109,11 +113,16 @@ class AgentRuntime:
         return str(getattr(agent, "name", "model"))
 
     @property
+    def tools(self) -> ToolKinds:
+        """The agent's browser, approval and long-running tools."""
+        if self._tools is None:
+            self._tools = tool_kinds(self.runner.agent, self._client_completes)
+        return self._tools
+
+    @property
     def approval_tools(self) -> frozenset[str]:
         """Names of the browser-executed tools that need the user's approval."""
-        if self._approval_tools is None:
-            self._approval_tools = frozenset(_approval_tool_names(self.runner.agent))
-        return self._approval_tools
+        return self.tools.approval
 
     def _build_runner(self) -> Runner:
         service = self._session_service or session_service_from_url(self._session_db)
@@ -137,6 +146,7 @@ class AgentRuntime:
                 return
             self._started = True
             _ = self.runner
+            _ = self.tools  # a bad client_completes fails here, not on a request
             if warm:
                 started = time.perf_counter()
                 from .warmup import warm_up
@@ -162,14 +172,3 @@ class AgentRuntime:
         custom[META_KEY] = metadata
         return self.run_config.model_copy(update={"custom_metadata": custom})
 
-
-def _approval_tool_names(agent: Any) -> set[str]:
-    from .tools import FrontendTool
-
-    names: set[str] = set()
-    for tool in getattr(agent, "tools", None) or ():
-        if isinstance(tool, FrontendTool) and tool.require_approval:
-            names.add(tool.name)
-    for sub in getattr(agent, "sub_agents", None) or ():
-        names |= _approval_tool_names(sub)
-    return names

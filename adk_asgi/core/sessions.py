@@ -14,13 +14,26 @@ from google.adk.sessions import BaseSessionService, InMemorySessionService, Sess
 __all__ = (
     "META_KEY",
     "SessionLocks",
+    "SessionUnavailable",
     "event_meta",
+    "failure",
     "get_or_create_session",
     "session_service_from_url",
 )
 
 META_KEY: Final = "adk_asgi"
 """The key of the bridge's tags in ``custom_metadata`` (runs and session events)."""
+
+
+class SessionUnavailable(Exception):
+    """The ADK session service failed (its database is down, locked, read-only): requests
+    get ``503 session_unavailable`` with ``Retry-After``, WebSockets close 1013."""
+
+
+def failure(exc: BaseException) -> str:
+    """A dependency's failure in one log line: the exception's class and message."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
 
 
 def event_meta(event: Event) -> dict[str, Any]:
@@ -31,15 +44,15 @@ def event_meta(event: Event) -> dict[str, Any]:
 
 def session_service_from_url(url: str | None) -> BaseSessionService:
     """``None``/``memory://`` -> in memory; ``sqlite:///path`` -> ADK's sqlite service
-    (aiosqlite, no SQLAlchemy); any other SQLAlchemy async URL (``postgresql+asyncpg://``)
+    (aiosqlite, no SQLAlchemy; hardened: ``core/sqlite.py``); any other SQLAlchemy async URL (``postgresql+asyncpg://``)
     -> ADK's ``DatabaseSessionService`` (needs ``google-adk[db]``)."""
     if not url or url.startswith("memory:"):
         return InMemorySessionService()
     if url.startswith(("sqlite:", "sqlite+aiosqlite:")):
-        from google.adk.sessions.sqlite_session_service import SqliteSessionService
+        from .sqlite import SqliteSessions
 
         # SQLAlchemy convention, parsed by ADK: sqlite:///relative.db, sqlite:////abs.db
-        return SqliteSessionService(url)
+        return SqliteSessions(url)
     from google.adk.sessions import DatabaseSessionService
 
     return DatabaseSessionService(db_url=url)

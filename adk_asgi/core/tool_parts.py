@@ -29,8 +29,8 @@ TOOL_FAILED: Final = "The tool failed."
 
 
 class ToolParts:
-    __slots__ = ("_approval_tools", "_denied", "_native", "_open", "approvals_requested",
-                 "awaiting")
+    __slots__ = ("_approval_tools", "_denied", "_long_running", "_native", "_open",
+                 "approvals_requested", "awaiting")
 
     def __init__(self, *, native: bool, denied: Iterable[str] = (),
                  approval_tools: frozenset[str] = frozenset(),
@@ -42,6 +42,8 @@ class ToolParts:
         # Server tool calls sent without an outcome yet (with those of an earlier request
         # that run in this one: approved calls).
         self._open: dict[str, None] = dict.fromkeys(resumed)
+        # Long-running server calls: the tool's own result is an interim one.
+        self._long_running: set[str] = set()
         self.awaiting: set[str] = set(awaiting)
         """Call ids (or approval ids) the client has to answer before the run goes on."""
         self.approvals_requested = 0
@@ -81,7 +83,20 @@ class ToolParts:
         self.awaiting.add(approval_id)
         self._open.pop(call_id, None)  # its outcome comes with the answer
 
-    def outcome(self, call_id: str, result: dict[str, Any] | None, out: list[UIChunk]) -> None:
+    def long_running(self, call_id: str) -> None:
+        """A long-running server call: the tool's result is interim (``preliminary``), the
+        final one comes when the call is completed."""
+        self._long_running.add(call_id)
+
+    def outcome(self, call_id: str, result: dict[str, Any] | None, out: list[UIChunk], *,
+                agent: bool = False) -> None:
+        """``agent``: the result is the agent's (a tool's), not an answer the client or
+        the server sent in."""
+        if agent and call_id in self._long_running:
+            out.append(ToolOutputAvailable(tool_call_id=call_id, output=result,
+                                           preliminary=True))
+            self._open.pop(call_id, None)
+            return
         if call_id in self._denied and _is_error(result):
             out.append(ToolOutputDenied(tool_call_id=call_id))
         elif _is_error(result):

@@ -60,12 +60,14 @@ from .blocks import MessageBlocks
 from .errors import GENERIC_ERROR
 from .response_meta import ResponseMeta
 from .tool_parts import ToolParts
+from .tools import ToolKinds
 
 __all__ = ("ConfirmationStyle", "ErrorInfo", "EventTranslator", "describe_error_generic")
 
 ConfirmationStyle = Literal["native", "adk-tool"]
 
 logger = logging.getLogger("adk_asgi")
+_NO_TOOLS: Final = ToolKinds()
 
 # ADK's own marker for a run stopped through abort_signal: the client is gone.
 _ABORTED: Final = "INVOCATION_ABORTED"
@@ -106,6 +108,7 @@ class EventTranslator:
 
     __slots__ = (
         "_blocks",
+        "_browser_tools",
         "_confirmation_style",
         "_describe_error",
         "_meta",
@@ -122,7 +125,7 @@ class EventTranslator:
         *,
         confirmation_style: ConfirmationStyle = "native",
         denied_call_ids: Iterable[str] = (),
-        approval_tools: frozenset[str] = frozenset(),
+        tools: ToolKinds = _NO_TOOLS,
         awaiting: Iterable[str] = (),
         resumed: Iterable[str] = (),
         describe_error: DescribeError = describe_error_generic,
@@ -137,8 +140,9 @@ class EventTranslator:
         self._blocks = MessageBlocks(message_id)
         self._meta = ResponseMeta(message_id)
         self._tools = ToolParts(native=confirmation_style == "native", denied=denied_call_ids,
-                                approval_tools=approval_tools, awaiting=awaiting,
+                                approval_tools=tools.approval, awaiting=awaiting,
                                 resumed=resumed)
+        self._browser_tools = tools.browser
         self._streamed_ids: set[str] = set()
 
     # -- stream edges -----------------------------------------------------
@@ -233,6 +237,15 @@ class EventTranslator:
     def resume_call(self, call_id: str) -> None:
         """The user approved ``call_id``: it runs now and gets an outcome."""
         self._tools.expect_outcome(call_id)
+
+    def restate_call(self, call_id: str, name: str, args: dict[str, Any],
+                     out: list[UIChunk]) -> None:
+        """A server call of an earlier message, stated again (its result follows here)."""
+        self._tool_call(call_id, name, args, False, out)
+
+    def completed(self, call_id: str, output: dict[str, Any], out: list[UIChunk]) -> None:
+        """A long-running call's final result, which the client did not send itself."""
+        self._tools.outcome(call_id, output, out)
 
     def mark_denied(self, call_id: str) -> None:
         """The user denied ``call_id``: its error result is shown as ``tool-output-denied``."""
@@ -332,7 +345,14 @@ class EventTranslator:
                                    str(original.get("name", "")), original.get("args") or {},
                                    confirmation.get("hint"), confirmation.get("payload"), out)
             return
-        self._tool_call(call_id, name, args, call_id in (event.long_running_tool_ids or ()), out)
+        long_running = call_id in (event.long_running_tool_ids or ())
+        # Only the page's own tools wait for it; a long-running server tool is completed
+        # later by the server (or the page, when the app allows it): provider-executed.
+        client_side = long_running and (name in self._browser_tools
+                                        or name == CONFIRMATION_TOOL)  # the ADK-tool style
+        self._tool_call(call_id, name, args, client_side, out)
+        if long_running and not client_side:
+            self._tools.long_running(call_id)
 
     def _function_response(self, response: types.FunctionResponse, event: Event,
                            out: list[UIChunk]) -> None:
@@ -343,7 +363,7 @@ class EventTranslator:
         if requested and call_id in requested:
             return  # ADK's placeholder while the call waits for approval
         self._close_blocks(out)
-        self._tools.outcome(call_id, response.response, out)
+        self._tools.outcome(call_id, response.response, out, agent=event.author != "user")
 
     def _inline_data(self, blob: types.Blob, out: list[UIChunk]) -> None:
         if blob.data is None:

@@ -14,24 +14,26 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Final
-
-from google.adk.events import Event
-from google.adk.sessions import Session
-from google.genai import types
 
 from ..core.asgi import ClientGone, Receive, Scope, Send, read_body, send_error, send_json
 from ..core.auth import Authenticate, AuthError, anonymous, resolve_user
-from ..core.errors import RequestError, chat_not_found
+from ..core.errors import (
+    UNAVAILABLE_RETRY_AFTER,
+    RequestError,
+    chat_not_found,
+    session_unavailable,
+    store_unavailable,
+)
 from ..core.limits import Limits
-from ..core.request import ChatRequest, UIMessage, decode_chat_request, message_text
+from ..core.request import ChatRequest, decode_chat_request
 from ..core.runtime import AgentRuntime
-from ..core.sessions import META_KEY
+from ..core.sessions import failure
 from ..core.translator import ConfirmationStyle, DescribeError, describe_error_generic
 from ..observability.logs import log_context
 from ..observability.metrics import METRICS
 from ..observability.tracing import TURN, current, end_span, start_span
-from ..stores import StreamStore
+from ..stores import StoreUnavailable, StreamRecorder, StreamStore
+from .seed import SEED_MAX_CHARS, SEED_MAX_MESSAGES, create_seeded, incomplete_seed, seed_events
 from .sse import SSEChannel
 from .stream import StreamOptions, TurnStream
 from .turn import TurnPlan, plan_turn
@@ -40,8 +42,6 @@ __all__ = ("SEED_MAX_CHARS", "SEED_MAX_MESSAGES", "ChatEndpoint", "ChatOptions")
 
 logger = logging.getLogger("adk_asgi")
 
-SEED_MAX_MESSAGES: Final = 200
-SEED_MAX_CHARS: Final = 200_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +73,10 @@ class ChatEndpoint:
             resume_grace=options.resume_grace, confirmation_style=options.confirmation_style,
             describe_error=options.describe_error)
 
+    @property
+    def stream_options(self) -> StreamOptions:
+        return self._stream_options
+
     async def authorize(self, scope: Scope, send: Send) -> str | None:
         """The user of this request, or None after answering 401/403."""
         try:
@@ -102,12 +106,20 @@ class ChatEndpoint:
         except RequestError as error:
             await send_error(send, error)
             return
+        await self.runtime.startup()
         # The turn's span is current while ADK runs: ADK's spans become its children.
         span = start_span(TURN, "sse", request.id, user_id)
         outcome = "error"
         with log_context(request.id, user_id), current(span):
             try:
                 outcome = await self._turn(request, user_id, send, receive, received)
+            except StoreUnavailable as exc:
+                # Only before the response starts: once it streams, the store's failures are
+                # logged and the turn goes on unrecorded.
+                logger.error("Stream store unavailable for chat %r: %s", request.id, exc)
+                METRICS.store_error("streams", "turn")
+                outcome = "unavailable"
+                await send_error(send, store_unavailable())
             finally:
                 end_span(span, outcome)
 
@@ -115,7 +127,6 @@ class ChatEndpoint:
                     received: float) -> str:
         """The turn of a decoded request; its outcome (``refused``/``unavailable`` when it
         did not run)."""
-        await self.runtime.startup()
         if not await self.store.claim(request.id, user_id):
             await send_error(send, chat_not_found())
             return "refused"
@@ -125,71 +136,55 @@ class ChatEndpoint:
             except RequestError as error:
                 await send_error(send, error)
                 return "refused"
-            except Exception:
-                logger.exception("Could not prepare the session of chat %r", request.id)
+            except Exception as exc:
+                logger.error("Session store failed for chat %r: %s", request.id,
+                             failure(exc), exc_info=logger.isEnabledFor(logging.DEBUG))
                 METRICS.store_error("sessions", "prepare")
-                await send_error(send, RequestError(503, "session_unavailable",
-                                                    "The chat session could not be loaded.",
-                                                    retry_after=2))
+                await send_error(send, session_unavailable())
                 return "unavailable"
+            recorder = await self.store.record(request.id)
             stream = TurnStream(self.runtime, self.store, self._stream_options, plan, user_id,
                                 request.id, received=received)
-            self.turns.add(stream)
-            self._idle.clear()
-            try:
-                await stream.run(send, receive)
-            finally:
-                self.turns.discard(stream)
-                if not self.turns:
-                    self._idle.set()
+            await self.run_turn(stream, send, receive, recorder)
             return stream.outcome
+
+    async def run_turn(self, stream: TurnStream, send: Send, receive: Receive,
+                       recorder: StreamRecorder) -> None:
+        """Run a turn (the caller holds the chat's turn lock and took ``recorder`` from
+        ``store.record`` before answering); ``drain`` waits for it."""
+        self.turns.add(stream)
+        self._idle.clear()
+        try:
+            await stream.run(send, receive, recorder)
+        finally:
+            self.turns.discard(stream)
+            if not self.turns:
+                self._idle.set()
 
     async def _prepare(self, request: ChatRequest, user_id: str) -> TurnPlan:
         runtime = self.runtime
         service = runtime.session_service
-        session = await service.get_session(app_name=runtime.app_name, user_id=user_id,
+        app_name = runtime.app_name
+        session = await service.get_session(app_name=app_name, user_id=user_id,
                                             session_id=request.id)
-        plan = plan_turn(request, session, runtime.approval_tools,
+        if session is not None and incomplete_seed(session):
+            logger.warning("Chat %r holds an incomplete history restore: restoring it again",
+                           request.id)
+            await service.delete_session(app_name=app_name, user_id=user_id,
+                                         session_id=request.id)
+            session = None
+        fresh = session is None or not session.events
+        plan = plan_turn(request, None if fresh else session, runtime.tools,
                          self.options.limits.max_file_bytes)
-        if session is None:
-            session = await service.create_session(app_name=runtime.app_name, user_id=user_id,
-                                                   session_id=request.id)
-            await self._seed(session, plan.seed)
+        if fresh:
+            events = seed_events(plan.seed, runtime.agent_name)
+            if session is None or events:
+                await create_seeded(service, app_name=app_name, user_id=user_id,
+                                    session_id=request.id, events=events, session=session)
         elif plan.rewind_before is not None:
             await runtime.runner.rewind_async(user_id=user_id, session_id=request.id,
                                               rewind_before_invocation_id=plan.rewind_before)
         return plan
-
-    async def _seed(self, session: Session, history: list[UIMessage]) -> None:
-        """Seeding: a new session gets the earlier turns the client sent (e.g. after a
-        restart of an in-memory store); their *text* becomes the session's history, so the
-        model keeps the context. Tool calls and files of those turns are not replayed.
-
-        Only the most recent ``SEED_MAX_MESSAGES`` messages and ``SEED_MAX_CHARS`` characters
-        are kept: appending costs grow with the session in ADK's stores, and a client must
-        not be able to make one request seed a huge history."""
-        service = self.runtime.session_service
-        author = self.runtime.agent_name
-        kept: list[tuple[UIMessage, str]] = []
-        budget = SEED_MAX_CHARS
-        for message in reversed(history):
-            text = message_text(message)
-            if not text:
-                continue
-            if len(kept) == SEED_MAX_MESSAGES or len(text) > budget:
-                break
-            budget -= len(text)
-            kept.append((message, text))
-        for message, text in reversed(kept):
-            user = message.role == "user"
-            event = Event(
-                invocation_id="adk-asgi-seed",
-                author="user" if user else author,
-                content=types.Content(role="user" if user else "model",
-                                      parts=[types.Part(text=text)]),
-                custom_metadata={META_KEY: {"seeded": True, "messageId": message.id}},
-            )
-            await service.append_event(session, event)
 
     # -- GET / DELETE /{chatId}/stream ---------------------------------------------
 
@@ -199,11 +194,17 @@ class ChatEndpoint:
         user_id = await self.authorize(scope, send)
         if user_id is None:
             return
-        owner = await self.store.owner(chat_id)
+        try:
+            owner = await self.store.owner(chat_id)
+            follow = await self.store.follow(chat_id) if owner == user_id else None
+        except StoreUnavailable as exc:
+            logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
+            METRICS.store_error("streams", "resume")
+            await send_error(send, store_unavailable())
+            return
         if owner is not None and owner != user_id:
             await send_error(send, chat_not_found())
             return
-        follow = await self.store.follow(chat_id) if owner == user_id else None
         if scope["method"] != "HEAD":
             METRICS.resumed("sse", follow is not None)
         if follow is None or scope["method"] == "HEAD":
@@ -231,10 +232,16 @@ class ChatEndpoint:
         user_id = await self.authorize(scope, send)
         if user_id is None:
             return
-        if await self.store.owner(chat_id) != user_id:
-            await send_error(send, chat_not_found())
+        try:
+            if await self.store.owner(chat_id) != user_id:
+                await send_error(send, chat_not_found())
+                return
+            stopped = await self.store.stop(chat_id)
+        except StoreUnavailable as exc:
+            logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
+            METRICS.store_error("streams", "stop")
+            await send_error(send, store_unavailable())
             return
-        stopped = await self.store.stop(chat_id)
         await send_json(send, 200, b'{"stopped":true}' if stopped else b'{"stopped":false}')
 
     # -- shutdown ---------------------------------------------------------------------
@@ -259,4 +266,4 @@ class ChatEndpoint:
 def _shutting_down() -> RequestError:
     return RequestError(503, "shutting_down",
                         "The server is restarting. Please try again in a moment.",
-                        retry_after=2)
+                        retry_after=UNAVAILABLE_RETRY_AFTER)

@@ -68,6 +68,7 @@ class TurnStream:
         "_recorder",
         "_translator",
         "chat_id",
+        "detached",
         "options",
         "outcome",
         "plan",
@@ -90,6 +91,9 @@ class TurnStream:
         self._channel: SSEChannel | None = None
         self._recorder: StreamRecorder | None = None
         self._grace_task: asyncio.Task[None] | None = None
+        self.detached = False
+        """No client reads the turn as it runs (a server-side completion): its stream
+        stays resumable after it ends."""
         # For the metrics: when the request came (perf_counter), whether the model's first
         # chunk was sent, how the turn ended.
         self._received = time.perf_counter() if received is None else received
@@ -130,9 +134,11 @@ class TurnStream:
         self._recorder.append(blob)
         await self._channel.write(blob)
 
-    async def run(self, send: Send, receive: Receive) -> None:
+    async def run(self, send: Send, receive: Receive, recorder: StreamRecorder) -> None:
+        """Stream the turn; ``recorder`` (from ``store.record``, taken by the endpoint
+        before the response starts, so a store outage is still a 503) records it."""
         options = self.options
-        self._recorder = recorder = await self.store.record(self.chat_id)
+        self._recorder = recorder
         recorder.on_stop(lambda: self.stop("stopped"))
         self._channel = channel = SSEChannel(send, receive, ping_interval=options.ping_interval,
                                              send_timeout=options.send_timeout,
@@ -142,23 +148,24 @@ class TurnStream:
         try:
             await self._produce()
         finally:
-            if self._grace_task is not None:
-                self._grace_task.cancel()
-                await asyncio.gather(self._grace_task, return_exceptions=True)
-            await channel.close()
-            resumable = self._reason is None and channel.gone
-            await recorder.end(resumable=resumable)
             translator = self._translator
             METRICS.turn_ended("sse", self.outcome, time.perf_counter() - self._received,
                                tokens=translator.output_tokens,
                                approvals=translator.approvals_requested)
+            if self._grace_task is not None:
+                self._grace_task.cancel()
+                await asyncio.gather(self._grace_task, return_exceptions=True)
+            await channel.close()
+            # Resumable: nobody received its end (detached: nobody was reading at all).
+            resumable = self._reason is None and (channel.gone or self.detached)
+            await recorder.end(resumable=resumable)
 
     def _new_translator(self) -> EventTranslator:
         plan = self.plan
         return EventTranslator(plan.message_id,
                                confirmation_style=self.options.confirmation_style,
                                denied_call_ids=plan.denied_call_ids,
-                               approval_tools=self.runtime.approval_tools,
+                               tools=self.runtime.tools,
                                awaiting=plan.still_pending,
                                resumed=plan.resumed_calls,
                                describe_error=self.options.describe_error)
@@ -175,6 +182,10 @@ class TurnStream:
             await self._emit(out, done=True)
             return
         out.extend(ToolOutputDenied(tool_call_id=call_id) for call_id in plan.denied_client_calls)
+        for call_id, name, args in plan.restated:
+            translator.restate_call(call_id, name, args, out)
+        for call_id, output in plan.completed.items():
+            translator.completed(call_id, output, out)
         await self._emit(out)
         runtime = self.runtime
         run = runtime.runner.run_async(

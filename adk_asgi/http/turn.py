@@ -3,9 +3,12 @@
 The ADK session is the source of truth. The client's history is read for two things only:
 the new user message (the last one), and, when the assistant message is being continued,
 the client's answers to the calls that the *session* says are waiting for the client
-(approvals and browser tools; the rules are in ``core/approvals.py``). Everything else the
-client sends about the past (tool inputs, outputs, text) is ignored, so an edited history
-changes nothing.
+(approvals, browser tools and long-running tools: ``pending.py``; the rules are in
+``core/approvals.py``). Everything else the client sends about the past (tool inputs,
+outputs, text) is ignored, so an edited history changes nothing.
+
+``plan_completion`` plans the turn of a long-running call completed by the server
+(``AdkApp.complete_tool_call`` and its HTTP endpoint).
 """
 
 from __future__ import annotations
@@ -18,19 +21,15 @@ from typing import Any
 from google.adk.sessions import Session
 from google.genai import types
 
-from ..core.approvals import (
-    CONFIRMATION_TOOL,
-    PendingCall,
-    answers_in,
-    decide,
-    frontend_approval_id,
-)
+from ..core.approvals import CONFIRMATION_TOOL, answers_in, decide
 from ..core.errors import RequestError
 from ..core.request import ChatRequest, UIMessage, user_content
 from ..core.sessions import event_meta
+from ..core.tools import ToolKinds
 from ..observability.metrics import METRICS
+from .pending import SessionPendingCalls
 
-__all__ = ("SessionPendingCalls", "TurnPlan", "new_message_id", "plan_turn")
+__all__ = ("TurnPlan", "new_message_id", "plan_completion", "plan_turn")
 
 
 def new_message_id() -> str:
@@ -55,6 +54,11 @@ class TurnPlan:
     denied_client_calls: tuple[str, ...] = ()
     # Server calls the user approved: they run in this turn.
     resumed_calls: frozenset[str] = frozenset()
+    # Long-running calls completed in this turn, and their final results: ADK does not echo
+    # them, so the stream sends them itself.
+    completed: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Calls to state again before their results: made in an earlier message than this one.
+    restated: tuple[tuple[str, str, dict[str, Any]], ...] = ()
 
     def run_metadata(self) -> dict[str, Any]:
         """The turn's tags in the session (``custom_metadata.adk_asgi``)."""
@@ -66,84 +70,15 @@ class TurnPlan:
         return metadata
 
 
-class SessionPendingCalls:
-    """The calls an ADK session says are waiting for the client (``PendingCalls``)."""
-
-    def __init__(self, session: Session | None, approval_tools: frozenset[str]) -> None:
-        self._calls: dict[str, PendingCall] = {}
-        self._known: set[str] = set()
-        if session is not None:
-            self._read(session, approval_tools)
-
-    def _read(self, session: Session, approval_tools: frozenset[str]) -> None:
-        answered: set[str] = set()
-        for event in session.events:
-            content = event.content
-            if content is None or not content.parts:
-                continue
-            long_running = event.long_running_tool_ids or set()
-            for part in content.parts:
-                response = part.function_response
-                if response is not None and response.id:
-                    answered.add(response.id)
-                    self._known.add(response.id)
-                call = part.function_call
-                if call is None or not call.id:
-                    continue
-                self._known.add(call.id)
-                if call.id in long_running:
-                    self._add_waiting(call, event.invocation_id, event.timestamp,
-                                      approval_tools)
-        for call_id in answered:
-            self._calls.pop(call_id, None)
-            self._calls.pop(frontend_approval_id(call_id), None)
-
-    def _add_waiting(self, call: types.FunctionCall, invocation_id: str, since: float,
-                     approval_tools: frozenset[str]) -> None:
-        assert call.id is not None
-        name = call.name or ""
-        if name == CONFIRMATION_TOOL:
-            args = call.args or {}
-            original = args.get("originalFunctionCall") or {}
-            confirmation = args.get("toolConfirmation") or {}
-            self._calls[call.id] = PendingCall(
-                "approval", call.id, str(original.get("id", "")), str(original.get("name", "")),
-                payload=confirmation.get("payload"), invocation_id=invocation_id, since=since)
-            return
-        gated = name in approval_tools
-        self._calls[call.id] = PendingCall("client-tool", call.id, call.id, name,
-                                           needs_approval=gated, invocation_id=invocation_id)
-        if gated:
-            # The bridge's own approval of a browser tool, under a derived id.
-            approval = frontend_approval_id(call.id)
-            self._calls[approval] = PendingCall("approval", approval, call.id, name,
-                                                browser=True, invocation_id=invocation_id,
-                                                since=since)
-
-    def waiting(self, answer_id: str) -> PendingCall | None:
-        return self._calls.get(answer_id)
-
-    def is_known(self, answer_id: str) -> bool:
-        return answer_id in self._known
-
-    def repeated(self, answer_id: str, confirmed: bool) -> bool:
-        return False  # every continuation streams the outcomes of what it answered
-
-    @property
-    def answer_ids(self) -> set[str]:
-        """What the client may still answer (browser approvals are under their call)."""
-        return {c.answer_id for c in self._calls.values() if not c.browser}
-
-
-def plan_turn(request: ChatRequest, session: Session | None,
-              approval_tools: frozenset[str] = frozenset(),
+def plan_turn(request: ChatRequest, session: Session | None, tools: ToolKinds | None = None,
               max_file_bytes: int | None = None) -> TurnPlan:
-    """``approval_tools``: browser-executed tools whose calls the user approves first."""
+    """``tools``: the agent's browser, approval and long-running tools."""
+    tools = tools or ToolKinds()
     last = request.history[-1]
     if last.role == "user":
         return _new_user_turn(request, last, session, max_file_bytes)
     if last.role == "assistant":
-        return _continuation(request, last, session, approval_tools)
+        return _continuation(request, last, session, tools)
     raise RequestError(422, "invalid_last_message",
                        "The last message must be a user message or the assistant message "
                        "being continued.")
@@ -172,8 +107,8 @@ def _new_user_turn(request: ChatRequest, last: UIMessage, session: Session | Non
 
 
 def _continuation(request: ChatRequest, last: UIMessage, session: Session | None,
-                  approval_tools: frozenset[str]) -> TurnPlan:
-    pending = SessionPendingCalls(session, approval_tools)
+                  tools: ToolKinds) -> TurnPlan:
+    pending = SessionPendingCalls(session, tools)
     decisions = decide([a for part in last.parts for a in answers_in(part)], pending)
     responses: dict[str, types.Part] = {}
     invocations: set[str] = set()
@@ -182,6 +117,7 @@ def _continuation(request: ChatRequest, last: UIMessage, session: Session | None
     reasons: dict[str, str] = {}
     denied_client: list[str] = []
     answered: set[str] = set()
+    completed: dict[str, dict[str, Any]] = {}
     for decision in decisions:
         call = decision.call
         if call.browser and decision.confirmed:
@@ -203,6 +139,8 @@ def _continuation(request: ChatRequest, last: UIMessage, session: Session | None
                 reasons[call.call_id] = decision.reason
         elif call.kind == "approval" and not call.browser:
             resumed.add(call.call_id)
+        elif call.kind == "long-running":
+            completed[call.call_id] = decision.response
         answered.add(target)
         responses[target] = types.Part(function_response=types.FunctionResponse(
             id=target, name=name, response=decision.response))
@@ -223,5 +161,34 @@ def _continuation(request: ChatRequest, last: UIMessage, session: Session | None
                     denied_call_ids=frozenset(denied), denial_reasons=reasons,
                     still_pending=frozenset(pending.answer_ids - answered),
                     denied_client_calls=tuple(denied_client),
-                    resumed_calls=frozenset(resumed))
+                    resumed_calls=frozenset(resumed), completed=completed)
+
+
+def plan_completion(session: Session | None, tools: ToolKinds, call_id: str,
+                    result: dict[str, Any]) -> TurnPlan:
+    """The turn of a long-running call the server completes: ADK gets the final result as
+    the call's function response and resumes the call's invocation. The turn continues the
+    call's message when it is the chat's latest; otherwise it is a new message that states
+    the call again before its result."""
+    pending = SessionPendingCalls(session, tools)
+    call = pending.waiting(call_id)
+    if call is None:
+        known = pending.is_known(call_id)
+        raise RequestError(409, "unknown_tool_call",
+                           f"Call {call_id!r} was already answered." if known
+                           else f"No call {call_id!r} is waiting for an answer.")
+    if call.kind != "long-running":
+        raise RequestError(422, "wrong_answer_kind",
+                           f"Call {call_id!r} is not a long-running server tool call.")
+    message_id = pending.message_of(call)
+    restated: tuple[tuple[str, str, dict[str, Any]], ...] = ()
+    if message_id is None or message_id != pending.last_message_id:
+        message_id = new_message_id()
+        restated = ((call_id, call.name, pending.args(call_id)),)
+    response = types.FunctionResponse(id=call_id, name=call.name, response=result)
+    return TurnPlan(message_id=message_id,
+                    new_message=types.Content(role="user",
+                                              parts=[types.Part(function_response=response)]),
+                    still_pending=frozenset(pending.answer_ids), completed={call_id: result},
+                    restated=restated)
 

@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from google.adk.events import Event
@@ -33,6 +33,9 @@ from ..core.approvals import ClientAnswer, answers_in
 from ..core.asgi import ClientGone, Receive, Send
 from ..core.errors import CHAT_NOT_FOUND, RequestError
 from ..core.request import check_limits, user_content, valid_chat_id
+from ..core.sessions import SessionUnavailable, failure
+from ..observability.metrics import METRICS
+from ..stores import StoreUnavailable
 from .commands import (
     Abort,
     Audio,
@@ -52,7 +55,13 @@ from .protocol_a import ProtocolA
 from .protocol_b import ProtocolB
 from .resume import Followers
 from .run import LiveRun, RunEnded, RunFailed, RunItem
-from .socket import CLOSE_ERROR, CLOSE_RESTART, LiveSocket
+from .socket import (
+    CLOSE_ERROR,
+    CLOSE_RESTART,
+    CLOSE_TRY_AGAIN,
+    UNAVAILABLE_REASON,
+    LiveSocket,
+)
 from .translator import LiveTranslator
 from .turns import Conversation
 
@@ -119,11 +128,13 @@ class Connection:
     def _conversation(self) -> Conversation:
         options = self.endpoint.options
 
+        # No approval tools: in live mode the gate asks for those approvals itself.
+        tools = replace(self.endpoint.runtime.tools, approval=frozenset())
+
         def new_translator() -> LiveTranslator:
-            # No approval_tools: in live mode the gate asks for those approvals itself.
             return LiveTranslator(f"msg-{uuid.uuid4().hex[:20]}",
                                   confirmation_style=options.confirmation_style,
-                                  describe_error=options.describe_error)
+                                  describe_error=options.describe_error, tools=tools)
 
         return Conversation(self.codec, self.socket.send, run=self.run, gate=self.gate,
                             store=self.store, new_translator=new_translator)
@@ -138,8 +149,17 @@ class Connection:
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
-                if not task.cancelled() and (exc := task.exception()) is not None \
-                        and not isinstance(exc, ClientGone):
+                if task.cancelled() or (exc := task.exception()) is None \
+                        or isinstance(exc, ClientGone):
+                    continue
+                if isinstance(exc, (StoreUnavailable, SessionUnavailable)):
+                    # A dependency is down: one line, and the client may try again.
+                    logger.error("Live connection of chat %r closed: %s",
+                                 self.run.chat_id or self.chat_id, failure(exc))
+                    METRICS.store_error(
+                        "streams" if isinstance(exc, StoreUnavailable) else "sessions", "live")
+                    self.socket.close_with(CLOSE_TRY_AGAIN, UNAVAILABLE_REASON)
+                else:
                     logger.error("Live connection failed", exc_info=exc)
                     self.socket.close_code = CLOSE_ERROR
         finally:

@@ -8,6 +8,7 @@ frames -> commands -> LiveRequestQueue -> Runner.run_live -> ADK events -> LiveT
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass
 from urllib.parse import parse_qs
 
@@ -26,7 +27,7 @@ from ..core.translator import ConfirmationStyle, DescribeError, describe_error_g
 from ..observability.logs import log_context
 from ..observability.metrics import METRICS
 from ..observability.tracing import LIVE_CONNECTION, current, end_span, start_span
-from ..stores import StreamStore
+from ..stores import StoreUnavailable, StreamStore
 from .connection import Connection
 from .gate import PLUGIN_NAME, LiveGatePlugin
 from .socket import (
@@ -36,9 +37,12 @@ from .socket import (
     CLOSE_RESTART,
     CLOSE_TOO_BIG,
     CLOSE_TRY_AGAIN,
+    UNAVAILABLE_REASON,
 )
 
 __all__ = ("LiveEndpoint", "LiveOptions")
+
+logger = logging.getLogger("adk_asgi")
 
 # A connection's outcome (its span), by the code it was closed with.
 _CLOSED = {CLOSE_GOING_AWAY: "idle", CLOSE_POLICY: "policy", CLOSE_TOO_BIG: "too_big",
@@ -135,7 +139,13 @@ class LiveEndpoint:
         if chat_id is not None:
             if not valid_chat_id(chat_id):
                 return CLOSE_POLICY, "Invalid chat id (1-256 printable characters)."
-            if not await self.store.claim(chat_id, user_id):
+            try:
+                claimed = await self.store.claim(chat_id, user_id)
+            except StoreUnavailable as exc:
+                logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
+                METRICS.store_error("streams", "connect")
+                return CLOSE_TRY_AGAIN, UNAVAILABLE_REASON
+            if not claimed:
                 return CLOSE_POLICY, CHAT_NOT_FOUND
         return user_id
 

@@ -28,14 +28,15 @@ import uuid
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, cast
 
 from google.adk.agents.live_request_queue import LiveRequestQueue
 from google.adk.plugins import BasePlugin
 from google.adk.tools import BaseTool, ToolContext
 from google.adk.tools.tool_confirmation import ToolConfirmation
 
-from ..core.approvals import Decision, PendingCall, with_reason
+from ..core.approvals import CallKind, Decision, PendingCall, with_reason
+from ..core.tools import FrontendTool
 from ..observability.metrics import METRICS
 
 __all__ = (
@@ -60,7 +61,7 @@ _RESULT_TIMEOUT: Final = "The browser did not return a result in time."
 _HINT: Final = ("Please approve or reject the tool call {name}() by responding with a "
                 "FunctionResponse with an expected ToolConfirmation payload.")
 
-Kind = Literal["approval", "client-tool"]
+Kind = CallKind
 
 
 def _replaced(result: Any, new: Any) -> Any:
@@ -304,7 +305,7 @@ class LiveGatePlugin(BasePlugin):
         if gate is None or tool_context.tool_confirmation is not None:
             return None
         call_id = tool_context.function_call_id or ""
-        browser = tool.is_long_running and getattr(tool, "require_approval", False) is True
+        browser = isinstance(tool, FrontendTool) and tool.require_approval
         if not browser and (
                 await tool.check_require_confirmation(tool_args, tool_context) is not True):
             return None
@@ -353,7 +354,7 @@ class LiveGatePlugin(BasePlugin):
         if asked is not None or reason is not None:
             # None: changed in place, the agent's own callbacks run on it.
             return None if final is result else cast(dict[str, Any], final)
-        if result is None and tool.is_long_running:
+        if result is None and isinstance(tool, FrontendTool):
             # The browser runs it: its result becomes the function response.
             decision = await gate.client_result(call_id, tool.name)
             return {"error": decision} if isinstance(decision, str) else decision.response

@@ -21,7 +21,7 @@ from google.genai import types
 from ..core.errors import CHAT_NOT_FOUND
 from ..core.failures import log_exception, original, serving
 from ..core.runtime import AgentRuntime
-from ..core.sessions import META_KEY, get_or_create_session
+from ..core.sessions import META_KEY, SessionUnavailable, failure, get_or_create_session
 from ..observability.logs import current_log_context
 from ..stores import StreamStore
 from .gate import LiveGate, LiveGatePlugin
@@ -74,15 +74,27 @@ class LiveRun:
     def started(self) -> bool:
         return self._pump is not None
 
-    async def start(self, chat_id: str) -> str | None:
-        """Start the run of ``chat_id``; the reason it cannot be started, else None."""
+    async def claim(self, chat_id: str) -> str | None:
+        """Why this connection cannot run ``chat_id`` (another chat's, or not the user's),
+        else None."""
         if self._pump is not None:
             return None if chat_id == self.chat_id else "This connection serves another chat."
         if not await self._store.claim(chat_id, self._user_id):
             return CHAT_NOT_FOUND
+        return None
+
+    async def start(self, chat_id: str) -> str | None:
+        """Start the run of ``chat_id`` (its model connection reads the session's history
+        now: start it under the chat's turn lock); the reason it cannot, else None."""
+        problem = await self.claim(chat_id)
+        if problem is not None or self._pump is not None:
+            return problem
         runtime = self._runtime
-        await get_or_create_session(runtime.session_service, runtime.app_name, self._user_id,
-                                    chat_id)
+        try:
+            await get_or_create_session(runtime.session_service, runtime.app_name,
+                                        self._user_id, chat_id)
+        except Exception as exc:
+            raise SessionUnavailable(failure(exc)) from exc
         self.chat_id = chat_id
         context = current_log_context()
         if context is not None:

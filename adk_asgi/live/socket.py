@@ -24,6 +24,7 @@ __all__ = (
     "CLOSE_RESTART",
     "CLOSE_TOO_BIG",
     "CLOSE_TRY_AGAIN",
+    "UNAVAILABLE_REASON",
     "LiveSocket",
 )
 
@@ -37,6 +38,7 @@ CLOSE_TOO_BIG: Final = 1009          # frame over Limits.max_frame_bytes
 CLOSE_ERROR: Final = 1011            # the server failed
 CLOSE_RESTART: Final = 1012          # the server is shutting down
 CLOSE_TRY_AGAIN: Final = 1013        # a dependency is down: try again later
+UNAVAILABLE_REASON: Final = "The chat service is temporarily unavailable. Please try again."
 
 
 class LiveSocket:

@@ -103,14 +103,17 @@ class Conversation:
         if self.draining:
             await self.error(SHUTDOWN_ERROR, request_id)
             return
-        problem = await self._run.start(chat_id)
+        problem = await self._run.claim(chat_id)
         if problem is not None:
             await self.error(problem, request_id)
             return
         if self.turn is not None:
             self.queued.append(_Queued(chat_id, content, request_id))
             return
-        turn = await self._open(request_id)
+        turn = await self._open(request_id, chat_id)
+        # Started under the turn lock: a model connection that read the history in the
+        # middle of another client's turn would answer that turn's message as well.
+        await self._run.start(chat_id)
         await self._emit(turn.translator.start())
         self._run.queue.send_content(content)
 
@@ -244,9 +247,9 @@ class Conversation:
 
     # -- turns ------------------------------------------------------------------------
 
-    async def _open(self, request_id: str | None) -> LiveTurn:
+    async def _open(self, request_id: str | None, chat_id: str | None = None) -> LiveTurn:
         run = self._run
-        chat_id = run.chat_id
+        chat_id = chat_id or run.chat_id
         assert chat_id is not None
         # The chat's turn lock, as an HTTP turn holds it: a turn on another socket (or a
         # POST) for this chat waits for this one to end, so the session's history does not

@@ -22,8 +22,23 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractAsyncContextManager
+from typing import Final
 
-__all__ = ("StreamRecorder", "StreamStore", "split_frames")
+from ..chunks import DONE_FRAME, Error, sse_frame
+from ..core.errors import INTERRUPTED_ERROR
+
+__all__ = ("INTERRUPTED_BLOB", "StoreUnavailable", "StreamRecorder", "StreamStore",
+           "split_frames")
+
+INTERRUPTED_BLOB: Final = sse_frame(Error(error_text=INTERRUPTED_ERROR)) + DONE_FRAME
+"""How a stream ends for its followers when its producer is gone (a worker killed
+mid-turn, the store lost): an ``error`` chunk and ``[DONE]``."""
+
+
+class StoreUnavailable(Exception):
+    """The stream store cannot be reached (e.g. Redis is down). Requests get
+    ``503 store_unavailable`` with ``Retry-After``, WebSockets close 1013; the store recovers
+    by itself when its backend is back."""
 
 
 def split_frames(blob: bytes) -> list[bytes]:
@@ -36,7 +51,8 @@ def split_frames(blob: bytes) -> list[bytes]:
 
 
 class StreamRecorder(ABC):
-    """Records one stream. ``append`` is on the hot path: it must not block."""
+    """Records one stream. ``append`` is on the hot path: it must not block. No method
+    raises when the store's backend fails mid-stream: the turn goes on unrecorded."""
 
     stream_id: str
 
@@ -61,7 +77,10 @@ class StreamRecorder(ABC):
 
 
 class StreamStore(ABC):
-    """Per-chat coordination shared by the workers serving one app."""
+    """Per-chat coordination shared by the workers serving one app.
+
+    The coroutines below raise ``StoreUnavailable`` (and nothing else) when the store's
+    backend cannot be reached."""
 
     @abstractmethod
     async def claim(self, chat_id: str, user_id: str) -> bool:
@@ -74,7 +93,8 @@ class StreamStore(ABC):
 
     @abstractmethod
     def lock(self, chat_id: str) -> AbstractAsyncContextManager[None]:
-        """Hold the turn lock of ``chat_id`` (turns of one chat run one at a time)."""
+        """Hold the turn lock of ``chat_id`` (turns of one chat run one at a time).
+        Taking it may raise ``StoreUnavailable``; releasing it never raises."""
 
     @abstractmethod
     async def record(self, chat_id: str) -> StreamRecorder:
