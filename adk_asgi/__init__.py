@@ -17,6 +17,7 @@ from .app import AdkApp
 from .core.auth import Authenticate, AuthError, bearer_token
 from .core.errors import RequestError
 from .core.limits import Limits
+from .core.surface import EventParts
 from .core.tools import FrontendTool, frontend_tool
 from .core.translator import ErrorInfo, describe_error_generic
 from .live.endpoint import LiveOptions
@@ -34,6 +35,7 @@ __all__ = [
     "AuthError",
     "Authenticate",
     "ErrorInfo",
+    "EventParts",
     "FrontendTool",
     "JsonFormatter",
     "Limits",

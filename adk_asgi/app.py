@@ -16,7 +16,7 @@ Paths are relative to where the app is mounted (``root_path``), so it works at
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Any
@@ -33,6 +33,7 @@ from .core.limits import Limits
 from .core.origin import OriginPolicy
 from .core.request import valid_chat_id
 from .core.runtime import AgentRuntime
+from .core.surface import OnEvent, SurfaceOptions, state_filter
 from .core.translator import ConfirmationStyle, DescribeError, describe_error_generic
 from .http.completion import complete_tool_call, post_tool_output
 from .http.endpoint import ChatEndpoint, ChatOptions
@@ -80,6 +81,11 @@ class AdkApp:
         live_options: LiveOptions | None = None,
         describe_error: DescribeError = describe_error_generic,
         client_completes: Iterable[str] = (),
+        step_authors: bool = True,
+        agent_names: bool = False,
+        state_keys: Iterable[str] | Callable[[str], bool] | None = None,
+        on_event: OnEvent | None = None,
+        body_fields: Mapping[str, Any] | None = None,
         warm_up: bool = True,
         **renamed: Any,
     ) -> None:
@@ -96,7 +102,12 @@ class AdkApp:
         self.runtime = AgentRuntime(agent=agent, app=adk_app, runner=runner,
                                     session_service=session_service, session_db=session_db,
                                     app_name=app_name, run_config=run_config,
-                                    client_completes=client_completes)
+                                    client_completes=client_completes,
+                                    surface=SurfaceOptions(
+                                        step_authors=step_authors, agent_names=agent_names,
+                                        state_keys=state_filter(state_keys),
+                                        on_event=on_event),
+                                    body_fields=body_fields)
         self.limits = limits or Limits()
         self.store: StreamStore = stream_store or MemoryStreamStore()
         self.chat = ChatEndpoint(self.runtime, ChatOptions(

@@ -23,7 +23,8 @@ __all__ = ("MessageBlocks",)
 
 
 class MessageBlocks:
-    __slots__ = ("_message_id", "_reasoning_id", "_seq", "_text_id", "call_done", "step_open")
+    __slots__ = ("_message_id", "_reasoning_id", "_seq", "_text_id", "call_done", "opened",
+                 "step_open")
 
     def __init__(self, message_id: str) -> None:
         self._message_id = message_id
@@ -33,6 +34,8 @@ class MessageBlocks:
         self.step_open = False
         self.call_done = False
         """The model call of the open step has finished (its final response came)."""
+        self.opened = 0
+        """Steps opened so far."""
 
     def open_step(self, out: list[UIChunk]) -> None:
         """A model call: open a step, or a new one after a finished call."""
@@ -40,17 +43,20 @@ class MessageBlocks:
             out.append(StartStep())
             self.step_open = True
             self.call_done = False
+            self.opened += 1
         elif self.call_done:
             self.close(out)
             out.append(FinishStep())
             out.append(StartStep())
             self.call_done = False
+            self.opened += 1
 
     def ensure_step(self, out: list[UIChunk]) -> None:
         """A step for chunks that are not a model call's (a tool call out of one)."""
         if not self.step_open:
             out.append(StartStep())
             self.step_open = True
+            self.opened += 1
 
     def finish_step(self, out: list[UIChunk]) -> None:
         self.close(out)

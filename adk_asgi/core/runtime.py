@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from google.adk.agents import BaseAgent, RunConfig
@@ -15,9 +15,11 @@ from google.adk.apps import App, ResumabilityConfig
 from google.adk.runners import Runner
 from google.adk.sessions import BaseSessionService
 
+from .body import BodyFields
 from .failures import install_adk_log_filter
 from .plugin import register as register_plugin
 from .sessions import META_KEY, session_service_from_url
+from .surface import SurfaceOptions
 from .tools import ToolKinds, tool_kinds
 
 __all__ = ("AgentRuntime",)
@@ -58,6 +60,8 @@ class AgentRuntime:
         app_name: str | None = None,
         run_config: RunConfig | None = None,
         client_completes: Iterable[str] = (),
+        surface: SurfaceOptions | None = None,
+        body_fields: Mapping[str, Any] | None = None,
     ) -> None:
         if sum(x is not None for x in (agent, app, runner)) != 1:
             raise TypeError("Give exactly one of agent=, app= or runner=.")
@@ -85,6 +89,11 @@ class AgentRuntime:
         self.run_config = run_config or RunConfig(streaming_mode=StreamingMode.SSE)
         self._tools: ToolKinds | None = None
         self._client_completes = frozenset(client_completes)
+        surface = surface if surface is not None else SurfaceOptions()
+        self.surface: SurfaceOptions | None = surface if surface.active else None
+        """What translators add to messages besides ADK's content (None: nothing)."""
+        self.body_fields = BodyFields(body_fields or {})
+        """Request body fields that go into the session state."""
         self._plugged = False
         self._started = False
         self._start_lock = asyncio.Lock()

@@ -39,8 +39,9 @@ public methods, subclasses may call or override these protected hooks, and nothi
 
 The steps and blocks live in ``blocks.py``, the tool parts in ``tool_parts.py``, the
 response metadata in ``response_meta.py``.
-``_on_event(event, out)`` (override; default nothing)
-    Extra chunks for an event (called first for every event).
+``_on_event(event, out)`` (override; call the base)
+    Extra chunks for an event (called first for every event): the ``Surface``'s state
+    parts and the application's ``on_event`` (``core/surface.py``).
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from .approvals import CONFIRMATION_TOOL
 from .blocks import MessageBlocks
 from .errors import GENERIC_ERROR
 from .response_meta import ResponseMeta
+from .surface import Surface, SurfaceOptions
 from .tool_parts import ToolParts
 from .tools import ToolKinds
 
@@ -113,6 +115,7 @@ class EventTranslator:
         "_describe_error",
         "_meta",
         "_streamed_ids",
+        "_surface",
         "_tools",
         "ended",
         "failure",
@@ -129,6 +132,8 @@ class EventTranslator:
         awaiting: Iterable[str] = (),
         resumed: Iterable[str] = (),
         describe_error: DescribeError = describe_error_generic,
+        surface: SurfaceOptions | None = None,
+        steps_before: int = 0,
     ) -> None:
         self.message_id = message_id
         self.ended = False
@@ -143,6 +148,8 @@ class EventTranslator:
                                 approval_tools=tools.approval, awaiting=awaiting,
                                 resumed=resumed)
         self._browser_tools = tools.browser
+        self._surface = Surface(message_id, surface, steps=steps_before) \
+            if surface is not None else None
         self._streamed_ids: set[str] = set()
 
     # -- stream edges -----------------------------------------------------
@@ -162,6 +169,9 @@ class EventTranslator:
             "tool-calls" if self._tools.awaiting else (self._meta.finish_reason or "stop")
         )
         metadata = self._meta.metadata()
+        authors = self._surface.metadata() if self._surface is not None else None
+        if authors is not None:
+            metadata = {**(metadata or {}), "adk": authors}
         out.append(Finish(finish_reason=reason, message_metadata=metadata) if metadata
                    else Finish(finish_reason=reason))
         return out
@@ -296,11 +306,14 @@ class EventTranslator:
         else:
             self._close_blocks(out)
             self._record_response(event, out)
+        if self._surface is not None:
+            self._surface.steps_to(self._blocks.opened, event.author, out)
 
     # -- protected hooks (see the module docstring) -------------------------------
 
     def _on_event(self, event: Event, out: list[UIChunk]) -> None:
-        return None
+        if self._surface is not None:
+            self._surface.event(event, out)
 
     def _already_streamed(self, event: Event) -> bool:
         return event.id in self._streamed_ids

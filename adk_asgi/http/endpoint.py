@@ -14,6 +14,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..core.asgi import ClientGone, Receive, Scope, Send, read_body, send_error, send_json
 from ..core.auth import Authenticate, AuthError, anonymous, resolve_user
@@ -101,6 +102,7 @@ class ChatEndpoint:
         try:
             body = await read_body(scope, receive, limits.max_body_bytes)
             request = decode_chat_request(body, limits)
+            fields = self.runtime.body_fields.read(body) if self.runtime.body_fields else {}
         except ClientGone:
             return
         except RequestError as error:
@@ -112,7 +114,7 @@ class ChatEndpoint:
         outcome = "error"
         with log_context(request.id, user_id), current(span):
             try:
-                outcome = await self._turn(request, user_id, send, receive, received)
+                outcome = await self._turn(request, user_id, send, receive, fields, received)
             except StoreUnavailable as exc:
                 # Only before the response starts: once it streams, the store's failures are
                 # logged and the turn goes on unrecorded.
@@ -124,7 +126,7 @@ class ChatEndpoint:
                 end_span(span, outcome)
 
     async def _turn(self, request: ChatRequest, user_id: str, send: Send, receive: Receive,
-                    received: float) -> str:
+                    fields: dict[str, Any], received: float) -> str:
         """The turn of a decoded request; its outcome (``refused``/``unavailable`` when it
         did not run)."""
         if not await self.store.claim(request.id, user_id):
@@ -133,6 +135,7 @@ class ChatEndpoint:
         async with self.store.lock(request.id):
             try:
                 plan = await self._prepare(request, user_id)
+                plan.state_delta = fields
             except RequestError as error:
                 await send_error(send, error)
                 return "refused"

@@ -29,6 +29,7 @@ class SessionPendingCalls:
         self._known: set[str] = set()
         self._args: dict[str, dict[str, Any]] = {}
         self._messages: dict[str, str] = {}  # invocation id -> message id
+        self._steps: dict[str, int] = {}  # message id -> model calls (the message's steps)
         self.last_message_id: str | None = None
         if session is not None:
             self._read(session, tools)
@@ -43,6 +44,11 @@ class SessionPendingCalls:
             content = event.content
             if content is None or not content.parts:
                 continue
+            message = self._messages.get(event.invocation_id)
+            if message is not None and content.role == "model" and not event.partial \
+                    and any(p.function_call is None or p.function_call.name != CONFIRMATION_TOOL
+                            for p in content.parts):
+                self._steps[message] = self._steps.get(message, 0) + 1
             long_running = event.long_running_tool_ids or set()
             for part in content.parts:
                 response = part.function_response
@@ -115,3 +121,7 @@ class SessionPendingCalls:
     def message_of(self, call: PendingCall) -> str | None:
         """The assistant message the call was made in."""
         return self._messages.get(call.invocation_id or "")
+
+    def steps_of(self, message_id: str) -> int:
+        """How many steps (model calls) the message has."""
+        return self._steps.get(message_id, 0)

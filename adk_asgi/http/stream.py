@@ -168,7 +168,8 @@ class TurnStream:
                                tools=self.runtime.tools,
                                awaiting=plan.still_pending,
                                resumed=plan.resumed_calls,
-                               describe_error=self.options.describe_error)
+                               describe_error=self.options.describe_error,
+                               surface=self.runtime.surface, steps_before=plan.steps_before)
 
     async def _produce(self) -> None:
         plan = self.plan
@@ -192,6 +193,7 @@ class TurnStream:
             user_id=self.user_id,
             session_id=self.chat_id,
             new_message=plan.new_message,
+            state_delta=plan.state_delta or None,
             run_config=runtime.run_config_for(plan.run_metadata()),
             abort_signal=self._abort,
         )

@@ -59,6 +59,10 @@ class TurnPlan:
     completed: dict[str, dict[str, Any]] = field(default_factory=dict)
     # Calls to state again before their results: made in an earlier message than this one.
     restated: tuple[tuple[str, str, dict[str, Any]], ...] = ()
+    # Steps the continued message already has (the index of this turn's first step).
+    steps_before: int = 0
+    # Request body fields for the session state (``AdkApp(body_fields=...)``).
+    state_delta: dict[str, Any] = field(default_factory=dict)
 
     def run_metadata(self) -> dict[str, Any]:
         """The turn's tags in the session (``custom_metadata.adk_asgi``)."""
@@ -161,7 +165,8 @@ def _continuation(request: ChatRequest, last: UIMessage, session: Session | None
                     denied_call_ids=frozenset(denied), denial_reasons=reasons,
                     still_pending=frozenset(pending.answer_ids - answered),
                     denied_client_calls=tuple(denied_client),
-                    resumed_calls=frozenset(resumed), completed=completed)
+                    resumed_calls=frozenset(resumed), completed=completed,
+                    steps_before=sum(1 for part in last.parts if part.type == "step-start"))
 
 
 def plan_completion(session: Session | None, tools: ToolKinds, call_id: str,
@@ -182,13 +187,16 @@ def plan_completion(session: Session | None, tools: ToolKinds, call_id: str,
                            f"Call {call_id!r} is not a long-running server tool call.")
     message_id = pending.message_of(call)
     restated: tuple[tuple[str, str, dict[str, Any]], ...] = ()
+    steps = 0
     if message_id is None or message_id != pending.last_message_id:
         message_id = new_message_id()
         restated = ((call_id, call.name, pending.args(call_id)),)
+    else:
+        steps = pending.steps_of(message_id)
     response = types.FunctionResponse(id=call_id, name=call.name, response=result)
     return TurnPlan(message_id=message_id,
                     new_message=types.Content(role="user",
                                               parts=[types.Part(function_response=response)]),
                     still_pending=frozenset(pending.answer_ids), completed={call_id: result},
-                    restated=restated)
+                    restated=restated, steps_before=steps)
 

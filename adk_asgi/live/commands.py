@@ -47,6 +47,7 @@ class Messages:
     messages: list[UIMessage]
     chat_id: str | None = None
     request_id: str | None = None
+    body: Any = None  # protocol B's `body` (the transport's extra fields)
 
 
 @dataclass(frozen=True, slots=True)

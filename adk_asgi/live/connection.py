@@ -86,6 +86,7 @@ class _UserMessage:
     chat_id: str
     content: types.Content
     request_id: str | None
+    state_delta: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,12 +130,14 @@ class Connection:
         options = self.endpoint.options
 
         # No approval tools: in live mode the gate asks for those approvals itself.
-        tools = replace(self.endpoint.runtime.tools, approval=frozenset())
+        runtime = self.endpoint.runtime
+        tools = replace(runtime.tools, approval=frozenset())
 
         def new_translator() -> LiveTranslator:
             return LiveTranslator(f"msg-{uuid.uuid4().hex[:20]}",
                                   confirmation_style=options.confirmation_style,
-                                  describe_error=options.describe_error, tools=tools)
+                                  describe_error=options.describe_error, tools=tools,
+                                  surface=runtime.surface)
 
         return Conversation(self.codec, self.socket.send, run=self.run, gate=self.gate,
                             store=self.store, new_translator=new_translator)
@@ -215,8 +218,8 @@ class Connection:
                     await conversation.settled(call_id)
                 case ResolvedNotice() as notice:
                     await conversation.resolved(notice)
-                case _UserMessage(chat_id, content, request_id):
-                    await conversation.user_message(chat_id, content, request_id)
+                case _UserMessage(chat_id, content, request_id, state_delta):
+                    await conversation.user_message(chat_id, content, request_id, state_delta)
                 case _Answers(answers, request_id):
                     await conversation.answers(answers, request_id)
                 case _StartRun(chat_id):
@@ -312,8 +315,10 @@ class Connection:
         if not valid_chat_id(chat):
             raise RequestError(404, "chat_not_found", CHAT_NOT_FOUND)
         if last.role == "user":
+            fields = self.endpoint.runtime.body_fields
             await self.inbox.put(_UserMessage(
-                chat, user_content(last, self.limits.max_file_bytes), command.request_id))
+                chat, user_content(last, self.limits.max_file_bytes), command.request_id,
+                fields.check(command.body) if fields else {}))
         elif last.role == "assistant":
             await self.inbox.put(_Answers([a for part in last.parts for a in answers_in(part)],
                                           command.request_id))

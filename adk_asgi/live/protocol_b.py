@@ -72,7 +72,8 @@ class ProtocolB:
         if kind == "resume":
             return Resume(request_id, chat_id)
         if kind == "send":
-            return Messages(ui_messages(frame.get("messages")), chat_id, request_id)
+            return Messages(ui_messages(frame.get("messages")), chat_id, request_id,
+                            frame.get("body"))
         raise bad_frame(f"Unknown frame type {kind!r}.")
 
     @staticmethod

@@ -24,8 +24,9 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
+from google.adk.agents.live_request_queue import LiveRequest
 from google.adk.events import Event
 from google.genai import types
 from opentelemetry.trace import INVALID_SPAN, Span
@@ -76,6 +77,7 @@ class _Queued:
     chat_id: str
     content: types.Content
     request_id: str | None
+    state_delta: dict[str, Any]
 
 
 class Conversation:
@@ -99,7 +101,8 @@ class Conversation:
     # -- the client -------------------------------------------------------------------
 
     async def user_message(self, chat_id: str, content: types.Content,
-                           request_id: str | None) -> None:
+                           request_id: str | None,
+                           state_delta: dict[str, Any] | None = None) -> None:
         if self.draining:
             await self.error(SHUTDOWN_ERROR, request_id)
             return
@@ -108,14 +111,15 @@ class Conversation:
             await self.error(problem, request_id)
             return
         if self.turn is not None:
-            self.queued.append(_Queued(chat_id, content, request_id))
+            self.queued.append(_Queued(chat_id, content, request_id, state_delta or {}))
             return
         turn = await self._open(request_id, chat_id)
         # Started under the turn lock: a model connection that read the history in the
         # middle of another client's turn would answer that turn's message as well.
         await self._run.start(chat_id)
         await self._emit(turn.translator.start())
-        self._run.queue.send_content(content)
+        # The request's body fields (AdkApp(body_fields=...)) go into the session state.
+        self._run.queue.send(LiveRequest(content=content, state_delta=state_delta or None))
 
     async def answers(self, answers: list[ClientAnswer], request_id: str | None) -> None:
         """The client answered waiting calls (``core/approvals`` decides; all or nothing)."""
@@ -288,7 +292,8 @@ class Conversation:
         self.turn = None
         if self.queued:
             queued = self.queued.popleft()
-            await self.user_message(queued.chat_id, queued.content, queued.request_id)
+            await self.user_message(queued.chat_id, queued.content, queued.request_id,
+                                    queued.state_delta)
 
     async def close(self, outcome: Outcome = "client_gone") -> None:
         """The connection is gone: end the open turn (``outcome``), its recording and its
