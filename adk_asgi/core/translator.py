@@ -27,9 +27,10 @@ public methods, subclasses may call or override these protected hooks, and nothi
     The open step's model call has finished (a final response without a final event).
 ``_stream_text(text, thought, out)``
     Append a delta to the open text (or reasoning) block, opening it.
-``_already_streamed(event)`` (override)
-    Whether a final event's text was already sent as partials. SSE: partials share the
-    final event's id; live events each get a fresh id.
+``_already_streamed(event)``, ``_partial_streamed(event)`` (override both)
+    Whether a final event's text was already sent as partials, and noting that a partial
+    was. SSE: partials share the final event's id (the ids of responses still streaming
+    are kept, each until its final event); live events each get a fresh id.
 ``_tool_call(call_id, name, args, client_side, out)``
     A model's function call; ``client_side`` calls wait for the page.
 ``_approval_request(approval_id, call_id, name, args, hint, payload, out)``
@@ -302,8 +303,9 @@ class EventTranslator:
                 out.append(File(url=part.file_data.file_uri,
                                 media_type=part.file_data.mime_type or "application/octet-stream"))
         if partial:
-            self._streamed_ids.add(event.id)
+            self._partial_streamed(event)
         else:
+            self._streamed_ids.discard(event.id)  # its response is complete
             self._close_blocks(out)
             self._record_response(event, out)
         if self._surface is not None:
@@ -317,6 +319,9 @@ class EventTranslator:
 
     def _already_streamed(self, event: Event) -> bool:
         return event.id in self._streamed_ids
+
+    def _partial_streamed(self, event: Event) -> None:
+        self._streamed_ids.add(event.id)
 
     def _open_step(self, out: list[UIChunk]) -> None:
         self._blocks.open_step(out)

@@ -93,6 +93,9 @@ class LiveTranslator(EventTranslator):
             # the next agent starts a model turn of its own, in this message.
             self.end_model_turn()
 
+    def _partial_streamed(self, event: Event) -> None:
+        pass  # tracked by `_live_streamed` (a fresh id per event: a set would grow per token)
+
     def _already_streamed(self, event: Event) -> bool:
         content = event.content
         if content is None or content.role != "model" or not _has_text(content):
