@@ -46,18 +46,22 @@ class DrainingServer(uvicorn.Server):
 
 
 def uvicorn_config(args: argparse.Namespace, app: Any) -> uvicorn.Config:
+    from ..observability.logs import json_log_config
+
+    log_config = (json_log_config(args.log_level) if args.log_format == "json"
+                  else uvicorn.config.LOGGING_CONFIG)
     return uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
-                          ws_per_message_deflate=args.ws_compression,
+                          log_config=log_config, ws_per_message_deflate=args.ws_compression,
                           # What drain leaves (a stuck client) is cut after this.
                           timeout_graceful_shutdown=5)
 
 
-def _serve_worker(argv: list[str], sock: socket.socket) -> None:
-    """One worker process (spawned): build the app and serve on the shared socket."""
-    from .main import build_app, parser
+def _serve_worker(argv: list[str], sock: socket.socket, index: int) -> None:
+    """Worker ``index`` (spawned): build the app and serve on the shared socket."""
+    from .main import build_app, observe, parser
 
     args = parser().parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    observe(args, index)
     server = DrainingServer(uvicorn_config(args, build_app(args)))
     server.shared_socket = True
     server.run(sockets=[sock])
@@ -66,8 +70,8 @@ def _serve_worker(argv: list[str], sock: socket.socket) -> None:
 def supervise(argv: list[str], args: argparse.Namespace) -> int:
     sock = uvicorn_config(args, None).bind_socket()
     context = multiprocessing.get_context("spawn")
-    workers = [context.Process(target=_serve_worker, args=(argv, sock), daemon=False)
-               for _ in range(args.workers)]
+    workers = [context.Process(target=_serve_worker, args=(argv, sock, i), daemon=False)
+               for i in range(args.workers)]
     stopping = False
 
     def forward(signum: int, _frame: Any) -> None:
@@ -89,7 +93,7 @@ def supervise(argv: list[str], args: argparse.Namespace) -> int:
             if not worker.is_alive() and not stopping:
                 logger.warning("Worker %s exited with %s; starting a new one", worker.pid,
                                worker.exitcode)
-                workers[i] = context.Process(target=_serve_worker, args=(argv, sock))
+                workers[i] = context.Process(target=_serve_worker, args=(argv, sock, i))
                 workers[i].start()
         if stopping and not any(w.is_alive() for w in workers):
             return 0

@@ -224,6 +224,16 @@ class EventTranslator:
         return self.ended or self.failure is not None
 
     @property
+    def output_tokens(self) -> int:
+        """The model's output tokens (answer and reasoning) so far, as its usage reports."""
+        return self._meta.output_tokens
+
+    @property
+    def approvals_requested(self) -> int:
+        """Approval requests this message sent to the client."""
+        return self._tools.approvals_requested
+
+    @property
     def awaiting_client(self) -> frozenset[str]:
         """Tool-call ids (or approval ids) the client has to answer before the run goes on."""
         return frozenset(self._tools.awaiting)
