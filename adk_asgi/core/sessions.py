@@ -7,9 +7,10 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Final
+from urllib.parse import parse_qs, urlsplit
 
 from google.adk.events import Event
-from google.adk.sessions import BaseSessionService, InMemorySessionService, Session
+from google.adk.sessions import BaseSessionService, Session
 
 __all__ = (
     "META_KEY",
@@ -43,11 +44,12 @@ def event_meta(event: Event) -> dict[str, Any]:
 
 
 def session_service_from_url(url: str | None) -> BaseSessionService:
-    """``None``/``memory://`` -> in memory; ``sqlite:///path`` -> ADK's sqlite service
+    """``None``/``memory://`` -> in memory (bounded: ``?max_sessions=N&idle_ttl=SECONDS``,
+    default 10,000 and 6 h); ``sqlite:///path`` -> ADK's sqlite service
     (aiosqlite, no SQLAlchemy; hardened: ``core/sqlite.py``); any other SQLAlchemy async URL (``postgresql+asyncpg://``)
     -> ADK's ``DatabaseSessionService`` (needs ``google-adk[db]``)."""
     if not url or url.startswith("memory:"):
-        return InMemorySessionService()
+        return _memory(url or "memory://")
     if url.startswith(("sqlite:", "sqlite+aiosqlite:")):
         from .sqlite import SqliteSessions
 
@@ -56,6 +58,24 @@ def session_service_from_url(url: str | None) -> BaseSessionService:
     from google.adk.sessions import DatabaseSessionService
 
     return DatabaseSessionService(db_url=url)
+
+
+def _memory(url: str) -> BaseSessionService:
+    """``memory://`` with optional ``?max_sessions=N&idle_ttl=SECONDS`` (bounded either
+    way; ``core/memory_sessions.py``)."""
+    from .memory_sessions import DEFAULT_IDLE_TTL, DEFAULT_MAX_SESSIONS, BoundedMemorySessions
+
+    query = parse_qs(urlsplit(url).query)
+    unknown = set(query) - {"max_sessions", "idle_ttl"}
+    if unknown:
+        raise ValueError(f"memory:// takes max_sessions and idle_ttl, not {', '.join(unknown)}")
+    try:
+        max_sessions = int(query.get("max_sessions", [DEFAULT_MAX_SESSIONS])[0])
+        idle_ttl = float(query.get("idle_ttl", [DEFAULT_IDLE_TTL])[0])
+    except ValueError:
+        raise ValueError("memory://?max_sessions= takes a whole number and idle_ttl= "
+                         "seconds") from None
+    return BoundedMemorySessions(max_sessions=max_sessions, idle_ttl=idle_ttl)
 
 
 async def get_or_create_session(service: BaseSessionService, app_name: str, user_id: str,

@@ -31,9 +31,10 @@ public methods, subclasses may call or override these protected hooks, and nothi
     Whether a final (non-partial) model event ends the model call, so the next model
     content opens a new step. SSE: yes, one final event per call; live: no, a model turn
     sends its text and its calls as separate final events and ends at ``turn_complete``.
-``_already_streamed(event)`` (override)
-    Whether a final event's text was already sent as partials. SSE: partials share the
-    final event's id; live events each get a fresh id.
+``_already_streamed(event)``, ``_partial_streamed(event)`` (override both)
+    Whether a final event's text was already sent as partials, and noting that a partial
+    was. SSE: partials share the final event's id (the ids of responses still streaming
+    are kept, each until its final event); live events each get a fresh id.
 ``_tool_call(call_id, name, args, client_side, out)``
     A model's function call; ``client_side`` calls wait for the page.
 ``_approval_request(approval_id, call_id, name, args, hint, payload, out)``
@@ -227,6 +228,21 @@ class EventTranslator:
         """Nothing more is translated: the message ended, or ADK reported an error."""
         return self.ended or self.failure is not None
 
+    @property
+    def output_tokens(self) -> int:
+        """The model's output tokens (answer and reasoning) so far, as its usage reports."""
+        return self._meta.output_tokens
+
+    @property
+    def approvals_requested(self) -> int:
+        """Approval requests this message sent to the client."""
+        return self.tools.approvals_requested
+
+    @property
+    def awaiting_client(self) -> frozenset[str]:
+        """Tool-call ids (or approval ids) the client has to answer before the run goes on."""
+        return frozenset(self.tools.awaiting)
+
     def restate_call(self, call_id: str, name: str, args: dict[str, Any],
                      out: list[UIChunk]) -> None:
         """A server call of an earlier message, stated again (its result follows here)."""
@@ -270,8 +286,9 @@ class EventTranslator:
                 self._close_blocks(out)
                 self._blocks.file(part, out)
         if partial:
-            self._streamed_ids.add(event.id)
+            self._partial_streamed(event)
         else:
+            self._streamed_ids.discard(event.id)  # its response is complete
             self._close_blocks(out)
             self._record_response(event, out)
         if self._surface is not None:
@@ -288,6 +305,9 @@ class EventTranslator:
 
     def _final_ends_call(self) -> bool:
         return True
+
+    def _partial_streamed(self, event: Event) -> None:
+        self._streamed_ids.add(event.id)
 
     def _open_step(self, out: list[UIChunk]) -> None:
         self._blocks.open_step(out)

@@ -52,12 +52,12 @@ class SessionPendingCalls:
                     continue
                 self._known.add(call.id)
                 if call.id in long_running:
-                    self._add_waiting(call, event.invocation_id, tools)
+                    self._add_waiting(call, event.invocation_id, event.timestamp, tools)
         for call_id in answered:
             self._calls.pop(call_id, None)
             self._calls.pop(frontend_approval_id(call_id), None)
 
-    def _add_waiting(self, call: types.FunctionCall, invocation_id: str,
+    def _add_waiting(self, call: types.FunctionCall, invocation_id: str, since: float,
                      tools: ToolKinds) -> None:
         assert call.id is not None
         name = call.name or ""
@@ -67,7 +67,7 @@ class SessionPendingCalls:
             confirmation = args.get("toolConfirmation") or {}
             self._calls[call.id] = PendingCall(
                 "approval", call.id, str(original.get("id", "")), str(original.get("name", "")),
-                payload=confirmation.get("payload"), invocation_id=invocation_id)
+                payload=confirmation.get("payload"), invocation_id=invocation_id, since=since)
             return
         if name not in tools.browser:
             self._calls[call.id] = PendingCall(
@@ -82,7 +82,8 @@ class SessionPendingCalls:
             # The bridge's own approval of a browser tool, under a derived id.
             approval = frontend_approval_id(call.id)
             self._calls[approval] = PendingCall("approval", approval, call.id, name,
-                                                browser=True, invocation_id=invocation_id)
+                                                browser=True, invocation_id=invocation_id,
+                                                since=since)
 
     def waiting(self, answer_id: str) -> PendingCall | None:
         return self._calls.get(answer_id)

@@ -13,6 +13,7 @@ outputs, text) is ignored, so an edited history changes nothing.
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,7 @@ from ..core.errors import RequestError
 from ..core.request import ChatRequest, UIMessage, user_content
 from ..core.sessions import event_meta
 from ..core.tools import ToolKinds
+from ..observability.metrics import METRICS
 from .pending import SessionPendingCalls
 
 __all__ = ("TurnPlan", "new_message_id", "plan_completion", "plan_turn")
@@ -149,6 +151,12 @@ def _continuation(request: ChatRequest, last: UIMessage, session: Session | None
     if len(invocations) > 1:
         raise RequestError(422, "mixed_invocations",
                            "Answers belong to different turns; answer one turn at a time.")
+    now = time.time()
+    for decision in decisions:
+        if decision.call.kind == "approval":
+            since = decision.call.since
+            METRICS.approval_answered("sse", "approved" if decision.confirmed else "denied",
+                                      None if since is None else now - since)
     message_id = last.id or (request.message_id if isinstance(request.message_id, str)
                              else new_message_id())
     return TurnPlan(message_id=message_id,

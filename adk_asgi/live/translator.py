@@ -96,6 +96,9 @@ class LiveTranslator(EventTranslator):
     def _final_ends_call(self) -> bool:
         return False  # the model turn ends at turn_complete (end_model_turn)
 
+    def _partial_streamed(self, event: Event) -> None:
+        pass  # tracked by `_live_streamed` (a fresh id per event: a set would grow per token)
+
     def _already_streamed(self, event: Event) -> bool:
         content = event.content
         if content is None or content.role != "model" or not _has_text(content):

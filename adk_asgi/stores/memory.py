@@ -69,16 +69,21 @@ class MemoryStreamStore(StreamStore):
     """One process's store: owners (most recent ``max_chats``), locks and streams in memory.
 
     ``max_stream_bytes`` caps what one stream keeps for a replay; ``retention`` is how long
-    an undelivered stream stays resumable after it ended.
+    an undelivered stream stays resumable after it ended, and ``max_held_bytes`` what all
+    such ended streams may hold together (the oldest go first).
     """
 
     def __init__(self, *, max_chats: int = 100_000, max_stream_bytes: int = 8 * 1024 * 1024,
-                 retention: float = 300.0) -> None:
+                 retention: float = 300.0, max_held_bytes: int = 256 * 1024 * 1024) -> None:
         self._owners: OrderedDict[str, str] = OrderedDict()
         self._max_chats = max_chats
         self._max_stream_bytes = max_stream_bytes
         self._retention = retention
+        self._max_held_bytes = max_held_bytes
         self._streams: dict[str, _MemoryStream] = {}
+        # Ended, resumable streams, oldest first, and their bytes.
+        self._held: OrderedDict[str, _MemoryStream] = OrderedDict()
+        self._held_bytes = 0
         self._locks = SessionLocks()
         self._swept = time.monotonic()
 
@@ -108,6 +113,7 @@ class MemoryStreamStore(StreamStore):
         if previous is not None and not previous.done:
             previous.done = True  # superseded: its followers end
             previous.wake()
+        self._unhold(chat_id)
         stream = _MemoryStream(chat_id, uuid.uuid4().hex)
         self._streams[chat_id] = stream
         return _MemoryRecorder(self, stream, self._max_stream_bytes)
@@ -120,8 +126,19 @@ class MemoryStreamStore(StreamStore):
             return
         if not resumable:
             del self._streams[stream.chat_id]  # followers keep reading what they hold
-        else:
-            stream.expires = time.monotonic() + self._retention
+            return
+        stream.expires = time.monotonic() + self._retention
+        self._held[stream.chat_id] = stream
+        self._held_bytes += stream.size
+        while self._held_bytes > self._max_held_bytes:
+            chat_id, oldest = self._held.popitem(last=False)
+            self._held_bytes -= oldest.size
+            del self._streams[chat_id]
+
+    def _unhold(self, chat_id: str) -> None:
+        held = self._held.pop(chat_id, None)
+        if held is not None:
+            self._held_bytes -= held.size
 
     def _sweep(self) -> None:
         """Drop expired streams of chats nobody asks about any more (at most once a minute)."""
@@ -132,6 +149,7 @@ class MemoryStreamStore(StreamStore):
         for chat_id in [c for c, s in self._streams.items()
                         if s.expires is not None and now > s.expires]:
             del self._streams[chat_id]
+            self._unhold(chat_id)
 
     @property
     def streams(self) -> int:
@@ -144,6 +162,7 @@ class MemoryStreamStore(StreamStore):
             return None
         if stream.expires is not None and time.monotonic() > stream.expires:
             del self._streams[chat_id]
+            self._unhold(chat_id)
             return None
         return stream
 
