@@ -23,6 +23,7 @@ from .core.translator import ErrorInfo, describe_error_generic
 from .live.endpoint import LiveOptions
 from .middleware import AdkMiddleware
 from .mount import mount
+from .observability.logs import JsonFormatter
 from .stores import MemoryStreamStore, StreamRecorder, StreamStore
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ __all__ = [
     "ErrorInfo",
     "EventParts",
     "FrontendTool",
+    "JsonFormatter",
     "Limits",
     "LiveOptions",
     "MemoryStreamStore",

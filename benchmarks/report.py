@@ -428,6 +428,14 @@ def render(results: dict[str, Any], chart_name: str | None) -> str:
                 for k, v in live.get(group, {}).items():
                     add(f"| {k} | {_f(v)} |")
             add("")
+        instrumentation = micro.get("instrumentation")
+        if instrumentation:
+            add("Instrumentation with no OpenTelemetry SDK configured (the default), ns:\n")
+            add("| span and metrics of one turn | ns |")
+            add("|---|---:|")
+            for k, v in instrumentation.items():
+                add(f"| {k} | {_f(v, 1) if v < 100 else _f(v)} |")
+            add("")
     lines += _profile_section(results.get("profile"),
                               "Profile of the adk-asgi SSE hot path (cProfile, server process)",
                               "streams")

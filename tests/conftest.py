@@ -55,6 +55,16 @@ def parse_sse(text: str) -> list[Any]:
     return chunks
 
 
+async def sqlite_threads_done(within: float = 10.0) -> None:
+    """Wait for aiosqlite's worker threads (one per connection) to end: the thread of a
+    failed connect reports its end to the test's loop, and raises "Event loop is closed"
+    (in whichever test runs next) if that loop is gone by then."""
+    deadline = time.monotonic() + within
+    while any("_connection_worker_thread" in t.name for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "aiosqlite threads still running"
+        await asyncio.sleep(0.02)
+
+
 def types_of(chunks: list[Any]) -> list[str]:
     return [c if isinstance(c, str) else c["type"] for c in chunks]
 

@@ -3,7 +3,8 @@ that `twine check` accepts; the wheel carries the built page and `py.typed`; ins
 into a fresh virtual environment (no editable install: the wheel's dependencies come
 from the package index, through pip's cache), `adk-asgi serve` serves the page and a chat
 turn; and each extra brings what its feature imports (`redis`: the Redis stream store,
-`postgres`: sessions in PostgreSQL), checked against real servers."""
+`postgres`: sessions in PostgreSQL, `otel`: the metrics endpoint), checked against real
+servers."""
 
 from __future__ import annotations
 
@@ -266,6 +267,19 @@ def test_each_extra_brings_what_its_feature_imports(
         assert asyncio.run(_session_ids(db)) == ["dist-pg"]
     finally:
         pg.stop()
+
+    # Without the otel extra, --metrics-port says which extra it needs; with it, it serves.
+    missing = _run(env / "bin" / "adk-asgi", "serve", "--metrics-port", str(free_port()),
+                   cwd=env.parent, timeout=120)
+    assert missing.returncode != 0
+    assert "pip install 'adk-asgi[otel]'" in missing.stderr
+    with _timed("pip install the wheel's [otel] extra"):
+        assert _pip(env, f"{dists.wheel}[otel]").returncode == 0
+    metrics_port = free_port()
+    with _serve(env, "--metrics-port", str(metrics_port)) as url:
+        assert 'You said: "hello there"' in _chat_turn(url, "dist-otel")
+        scraped = httpx.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).text
+        assert 'adk_asgi_turns_total{' in scraped
 
 
 async def _session_ids(url: str) -> list[str]:

@@ -1,14 +1,20 @@
 """The README's mounting recipe, exactly as `examples/mount_in_fastapi.py` writes it: HTTP and
 WebSocket at the URL the client snippets use, with and without a trailing slash; CORS for the
-page's requests (the stop request included); the chat warmed up with the site."""
+page's requests (the stop request included); the chat warmed up with the site. And the
+Operations page's metrics recipe, `examples/metrics_app.py`."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import httpx
+from test_cli import free_port
 from websockets.asyncio.client import connect
 from ws_client import ws_url
 
@@ -64,3 +70,33 @@ def test_mount_in_fastapi_example() -> None:
         assert stop.headers["access-control-allow-origin"] == "http://localhost:3000"
         assert client.get("/elsewhere").status_code == 404
     assert not chat.runtime.started  # and stopped it
+
+
+def test_metrics_app_example(tmp_path: Path) -> None:
+    """`examples/metrics_app.py` (the Operations page's recipe), as uvicorn runs it: the chat's
+    metrics on their own port after a turn."""
+    port, metrics_port = free_port(), free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GOOGLE_", "OTEL_"))}
+    env["METRICS_PORT"] = str(metrics_port)
+    with (tmp_path / "uvicorn.log").open("wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "examples.metrics_app:app", "--port", str(port)],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                response = httpx.post(f"http://127.0.0.1:{port}/api/chat",
+                                      json=chat_body("m", user_message("hello")), timeout=30)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise AssertionError((tmp_path / "uvicorn.log").read_text()) from None
+                time.sleep(0.2)
+        assert types_of(parse_sse(response.text))[-2:] == ["finish", "[DONE]"]
+        scraped = httpx.get(f"http://127.0.0.1:{metrics_port}/metrics").text
+        assert 'adk_asgi_turns_total{' in scraped and 'outcome="completed"' in scraped
+        assert "adk_asgi_time_to_first_token_seconds_count" in scraped
+    finally:
+        proc.terminate()
+        proc.wait(15)

@@ -4,12 +4,10 @@ stopped redis-server turn readiness 503 with the failing part named, and back.""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import shutil
 import socket
 import subprocess
-import threading
 import time
 from pathlib import Path
 
@@ -21,7 +19,14 @@ from adk_asgi import AdkApp, AdkMiddleware, AuthError, mount
 from adk_asgi.cli.main import build_app, parser
 from adk_asgi.demo import build_demo_agent
 
-from conftest import chat_body, not_found_app, parse_sse, types_of, user_message
+from conftest import (
+    chat_body,
+    not_found_app,
+    parse_sse,
+    sqlite_threads_done,
+    types_of,
+    user_message,
+)
 
 
 def _client(app: object) -> httpx.AsyncClient:
@@ -102,12 +107,7 @@ async def test_readyz_names_a_broken_session_store(tmp_path: Path,
         assert [r.getMessage() for r in caplog.records if r.name == "adk_asgi"] == [
             "Not ready: sessions failed (OperationalError)"]
         assert (await client.get("/healthz")).status_code == 200
-    # aiosqlite's worker thread of a failed connect reports its end to this test's loop: let
-    # it, before the loop closes (else the thread raises "Event loop is closed").
-    deadline = time.monotonic() + 10
-    while any("_connection_worker_thread" in t.name for t in threading.enumerate()):
-        assert time.monotonic() < deadline
-        await asyncio.sleep(0.02)
+    await sqlite_threads_done()
 
 
 def _redis_on(port: int, workdir: Path) -> subprocess.Popen[bytes]:

@@ -21,12 +21,13 @@ from adk_asgi.stores import MemoryStreamStore
 
 
 class Run:
-    """What the turn layer needs of the live run: a chat and a queue."""
+    """What the turn layer needs of the live run: a chat, its user and a queue."""
 
     manual_activity = True
 
     def __init__(self) -> None:
         self.chat_id: str | None = None
+        self.user_id = "anonymous"
         self.queue = LiveRequestQueue()
 
     async def claim(self, chat_id: str) -> str | None:

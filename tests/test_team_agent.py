@@ -243,14 +243,20 @@ async def test_a_long_running_server_call_is_completed_by_the_server(
                                                 "messages": [*chat.messages, forged]})
         assert (response.status_code, response.json()["error"]["code"]) == (
             409, "server_tool_call")
-        # The back-office completes it; the turn continues the same message, resumable.
+        # The back-office completes it: a new message, resumable, that states the call again
+        # (a resumed stream is replayed from its start into a fresh message).
         done = await client.post("/ticket/tool-output", json={
             "toolCallId": call_id, "output": {"status": "resolved", "ticket": "T-1"}})
-        assert (done.status_code, done.json()) == (202, {"messageId": asked[0]["messageId"]})
+        assert done.status_code == 202
+        message_id = done.json()["messageId"]
+        assert message_id != asked[0]["messageId"]
         resumed = await client.get("/ticket/stream")
         chunks = [c for c in parse_sse(resumed.text) if c != DONE]
-        assert chunks[0] == {"type": "start", "messageId": asked[0]["messageId"]}
-        assert chunks[1] == {"type": "tool-output-available", "toolCallId": call_id,
+        assert chunks[0] == {"type": "start", "messageId": message_id}
+        assert [c["type"] for c in chunks[1:4]] == ["start-step", "tool-input-start",
+                                                    "tool-input-available"]
+        assert chunks[3]["providerExecuted"] is True and chunks[3]["toolCallId"] == call_id
+        assert chunks[4] == {"type": "tool-output-available", "toolCallId": call_id,
                              "output": {"status": "resolved", "ticket": "T-1"}}
         assert said(chunks) == ('open_ticket returned {"status": "resolved", "ticket": '
                                 '"T-1"}.')
@@ -268,7 +274,7 @@ async def test_a_long_running_server_call_is_completed_by_the_server(
         assert (other.status_code, other.json()["error"]["code"]) == (404, "chat_not_found")
 
 
-async def test_a_completion_after_later_turns_is_a_new_message_that_restates_the_call(
+async def test_a_completion_from_python_after_later_turns(
         server: LoopbackServer) -> None:
     app = server.config.app
     assert isinstance(app, AdkApp)

@@ -122,7 +122,7 @@ def test_native_approval_request_is_in_the_last_step() -> None:
     assert chunks[4] == {"type": "tool-approval-request", "approvalId": "conf1",
                          "toolCallId": "c1"}
     assert chunks[-1]["finishReason"] == "tool-calls"
-    assert t.awaiting_client == {"conf1"}
+    assert t.tools.awaiting == {"conf1"}
 
 
 def test_seed_style_shows_the_confirmation_as_a_tool() -> None:
@@ -146,7 +146,7 @@ def test_a_browser_tool_call_ends_with_tool_calls() -> None:
                        long_running_tool_ids={"c9"}))
     assert "providerExecuted" not in chunks[1]
     assert chunks[-1]["finishReason"] == "tool-calls"
-    assert t.awaiting_client == {"c9"}
+    assert t.tools.awaiting == {"c9"}
 
 
 def test_a_long_running_server_call_is_provider_executed_with_an_interim_result() -> None:
@@ -156,7 +156,7 @@ def test_a_long_running_server_call_is_provider_executed_with_an_interim_result(
     assert chunks[1]["providerExecuted"] is True and chunks[2]["providerExecuted"] is True
     assert chunks[3] == {"type": "tool-output-available", "toolCallId": "c8",
                          "output": {"status": "pending"}, "preliminary": True}
-    assert chunks[-1]["finishReason"] == "stop" and not t.awaiting_client
+    assert chunks[-1]["finishReason"] == "stop" and not t.tools.awaiting
 
 
 def test_error_event_is_the_one_terminal_chunk() -> None:

@@ -23,7 +23,7 @@ from .server import SERVED, DrainingServer, supervise, uvicorn_config
 from .site import DEFAULT_MOUNT, WEB_DIR, SiteApp, page_url
 from .targets import Target, TargetError, load_target
 
-__all__ = ("build_app", "live_model", "main", "parser", "resolve_target")
+__all__ = ("build_app", "live_model", "main", "observe", "parser", "resolve_target")
 
 logger = logging.getLogger("adk_asgi")
 
@@ -145,7 +145,28 @@ def parser() -> argparse.ArgumentParser:
                        help="permessage-deflate on WebSockets (default off: token frames are "
                             "tiny, and it costs ~9%% CPU and ~32 KiB per idle connection)")
     serve.add_argument("--log-level", default="info")
+    serve.add_argument("--log-format", choices=("text", "json"), default="text",
+                       help="json: one JSON object per line (time, level, logger, message, "
+                            "chat_id, user_id, trace ids), uvicorn's lines included")
+    serve.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
+                       help="serve Prometheus metrics (adk_asgi_*) at :PORT/metrics, apart "
+                            "from the app; worker i of --workers uses PORT+i (needs "
+                            "adk-asgi[otel])")
+    serve.add_argument("--metrics-host", default=None, metavar="HOST",
+                       help="address of the metrics endpoint (default: --host)")
     return top
+
+
+def observe(args: argparse.Namespace, worker: int = 0) -> None:
+    """What this process reports: its logs, its metrics endpoint (``--metrics-port``; a
+    port per worker), and OTLP traces when the OTEL_EXPORTER_OTLP_* variables ask."""
+    from ..observability.exporters import export_traces_from_env, serve_prometheus
+    from ..observability.logs import setup_logging
+
+    setup_logging(args.log_level, args.log_format)
+    if args.metrics_port is not None:
+        serve_prometheus(args.metrics_port + worker, args.metrics_host or args.host)
+    export_traces_from_env()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,12 +177,22 @@ def main(argv: list[str] | None = None) -> int:
                              or args.session_db.startswith("memory")):
         cli.error("--workers > 1 needs --session-db (sessions every worker can read) and "
                   "--redis-url (streams, owners and locks every worker can see)")
-    logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    if args.workers == 1:
+        observe(args)
+    else:  # each worker starts its own exporters
+        from ..observability.logs import setup_logging
+
+        setup_logging(args.log_level, args.log_format)
     # Find (and build) what is served before claiming to serve it: a bad target is one line.
     target = resolve_target(args)
     app = build_app(args, target) if args.workers == 1 else None
     mount = _mount(args.mount)
     print(f"adk-asgi: chat endpoint at http://{args.host}:{args.port}{mount}", flush=True)
+    if args.metrics_port is not None:
+        ports = (str(args.metrics_port) if args.workers == 1
+                 else f"{args.metrics_port}-{args.metrics_port + args.workers - 1}")
+        print(f"adk-asgi: metrics at http://{args.metrics_host or args.host}:{ports}/metrics",
+              flush=True)
     if (WEB_DIR / "index.html").is_file():
         print(f"adk-asgi: chat page at {page_url(args.host, args.port, mount)}", flush=True)
     else:

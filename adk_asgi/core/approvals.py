@@ -90,6 +90,7 @@ class PendingCall:
     ``needs_approval``: a result is accepted only with this call's approval (rule 4).
     ``interim``: a long-running call's own (pending) result; ``client_completes``: the
     client may complete it (rule 8).
+    ``since``: when it started waiting (``time.time()``), if known.
     """
 
     kind: CallKind
@@ -102,6 +103,7 @@ class PendingCall:
     invocation_id: str | None = None
     interim: Any = None
     client_completes: bool = False
+    since: float | None = None
 
 
 class PendingCalls(Protocol):

@@ -1,4 +1,5 @@
-"""MessageBlocks: the steps and the text/reasoning blocks of one assistant message.
+"""MessageBlocks: the steps, the text/reasoning blocks and the files of one assistant
+message.
 
 Every ``*-delta`` needs its ``*-start`` before and its ``*-end`` after; a step
 (``start-step`` ... ``finish-step``) is one model call plus the tool results that answer
@@ -7,7 +8,12 @@ it, and a model call after a finished one opens a new step.
 
 from __future__ import annotations
 
+import base64
+
+from google.genai import types
+
 from ..chunks import (
+    File,
     FinishStep,
     ReasoningDelta,
     ReasoningEnd,
@@ -106,3 +112,14 @@ class MessageBlocks:
         assert self._reasoning_id is not None
         out.append(ReasoningEnd(id=self._reasoning_id))
         self._reasoning_id = None
+
+    def file(self, part: types.Part, out: list[UIChunk]) -> None:
+        """Inline bytes as a ``data:`` URL, or a file reference, as a ``file`` part."""
+        blob, ref = part.inline_data, part.file_data
+        if blob is not None and blob.data is not None:
+            mime = blob.mime_type or "application/octet-stream"
+            data = base64.b64encode(blob.data).decode("ascii")
+            out.append(File(url=f"data:{mime};base64,{data}", media_type=mime))
+        elif ref is not None and ref.file_uri:
+            out.append(File(url=ref.file_uri,
+                            media_type=ref.mime_type or "application/octet-stream"))

@@ -62,6 +62,11 @@ class ResponseMeta:
                 out.append(SourceUrl(source_id=source_id, url=web.uri, title=web.title)
                            if web.title else SourceUrl(source_id=source_id, url=web.uri))
 
+    @property
+    def output_tokens(self) -> int:
+        usage = self._usage
+        return usage.get("outputTokens", 0) + usage.get("reasoningTokens", 0)
+
     def metadata(self) -> dict[str, Any] | None:
         """The ``finish`` chunk's ``messageMetadata``."""
         metadata: dict[str, Any] = {}

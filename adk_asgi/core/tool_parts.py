@@ -21,7 +21,7 @@ from ..chunks import (
     ToolOutputError,
     UIChunk,
 )
-from .approvals import frontend_approval_id
+from .approvals import CONFIRMATION_TOOL, frontend_approval_id
 
 __all__ = ("TOOL_FAILED", "ToolParts")
 
@@ -29,7 +29,8 @@ TOOL_FAILED: Final = "The tool failed."
 
 
 class ToolParts:
-    __slots__ = ("_approval_tools", "_denied", "_long_running", "_native", "_open", "awaiting")
+    __slots__ = ("_approval_tools", "_denied", "_long_running", "_native", "_open",
+                 "approvals_requested", "awaiting")
 
     def __init__(self, *, native: bool, denied: Iterable[str] = (),
                  approval_tools: frozenset[str] = frozenset(),
@@ -45,6 +46,7 @@ class ToolParts:
         self._long_running: set[str] = set()
         self.awaiting: set[str] = set(awaiting)
         """Call ids (or approval ids) the client has to answer before the run goes on."""
+        self.approvals_requested = 0
 
     def call(self, call_id: str, name: str, args: dict[str, Any], client_side: bool,
              out: list[UIChunk]) -> None:
@@ -57,7 +59,10 @@ class ToolParts:
             self._open[call_id] = None
             return
         self.awaiting.add(call_id)
-        if name in self._approval_tools:
+        if name == CONFIRMATION_TOOL:  # "adk-tool" style: the approval is this call
+            self.approvals_requested += 1
+        elif name in self._approval_tools:
+            self.approvals_requested += 1
             out.append(ToolApprovalRequest(approval_id=frontend_approval_id(call_id),
                                            tool_call_id=call_id))
 
@@ -74,6 +79,7 @@ class ToolParts:
         out.append(ToolInputAvailable(tool_call_id=call_id, tool_name=name, input=args,
                                       provider_metadata={"adk": adk}))
         out.append(ToolApprovalRequest(approval_id=approval_id, tool_call_id=call_id))
+        self.approvals_requested += 1
         self.awaiting.add(approval_id)
         self._open.pop(call_id, None)  # its outcome comes with the answer
 

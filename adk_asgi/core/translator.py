@@ -27,6 +27,10 @@ public methods, subclasses may call or override these protected hooks, and nothi
     The open step's model call has finished (a final response without a final event).
 ``_stream_text(text, thought, out)``
     Append a delta to the open text (or reasoning) block, opening it.
+``_final_ends_call()`` (override)
+    Whether a final (non-partial) model event ends the model call, so the next model
+    content opens a new step. SSE: yes, one final event per call; live: no, a model turn
+    sends its text and its calls as separate final events and ends at ``turn_complete``.
 ``_already_streamed(event)``, ``_partial_streamed(event)`` (override both)
     Whether a final event's text was already sent as partials, and noting that a partial
     was. SSE: partials share the final event's id (the ids of responses still streaming
@@ -47,7 +51,6 @@ response metadata in ``response_meta.py``.
 
 from __future__ import annotations
 
-import base64
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -56,7 +59,7 @@ from typing import Any, Final, Literal
 from google.adk.events import Event
 from google.genai import types
 
-from ..chunks import Abort, Error, File, Finish, FinishReason, Start, UIChunk
+from ..chunks import Abort, Error, Finish, FinishReason, Start, UIChunk
 from .approvals import CONFIRMATION_TOOL
 from .blocks import MessageBlocks
 from .errors import GENERIC_ERROR
@@ -117,10 +120,10 @@ class EventTranslator:
         "_meta",
         "_streamed_ids",
         "_surface",
-        "_tools",
         "ended",
         "failure",
         "message_id",
+        "tools",
     )
 
     def __init__(
@@ -145,9 +148,11 @@ class EventTranslator:
         self._describe_error = describe_error
         self._blocks = MessageBlocks(message_id)
         self._meta = ResponseMeta(message_id)
-        self._tools = ToolParts(native=confirmation_style == "native", denied=denied_call_ids,
-                                approval_tools=tools.approval, awaiting=awaiting,
-                                resumed=resumed)
+        self.tools = ToolParts(native=confirmation_style == "native", denied=denied_call_ids,
+                               approval_tools=tools.approval, awaiting=awaiting,
+                               resumed=resumed)
+        """The message's tool parts: which calls wait for the client (``awaiting``), which
+        the user denied or approved, final results (``outcome``)."""
         self._browser_tools = tools.browser
         self._surface = Surface(message_id, surface, steps=steps_before) \
             if surface is not None else None
@@ -167,7 +172,7 @@ class EventTranslator:
         out: list[UIChunk] = []
         self._blocks.finish_step(out)
         reason: FinishReason = (
-            "tool-calls" if self._tools.awaiting else (self._meta.finish_reason or "stop")
+            "tool-calls" if self.tools.awaiting else (self._meta.finish_reason or "stop")
         )
         metadata = self._meta.metadata()
         authors = self._surface.metadata() if self._surface is not None else None
@@ -196,7 +201,7 @@ class EventTranslator:
         self.ended = True
         out: list[UIChunk] = []
         self._close_blocks(out)
-        self._tools.fail_open(out)
+        self.tools.fail_open(out)
         if isinstance(error, str):
             text = error
         else:
@@ -215,7 +220,7 @@ class EventTranslator:
         it waited for): ``start`` again, same ``messageId``, the calls and denials kept."""
         self.ended = False
         self._blocks.reset_step()
-        self._tools.awaiting.clear()
+        self.tools.awaiting.clear()
         return self.start()
 
     @property
@@ -224,33 +229,24 @@ class EventTranslator:
         return self.ended or self.failure is not None
 
     @property
+    def output_tokens(self) -> int:
+        """The model's output tokens (answer and reasoning) so far, as its usage reports."""
+        return self._meta.output_tokens
+
+    @property
+    def approvals_requested(self) -> int:
+        """Approval requests this message sent to the client."""
+        return self.tools.approvals_requested
+
+    @property
     def awaiting_client(self) -> frozenset[str]:
         """Tool-call ids (or approval ids) the client has to answer before the run goes on."""
-        return frozenset(self._tools.awaiting)
-
-    def expect_client(self, ids: Iterable[str]) -> None:
-        """These calls wait for the client (the stream then ends with ``tool-calls``)."""
-        self._tools.awaiting.update(ids)
-
-    def client_answered(self, answer_id: str) -> None:
-        self._tools.awaiting.discard(answer_id)
-
-    def resume_call(self, call_id: str) -> None:
-        """The user approved ``call_id``: it runs now and gets an outcome."""
-        self._tools.expect_outcome(call_id)
+        return frozenset(self.tools.awaiting)
 
     def restate_call(self, call_id: str, name: str, args: dict[str, Any],
                      out: list[UIChunk]) -> None:
         """A server call of an earlier message, stated again (its result follows here)."""
         self._tool_call(call_id, name, args, False, out)
-
-    def completed(self, call_id: str, output: dict[str, Any], out: list[UIChunk]) -> None:
-        """A long-running call's final result, which the client did not send itself."""
-        self._tools.outcome(call_id, output, out)
-
-    def mark_denied(self, call_id: str) -> None:
-        """The user denied ``call_id``: its error result is shown as ``tool-output-denied``."""
-        self._tools.deny(call_id)
 
     # -- events -----------------------------------------------------------
 
@@ -272,7 +268,7 @@ class EventTranslator:
         partial = bool(event.partial)
         if content.role == "model" and not _is_synthetic(content.parts):
             self._open_step(out)
-            if not partial:
+            if not partial and self._final_ends_call():
                 self._blocks.call_done = True
         streamed = not partial and self._already_streamed(event)
         for part in content.parts:
@@ -286,12 +282,9 @@ class EventTranslator:
                     self._function_call(part.function_call, event, out)
             elif part.function_response is not None:
                 self._function_response(part.function_response, event, out)
-            elif part.inline_data is not None and not partial:
-                self._inline_data(part.inline_data, out)
-            elif part.file_data is not None and part.file_data.file_uri and not partial:
+            elif (part.inline_data is not None or part.file_data is not None) and not partial:
                 self._close_blocks(out)
-                out.append(File(url=part.file_data.file_uri,
-                                media_type=part.file_data.mime_type or "application/octet-stream"))
+                self._blocks.file(part, out)
         if partial:
             self._partial_streamed(event)
         else:
@@ -309,6 +302,9 @@ class EventTranslator:
 
     def _already_streamed(self, event: Event) -> bool:
         return event.id in self._streamed_ids
+
+    def _final_ends_call(self) -> bool:
+        return True
 
     def _partial_streamed(self, event: Event) -> None:
         self._streamed_ids.add(event.id)
@@ -329,13 +325,13 @@ class EventTranslator:
                    out: list[UIChunk]) -> None:
         self._close_blocks(out)
         self._blocks.ensure_step(out)
-        self._tools.call(call_id, name, args, client_side, out)
+        self.tools.call(call_id, name, args, client_side, out)
 
     def _approval_request(self, approval_id: str, call_id: str, name: str,
                           args: dict[str, Any], hint: str | None, payload: Any,
                           out: list[UIChunk]) -> None:
         self._close_blocks(out)
-        self._tools.approval_request(approval_id, call_id, name, args, hint, payload, out)
+        self.tools.approval_request(approval_id, call_id, name, args, hint, payload, out)
 
     def _record_response(self, event: Event, out: list[UIChunk]) -> None:
         self._meta.record(event, out)
@@ -360,7 +356,7 @@ class EventTranslator:
                                         or name == CONFIRMATION_TOOL)  # the ADK-tool style
         self._tool_call(call_id, name, args, client_side, out)
         if long_running and not client_side:
-            self._tools.long_running(call_id)
+            self.tools.long_running(call_id)
 
     def _function_response(self, response: types.FunctionResponse, event: Event,
                            out: list[UIChunk]) -> None:
@@ -371,15 +367,7 @@ class EventTranslator:
         if requested and call_id in requested:
             return  # ADK's placeholder while the call waits for approval
         self._close_blocks(out)
-        self._tools.outcome(call_id, response.response, out, agent=event.author != "user")
-
-    def _inline_data(self, blob: types.Blob, out: list[UIChunk]) -> None:
-        if blob.data is None:
-            return
-        mime = blob.mime_type or "application/octet-stream"
-        self._close_blocks(out)
-        data = base64.b64encode(blob.data).decode("ascii")
-        out.append(File(url=f"data:{mime};base64,{data}", media_type=mime))
+        self.tools.outcome(call_id, response.response, out, agent=event.author != "user")
 
 
 def _is_synthetic(parts: list[types.Part]) -> bool:

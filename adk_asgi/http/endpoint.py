@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,9 @@ from ..core.request import ChatRequest, decode_chat_request
 from ..core.runtime import AgentRuntime
 from ..core.sessions import failure
 from ..core.translator import ConfirmationStyle, DescribeError, describe_error_generic
+from ..observability.logs import log_context
+from ..observability.metrics import METRICS
+from ..observability.tracing import TURN, current, end_span, start_span
 from ..stores import StoreUnavailable, StreamRecorder, StreamStore
 from .seed import SEED_MAX_CHARS, SEED_MAX_MESSAGES, create_seeded, incomplete_seed, seed_events
 from .sse import SSEChannel
@@ -87,6 +91,7 @@ class ChatEndpoint:
     # -- POST / -------------------------------------------------------------------
 
     async def post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        received = time.perf_counter()
         if self.draining:
             await send_error(send, _shutting_down())
             return
@@ -104,35 +109,47 @@ class ChatEndpoint:
             await send_error(send, error)
             return
         await self.runtime.startup()
-        try:
-            await self._turn(request, user_id, send, receive, fields)
-        except StoreUnavailable as exc:
-            # Only before the response starts: once it streams, the store's failures are
-            # logged and the turn goes on unrecorded.
-            logger.error("Stream store unavailable for chat %r: %s", request.id, exc)
-            await send_error(send, store_unavailable())
+        # The turn's span is current while ADK runs: ADK's spans become its children.
+        span = start_span(TURN, "sse", request.id, user_id)
+        outcome = "error"
+        with log_context(request.id, user_id), current(span):
+            try:
+                outcome = await self._turn(request, user_id, send, receive, fields, received)
+            except StoreUnavailable as exc:
+                # Only before the response starts: once it streams, the store's failures are
+                # logged and the turn goes on unrecorded.
+                logger.error("Stream store unavailable for chat %r: %s", request.id, exc)
+                METRICS.store_error("streams", "turn")
+                outcome = "unavailable"
+                await send_error(send, store_unavailable())
+            finally:
+                end_span(span, outcome)
 
-    async def _turn(self, request: ChatRequest, user_id: str, send: Send,
-                    receive: Receive, fields: dict[str, Any]) -> None:
+    async def _turn(self, request: ChatRequest, user_id: str, send: Send, receive: Receive,
+                    fields: dict[str, Any], received: float) -> str:
+        """The turn of a decoded request; its outcome (``refused``/``unavailable`` when it
+        did not run)."""
         if not await self.store.claim(request.id, user_id):
             await send_error(send, chat_not_found())
-            return
+            return "refused"
         async with self.store.lock(request.id):
             try:
                 plan = await self._prepare(request, user_id)
                 plan.state_delta = fields
             except RequestError as error:
                 await send_error(send, error)
-                return
+                return "refused"
             except Exception as exc:
                 logger.error("Session store failed for chat %r: %s", request.id,
                              failure(exc), exc_info=logger.isEnabledFor(logging.DEBUG))
+                METRICS.store_error("sessions", "prepare")
                 await send_error(send, session_unavailable())
-                return
+                return "unavailable"
             recorder = await self.store.record(request.id)
             stream = TurnStream(self.runtime, self.store, self._stream_options, plan, user_id,
-                                request.id)
+                                request.id, received=received)
             await self.run_turn(stream, send, receive, recorder)
+            return stream.outcome
 
     async def run_turn(self, stream: TurnStream, send: Send, receive: Receive,
                        recorder: StreamRecorder) -> None:
@@ -185,11 +202,14 @@ class ChatEndpoint:
             follow = await self.store.follow(chat_id) if owner == user_id else None
         except StoreUnavailable as exc:
             logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
+            METRICS.store_error("streams", "resume")
             await send_error(send, store_unavailable())
             return
         if owner is not None and owner != user_id:
             await send_error(send, chat_not_found())
             return
+        if scope["method"] != "HEAD":
+            METRICS.resumed("sse", follow is not None)
         if follow is None or scope["method"] == "HEAD":
             status = 204 if follow is None else 200
             await send({"type": "http.response.start", "status": status, "headers": []})
@@ -222,6 +242,7 @@ class ChatEndpoint:
             stopped = await self.store.stop(chat_id)
         except StoreUnavailable as exc:
             logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
+            METRICS.store_error("streams", "stop")
             await send_error(send, store_unavailable())
             return
         await send_json(send, 200, b'{"stopped":true}' if stopped else b'{"stopped":false}')

@@ -15,7 +15,6 @@ from google.adk.sessions import Session
 from google.genai import types
 
 from ..core.approvals import CONFIRMATION_TOOL, PendingCall, frontend_approval_id
-from ..core.sessions import event_meta
 from ..core.tools import ToolKinds
 
 __all__ = ("SessionPendingCalls",)
@@ -28,27 +27,15 @@ class SessionPendingCalls:
         self._calls: dict[str, PendingCall] = {}
         self._known: set[str] = set()
         self._args: dict[str, dict[str, Any]] = {}
-        self._messages: dict[str, str] = {}  # invocation id -> message id
-        self._steps: dict[str, int] = {}  # message id -> model calls (the message's steps)
-        self.last_message_id: str | None = None
         if session is not None:
             self._read(session, tools)
 
     def _read(self, session: Session, tools: ToolKinds) -> None:
         answered: set[str] = set()
         for event in session.events:
-            message_id = event_meta(event).get("messageId")
-            if isinstance(message_id, str):
-                self._messages.setdefault(event.invocation_id, message_id)
-                self.last_message_id = message_id
             content = event.content
             if content is None or not content.parts:
                 continue
-            message = self._messages.get(event.invocation_id)
-            if message is not None and content.role == "model" and not event.partial \
-                    and any(p.function_call is None or p.function_call.name != CONFIRMATION_TOOL
-                            for p in content.parts):
-                self._steps[message] = self._steps.get(message, 0) + 1
             long_running = event.long_running_tool_ids or set()
             for part in content.parts:
                 response = part.function_response
@@ -65,12 +52,12 @@ class SessionPendingCalls:
                     continue
                 self._known.add(call.id)
                 if call.id in long_running:
-                    self._add_waiting(call, event.invocation_id, tools)
+                    self._add_waiting(call, event.invocation_id, event.timestamp, tools)
         for call_id in answered:
             self._calls.pop(call_id, None)
             self._calls.pop(frontend_approval_id(call_id), None)
 
-    def _add_waiting(self, call: types.FunctionCall, invocation_id: str,
+    def _add_waiting(self, call: types.FunctionCall, invocation_id: str, since: float,
                      tools: ToolKinds) -> None:
         assert call.id is not None
         name = call.name or ""
@@ -80,7 +67,7 @@ class SessionPendingCalls:
             confirmation = args.get("toolConfirmation") or {}
             self._calls[call.id] = PendingCall(
                 "approval", call.id, str(original.get("id", "")), str(original.get("name", "")),
-                payload=confirmation.get("payload"), invocation_id=invocation_id)
+                payload=confirmation.get("payload"), invocation_id=invocation_id, since=since)
             return
         if name not in tools.browser:
             self._calls[call.id] = PendingCall(
@@ -95,7 +82,8 @@ class SessionPendingCalls:
             # The bridge's own approval of a browser tool, under a derived id.
             approval = frontend_approval_id(call.id)
             self._calls[approval] = PendingCall("approval", approval, call.id, name,
-                                                browser=True, invocation_id=invocation_id)
+                                                browser=True, invocation_id=invocation_id,
+                                                since=since)
 
     def waiting(self, answer_id: str) -> PendingCall | None:
         return self._calls.get(answer_id)
@@ -117,10 +105,3 @@ class SessionPendingCalls:
         """A long-running call's arguments."""
         return self._args.get(call_id, {})
 
-    def message_of(self, call: PendingCall) -> str | None:
-        """The assistant message the call was made in."""
-        return self._messages.get(call.invocation_id or "")
-
-    def steps_of(self, message_id: str) -> int:
-        """How many steps (model calls) the message has."""
-        return self._steps.get(message_id, 0)

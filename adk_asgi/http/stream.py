@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass
 from typing import Literal
 
@@ -33,6 +34,7 @@ from ..core.errors import SHUTDOWN_ERROR
 from ..core.failures import log_error_event, log_exception, serving
 from ..core.runtime import AgentRuntime
 from ..core.translator import ConfirmationStyle, DescribeError, ErrorInfo, EventTranslator
+from ..observability.metrics import METRICS, Outcome
 from ..stores import StreamRecorder, StreamStore
 from .sse import GoneReason, SSEChannel
 from .turn import TurnPlan
@@ -58,13 +60,17 @@ class TurnStream:
 
     __slots__ = (
         "_abort",
+        "_answered",
         "_channel",
         "_grace_task",
         "_reason",
+        "_received",
         "_recorder",
+        "_translator",
         "chat_id",
         "detached",
         "options",
+        "outcome",
         "plan",
         "runtime",
         "store",
@@ -72,7 +78,8 @@ class TurnStream:
     )
 
     def __init__(self, runtime: AgentRuntime, store: StreamStore, options: StreamOptions,
-                 plan: TurnPlan, user_id: str, chat_id: str) -> None:
+                 plan: TurnPlan, user_id: str, chat_id: str, *,
+                 received: float | None = None) -> None:
         self.runtime = runtime
         self.store = store
         self.options = options
@@ -87,6 +94,12 @@ class TurnStream:
         self.detached = False
         """No client reads the turn as it runs (a server-side completion): its stream
         stays resumable after it ends."""
+        # For the metrics: when the request came (perf_counter), whether the model's first
+        # chunk was sent, how the turn ended.
+        self._received = time.perf_counter() if received is None else received
+        self._answered = False
+        self._translator = self._new_translator()
+        self.outcome: Outcome = "error"
 
     def stop(self, reason: StopReason) -> None:
         if self._reason is None:
@@ -131,9 +144,14 @@ class TurnStream:
                                              send_timeout=options.send_timeout,
                                              on_gone=self._on_gone)
         await channel.open()
+        METRICS.turn_started("sse")
         try:
             await self._produce()
         finally:
+            translator = self._translator
+            METRICS.turn_ended("sse", self.outcome, time.perf_counter() - self._received,
+                               tokens=translator.output_tokens,
+                               approvals=translator.approvals_requested)
             if self._grace_task is not None:
                 self._grace_task.cancel()
                 await asyncio.gather(self._grace_task, return_exceptions=True)
@@ -142,7 +160,7 @@ class TurnStream:
             resumable = self._reason is None and (channel.gone or self.detached)
             await recorder.end(resumable=resumable)
 
-    def _translator(self) -> EventTranslator:
+    def _new_translator(self) -> EventTranslator:
         plan = self.plan
         return EventTranslator(plan.message_id,
                                confirmation_style=self.options.confirmation_style,
@@ -155,19 +173,20 @@ class TurnStream:
 
     async def _produce(self) -> None:
         plan = self.plan
-        translator = self._translator()
+        translator = self._translator
         out: list[UIChunk] = translator.start()
         if plan.new_message is None:
             # Only an approval for a browser tool: nothing for ADK until the page sends the
             # tool's result. Acknowledge on the same message.
             out.extend(translator.finish())
+            self.outcome = "awaiting" if translator.awaiting_client else "completed"
             await self._emit(out, done=True)
             return
         out.extend(ToolOutputDenied(tool_call_id=call_id) for call_id in plan.denied_client_calls)
         for call_id, name, args in plan.restated:
             translator.restate_call(call_id, name, args, out)
         for call_id, output in plan.completed.items():
-            translator.completed(call_id, output, out)
+            translator.tools.outcome(call_id, output, out)
         await self._emit(out)
         runtime = self.runtime
         run = runtime.runner.run_async(
@@ -184,6 +203,8 @@ class TurnStream:
                 async for event in run:
                     translator.translate(event, out)
                     if out:
+                        if not self._answered:
+                            self._first_chunk()
                         await self._emit(out)
             finished = True
             if (failure := translator.failure) is not None:
@@ -210,7 +231,13 @@ class TurnStream:
             out.extend(translator.abort())
         else:
             out.extend(translator.finish())
+        self.outcome = _outcome(reason, translator.failure is not None,
+                                bool(translator.awaiting_client))
         await self._emit(out, done=True)
+
+    def _first_chunk(self) -> None:
+        self._answered = True
+        METRICS.first_token("sse", time.perf_counter() - self._received)
 
     def _absorb_stuck_cancel(self) -> bool:
         """The stuck-send watchdog's cancel landed outside a send: the client is gone."""
@@ -223,3 +250,14 @@ class TurnStream:
         self.stop("stuck")
         return True
 
+
+_STOPPED: dict[StopReason, Outcome] = {"client": "client_gone", "stuck": "stuck_client",
+                                       "stopped": "stopped", "shutdown": "shutdown"}
+
+
+def _outcome(reason: StopReason | None, failed: bool, awaiting: bool) -> Outcome:
+    if reason is not None:
+        return _STOPPED[reason]
+    if failed:
+        return "error"
+    return "awaiting" if awaiting else "completed"

@@ -13,6 +13,7 @@ outputs, text) is ignored, so an edited history changes nothing.
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,7 @@ from ..core.errors import RequestError
 from ..core.request import ChatRequest, UIMessage, user_content
 from ..core.sessions import event_meta
 from ..core.tools import ToolKinds
+from ..observability.metrics import METRICS
 from .pending import SessionPendingCalls
 
 __all__ = ("TurnPlan", "new_message_id", "plan_completion", "plan_turn")
@@ -55,7 +57,7 @@ class TurnPlan:
     # Long-running calls completed in this turn, and their final results: ADK does not echo
     # them, so the stream sends them itself.
     completed: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # Calls to state again before their results: made in an earlier message than this one.
+    # Calls to state again before their results (made in an earlier message).
     restated: tuple[tuple[str, str, dict[str, Any]], ...] = ()
     # Steps the continued message already has (the index of this turn's first step).
     steps_before: int = 0
@@ -149,6 +151,12 @@ def _continuation(request: ChatRequest, last: UIMessage, session: Session | None
     if len(invocations) > 1:
         raise RequestError(422, "mixed_invocations",
                            "Answers belong to different turns; answer one turn at a time.")
+    now = time.time()
+    for decision in decisions:
+        if decision.call.kind == "approval":
+            since = decision.call.since
+            METRICS.approval_answered("sse", "approved" if decision.confirmed else "denied",
+                                      None if since is None else now - since)
     message_id = last.id or (request.message_id if isinstance(request.message_id, str)
                              else new_message_id())
     return TurnPlan(message_id=message_id,
@@ -164,9 +172,10 @@ def _continuation(request: ChatRequest, last: UIMessage, session: Session | None
 def plan_completion(session: Session | None, tools: ToolKinds, call_id: str,
                     result: dict[str, Any]) -> TurnPlan:
     """The turn of a long-running call the server completes: ADK gets the final result as
-    the call's function response and resumes the call's invocation. The turn continues the
-    call's message when it is the chat's latest; otherwise it is a new message that states
-    the call again before its result."""
+    the call's function response and resumes the call's invocation. Nobody reads the turn
+    as it runs: a page picks it up with ``resumeStream``, which replays a stream from its
+    start into a fresh message, so the turn is a new assistant message that states the call
+    again before its result."""
     pending = SessionPendingCalls(session, tools)
     call = pending.waiting(call_id)
     if call is None:
@@ -177,18 +186,9 @@ def plan_completion(session: Session | None, tools: ToolKinds, call_id: str,
     if call.kind != "long-running":
         raise RequestError(422, "wrong_answer_kind",
                            f"Call {call_id!r} is not a long-running server tool call.")
-    message_id = pending.message_of(call)
-    restated: tuple[tuple[str, str, dict[str, Any]], ...] = ()
-    steps = 0
-    if message_id is None or message_id != pending.last_message_id:
-        message_id = new_message_id()
-        restated = ((call_id, call.name, pending.args(call_id)),)
-    else:
-        steps = pending.steps_of(message_id)
     response = types.FunctionResponse(id=call_id, name=call.name, response=result)
-    return TurnPlan(message_id=message_id,
+    return TurnPlan(message_id=new_message_id(),
                     new_message=types.Content(role="user",
                                               parts=[types.Part(function_response=response)]),
                     still_pending=frozenset(pending.answer_ids), completed={call_id: result},
-                    restated=restated, steps_before=steps)
-
+                    restated=((call_id, call.name, pending.args(call_id)),))

@@ -34,6 +34,7 @@ from ..core.asgi import ClientGone, Receive, Send
 from ..core.errors import CHAT_NOT_FOUND, RequestError
 from ..core.request import check_limits, user_content, valid_chat_id
 from ..core.sessions import SessionUnavailable, failure
+from ..observability.metrics import METRICS
 from ..stores import StoreUnavailable
 from .commands import (
     Abort,
@@ -163,6 +164,8 @@ class Connection:
                     # A dependency is down: one line, and the client may try again.
                     logger.error("Live connection of chat %r closed: %s",
                                  self.run.chat_id or self.chat_id, failure(exc))
+                    METRICS.store_error(
+                        "streams" if isinstance(exc, StoreUnavailable) else "sessions", "live")
                     self.socket.close_with(CLOSE_TRY_AGAIN, UNAVAILABLE_REASON)
                 else:
                     logger.error("Live connection failed", exc_info=exc)
@@ -179,7 +182,8 @@ class Connection:
             task.cancel()
         await asyncio.gather(self.run.close(), *tasks, return_exceptions=True)
         with contextlib.suppress(Exception):
-            await self.conversation.close()
+            await self.conversation.close(
+                "error" if self.socket.close_code == CLOSE_ERROR else "client_gone")
         await self.socket.close()
 
     def _idle_since(self) -> float | None:

@@ -27,11 +27,22 @@ from ..core.request import valid_chat_id
 from ..core.runtime import AgentRuntime
 from ..core.sessions import META_KEY
 from ..core.translator import ConfirmationStyle, DescribeError, describe_error_generic
+from ..observability.logs import log_context
+from ..observability.metrics import METRICS
+from ..observability.tracing import LIVE_CONNECTION, current, end_span, start_span
 from ..stores import StoreUnavailable, StreamStore
 from .connection import Connection
 from .gate import PLUGIN_NAME, LiveGatePlugin
 from .models import audio_only, first_model_name, live_runner
-from .socket import CLOSE_POLICY, CLOSE_RESTART, CLOSE_TRY_AGAIN, UNAVAILABLE_REASON
+from .socket import (
+    CLOSE_ERROR,
+    CLOSE_GOING_AWAY,
+    CLOSE_POLICY,
+    CLOSE_RESTART,
+    CLOSE_TOO_BIG,
+    CLOSE_TRY_AGAIN,
+    UNAVAILABLE_REASON,
+)
 
 __all__ = ("ActivityDetection", "LiveEndpoint", "LiveOptions", "TextModality")
 
@@ -45,6 +56,10 @@ def _sliding_window() -> types.ContextWindowCompressionConfig:
     return types.ContextWindowCompressionConfig(sliding_window=types.SlidingWindow())
 
 logger = logging.getLogger("adk_asgi")
+
+# A connection's outcome (its span), by the code it was closed with.
+_CLOSED = {CLOSE_GOING_AWAY: "idle", CLOSE_POLICY: "policy", CLOSE_TOO_BIG: "too_big",
+           CLOSE_ERROR: "error", CLOSE_RESTART: "shutdown", CLOSE_TRY_AGAIN: "unavailable"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,10 +160,17 @@ class LiveEndpoint:
         connection = Connection(self, receive, send, user_id=refusal, audio=audio,
                                 activity=activity, chat_id=chat_id)
         self.connections.add(connection)
+        METRICS.connection_opened()
+        # The connection's span is current in its tasks: run_live's spans become children.
+        span = start_span(LIVE_CONNECTION, "websocket", chat_id, refusal)
         try:
-            await connection.serve()
+            with log_context(chat_id, refusal), current(span):
+                await connection.serve()
         finally:
             self.connections.discard(connection)
+            METRICS.connection_closed()
+            end_span(span, _CLOSED.get(connection.socket.close_code, "closed"),
+                     connection.run.chat_id)
 
     async def _refusal(self, scope: Scope, chat_id: str | None) -> tuple[int, str] | str:
         """The user id of an acceptable connection, else the close code and reason."""
@@ -168,6 +190,7 @@ class LiveEndpoint:
                 claimed = await self.store.claim(chat_id, user_id)
             except StoreUnavailable as exc:
                 logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
+                METRICS.store_error("streams", "connect")
                 return CLOSE_TRY_AGAIN, UNAVAILABLE_REASON
             if not claimed:
                 return CLOSE_POLICY, CHAT_NOT_FOUND

@@ -37,6 +37,7 @@ from google.adk.tools.tool_confirmation import ToolConfirmation
 
 from ..core.approvals import CallKind, Decision, PendingCall, with_reason
 from ..core.tools import FrontendTool
+from ..observability.metrics import METRICS
 
 __all__ = (
     "PLUGIN_NAME",
@@ -212,8 +213,16 @@ class LiveGate:
         hint = hint or _HINT.format(name=name)
         waiter = self._register(PendingCall("approval", key, call_id, name, browser=browser,
                                             payload=payload))
-        await self._notify(ApprovalNotice(key, call_id, name, args, hint, payload))
-        return await self._wait(waiter, _APPROVAL_TIMEOUT)
+        METRICS.approval_waiting(key)
+        decided = "cancelled"
+        try:
+            await self._notify(ApprovalNotice(key, call_id, name, args, hint, payload))
+            decision = await self._wait(waiter, _APPROVAL_TIMEOUT)
+            decided = "timed_out" if isinstance(decision, str) else (
+                "approved" if decision.confirmed else "denied")
+            return decision
+        finally:
+            METRICS.approval_done(key, decided)
 
     async def client_result(self, call_id: str, name: str) -> Decision | str:
         """Wait for the browser's result of ``call_id`` (it may already be here)."""

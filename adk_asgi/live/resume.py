@@ -10,6 +10,7 @@ from collections.abc import AsyncGenerator
 
 from ..core.asgi import ClientGone
 from ..core.request import valid_chat_id
+from ..observability.metrics import METRICS
 from ..stores import StreamStore, split_frames
 from .commands import Listener
 from .protocol_b import ProtocolB
@@ -28,6 +29,7 @@ class Followers:
     async def resume(self, request_id: str, chat_id: str) -> None:
         owner = await self._store.owner(chat_id) if valid_chat_id(chat_id) else None
         follow = await self._store.follow(chat_id) if owner == self._user_id else None
+        METRICS.resumed("websocket", follow is not None)
         if follow is None:
             await self._socket.send([ProtocolB.no_active(request_id)])
             return

@@ -29,6 +29,7 @@ from ..core.errors import CHAT_NOT_FOUND
 from ..core.failures import log_exception, original, serving
 from ..core.runtime import AgentRuntime
 from ..core.sessions import META_KEY, SessionUnavailable, failure, get_or_create_session
+from ..observability.logs import current_log_context
 from ..stores import StreamStore
 from .gate import LiveGate, LiveGatePlugin
 from .link import CURRENT_LINK, Link
@@ -78,6 +79,10 @@ class LiveRun:
         self._closed = False
 
     @property
+    def user_id(self) -> str:
+        return self._user_id
+
+    @property
     def started(self) -> bool:
         return self._pump is not None
 
@@ -115,6 +120,9 @@ class LiveRun:
         except Exception as exc:
             raise SessionUnavailable(failure(exc)) from exc
         self.chat_id = chat_id
+        context = current_log_context()
+        if context is not None:
+            context.chat_id = chat_id  # the connection's log lines name the chat from now on
         self._pump = asyncio.create_task(self._run(), name="adk-asgi-live-pump")
         return None
 

@@ -95,6 +95,9 @@ class LiveTranslator(EventTranslator):
             # the next agent starts a model turn of its own, in this message.
             self.end_model_turn()
 
+    def _final_ends_call(self) -> bool:
+        return False  # the model turn ends at turn_complete (end_model_turn)
+
     def _partial_streamed(self, event: Event) -> None:
         pass  # tracked by `_live_streamed` (a fresh id per event: a set would grow per token)
 
@@ -115,7 +118,6 @@ class LiveTranslator(EventTranslator):
             self._stream_text(text, False, out)
         self._live_streamed = False
         self._close_blocks(out)
-        self._model_call_finished()
 
     # -- the gate -----------------------------------------------------------
 
@@ -134,14 +136,14 @@ class LiveTranslator(EventTranslator):
         self._tool_call(notice.key, CONFIRMATION_TOOL, args, True, out)
 
     def resolved(self, notice: ResolvedNotice, out: list[UIChunk]) -> None:
-        self.client_answered(notice.key)
+        self.tools.awaiting.discard(notice.key)
         if notice.kind != "approval":
             return
         if not notice.confirmed and not notice.timed_out:
             # ADK answers the call with its "rejected" error: shown as denied.
-            self.mark_denied(notice.call_id)
+            self.tools.deny(notice.call_id)
         elif notice.confirmed:
-            self.resume_call(notice.call_id)
+            self.tools.expect_outcome(notice.call_id)
         if self._confirmation_style == "adk-tool" and not notice.timed_out:
             # The ADK-tool style: the confirmation call is a tool part of its own; close it.
             self._close_blocks(out)
@@ -150,12 +152,15 @@ class LiveTranslator(EventTranslator):
 
     def suspend(self, waiting: set[str]) -> list[UIChunk]:
         """End this request's part of the message while calls wait for the client."""
-        self.expect_client(waiting)
+        self.tools.awaiting.update(waiting)
         return self.finish()
 
     def end_model_turn(self) -> None:
+        """The model's turn ended (with tool calls, whose results it answers next, or with a
+        transfer): what comes next is a new model call, in a new step."""
         self.model_called_tools = False
         self._live_streamed = False
+        self._model_call_finished()
 
 
 def _has_text(content: types.Content) -> bool:

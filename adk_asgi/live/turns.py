@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -28,12 +29,15 @@ from typing import Any, Final
 from google.adk.agents.live_request_queue import LiveRequest
 from google.adk.events import Event
 from google.genai import types
+from opentelemetry.trace import INVALID_SPAN, Span
 
 from ..chunks import DONE_FRAME, DataChunk, UIChunk, encode_chunk, sse_event
 from ..core.approvals import ClientAnswer, decide
 from ..core.errors import SHUTDOWN_ERROR, RequestError
 from ..core.failures import log_error_event
 from ..core.translator import ErrorInfo
+from ..observability.metrics import METRICS, Outcome
+from ..observability.tracing import LIVE_TURN, end_span, start_span
 from ..stores import StreamRecorder, StreamStore
 from .commands import Codec, Listener
 from .gate import ApprovalNotice, LiveGate, ResolvedNotice
@@ -61,6 +65,11 @@ class LiveTurn:
     waiting: set[str] = field(default_factory=set)
     announced: set[str] = field(default_factory=set)
     settled: set[str] = field(default_factory=set)
+    # For the metrics and the turn's span.
+    span: Span = INVALID_SPAN
+    started: float = field(default_factory=time.perf_counter)
+    answered: bool = False
+    stopped: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +151,7 @@ class Conversation:
         if turn is None or all(x.request_id != request_id for x in turn.listeners):
             return
         turn.listeners = [x for x in turn.listeners if x.request_id != request_id]
+        turn.stopped = True
         await self.interrupt()
 
     async def interrupt(self) -> None:
@@ -177,6 +187,9 @@ class Conversation:
         translator = turn.translator
         out: list[UIChunk] = []
         translator.translate(event, out)
+        if out and not turn.answered:
+            turn.answered = True
+            METRICS.first_token("websocket", time.perf_counter() - turn.started)
         if not event.partial:
             calls = {c.id: c.name or "" for c in event.get_function_calls() if c.id}
             if calls:
@@ -193,7 +206,7 @@ class Conversation:
                 await self.approval(notice)
         if event.turn_complete:
             if event.interrupted or translator.done or not translator.model_called_tools:
-                await self._end()
+                await self._end("interrupted" if event.interrupted else None)
             else:
                 # Tool results go back to the model, which answers in this message.
                 translator.end_model_turn()
@@ -210,7 +223,7 @@ class Conversation:
     async def shutdown(self) -> None:
         if self.turn is not None:
             await self._emit(self.turn.translator.fail(SHUTDOWN_ERROR))
-            await self._end()
+            await self._end("shutdown")
 
     # -- the gate ---------------------------------------------------------------------
 
@@ -252,7 +265,8 @@ class Conversation:
     # -- turns ------------------------------------------------------------------------
 
     async def _open(self, request_id: str | None, chat_id: str | None = None) -> LiveTurn:
-        chat_id = chat_id or self._run.chat_id
+        run = self._run
+        chat_id = chat_id or run.chat_id
         assert chat_id is not None
         # The chat's turn lock, as an HTTP turn holds it: a turn on another socket (or a
         # POST) for this chat waits for this one to end, so the session's history does not
@@ -264,17 +278,20 @@ class Conversation:
         except BaseException:
             await lock.aclose()
             raise
-        turn = LiveTurn(self._new_translator(), recorder, lock)
+        turn = LiveTurn(self._new_translator(), recorder, lock,
+                        span=start_span(LIVE_TURN, "websocket", chat_id, run.user_id))
+        METRICS.turn_started("websocket")
         if request_id is not None:
             turn.listeners.append(Listener(request_id))
         self.turn = turn
         return turn
 
-    async def _end(self) -> None:
+    async def _end(self, outcome: Outcome | None = None) -> None:
         turn = self.turn
         if turn is None:
             return
         await self._emit(turn.translator.finish())
+        self._ended(turn, outcome)
         failure = turn.translator.failure
         if failure is not None and failure.exception is None:
             # An error ADK reported as an event (a raised one was logged by the run).
@@ -291,14 +308,27 @@ class Conversation:
             await self.user_message(queued.chat_id, queued.content, queued.request_id,
                                     queued.state_delta)
 
-    async def close(self) -> None:
-        """The connection is gone: end the open turn's recording and release its lock."""
+    async def close(self, outcome: Outcome = "client_gone") -> None:
+        """The connection is gone: end the open turn (``outcome``), its recording and its
+        lock."""
         turn, self.turn = self.turn, None
         if turn is not None:
+            self._ended(turn, outcome)
             try:
                 await turn.recorder.end(resumable=False)
             finally:
                 await turn.lock.aclose()
+
+    @staticmethod
+    def _ended(turn: LiveTurn, outcome: Outcome | None) -> None:
+        translator = turn.translator
+        if outcome is None or (outcome == "interrupted" and turn.stopped):
+            outcome = "error" if translator.failure is not None else (
+                "stopped" if turn.stopped else "completed")
+        METRICS.turn_ended("websocket", outcome, time.perf_counter() - turn.started,
+                           tokens=translator.output_tokens,
+                           approvals=translator.approvals_requested)
+        end_span(turn.span, outcome)
 
     async def _maybe_suspend(self) -> None:
         turn = self.turn

@@ -55,6 +55,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError("RedisStreamStore needs the redis package: "
                       "pip install 'adk-asgi[redis]'") from exc
 
+from ..observability.metrics import METRICS
 from .base import INTERRUPTED_BLOB, StoreUnavailable, StreamRecorder, StreamStore
 
 __all__ = ("RedisStreamStore",)
@@ -188,6 +189,7 @@ class RedisStreamStore(StreamStore):
             try:
                 await self._release(keys=[key], args=[token])
             except _ERRORS as exc:
+                METRICS.store_error("streams", "lock_release")
                 logger.warning("Could not release the turn lock of chat %r (Redis: %s); it "
                                "lapses in %.0f s", chat_id, exc, self.lock_ttl_ms / 1000)
 
@@ -198,6 +200,7 @@ class RedisStreamStore(StreamStore):
             try:
                 kept = await self._renew(keys=[key], args=[token, self.lock_ttl_ms])
             except _ERRORS as exc:
+                METRICS.store_error("streams", "lock_renew")
                 if not failing:
                     logger.warning("Could not renew the turn lock of chat %r (Redis: %s)",
                                    chat_id, exc)
@@ -274,6 +277,7 @@ class RedisStreamStore(StreamStore):
                         return
                     yield fields[b"b"]
         except _ERRORS as exc:
+            METRICS.store_error("streams", "follow")
             logger.warning("Lost Redis while following chat %r's stream: %s", chat_id, exc)
             yield INTERRUPTED_BLOB
         finally:
@@ -336,6 +340,7 @@ class _RedisRecorder(StreamRecorder):
 
     def _failed(self, what: str, exc: BaseException) -> None:
         """One log line per stream while Redis fails (the turn goes on unrecorded)."""
+        METRICS.store_error("streams", what)
         if not self._failing:
             logger.warning("Could not %s chat %r's stream (Redis: %s); the turn goes on",
                            what, self._chat_id, exc)

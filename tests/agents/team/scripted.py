@@ -105,6 +105,10 @@ class ScriptedModel(BaseLlm):
                               model_version=self.model)
             return
         if stream:
+            if reply.thought:  # Gemini streams thoughts first, as partial thought parts
+                yield LlmResponse(content=types.Content(role="model", parts=[
+                    types.Part(text=reply.thought, thought=True)]), partial=True,
+                    model_version=self.model)
             for index, token in enumerate(reply.tokens):
                 if reply.raise_after is not None and index >= reply.raise_after:
                     break
