@@ -4,12 +4,15 @@ no transport, in a process of their own.
 Two runners:
 
 * ``resumable`` — built like adk-asgi builds its runner (resumable ``App``, in-memory
-  sessions, ``get_session`` + ``create_session`` per turn, the run config's
-  ``custom_metadata`` tag adk-asgi adds);
+  sessions, ``get_session`` + ``create_session`` per turn) and run like adk-asgi runs it
+  (the run config's ``custom_metadata`` tag, an ``abort_signal``);
 * ``plain`` — ``Runner(agent=..., app_name=..., session_service=InMemorySessionService())``
   with ``RunConfig(streaming_mode=SSE)``: ADK run bare, the way its docs show it.
 
-Both stream the demo agent in ``StreamingMode.SSE`` on a new session per turn. The live
+Both stream the demo agent in ``StreamingMode.SSE`` on a new session per turn.
+``BENCH_CEILING_TAG`` and ``BENCH_CEILING_ABORT`` (``0``/``1``, set with the row knob
+``env=...``) switch the tag and the abort signal on or off whatever the runner, so their
+cost to ADK can be measured apart from resumability. The live
 ceiling is one ``run_live`` per turn on a fresh session and ``LiveRequestQueue`` (TEXT
 modality, the run config adk-asgi's live endpoint derives), ended after the turn's
 ``turn_complete`` event — what one adk-asgi live connection doing one turn costs ADK.
@@ -28,6 +31,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import sys
 import time
 import uuid
@@ -76,7 +80,7 @@ async def _new_session(runner: Runner) -> str:
 
 
 async def one_turn(runner: Runner, prompt: str, tagged: bool = True,
-                   keep_stamps: bool = False) -> dict[str, Any]:
+                   keep_stamps: bool = False, abort: bool = False) -> dict[str, Any]:
     config = RunConfig(streaming_mode=StreamingMode.SSE,
                        custom_metadata={"adk_asgi": {"messageId": "m"}} if tagged else None)
     start = time.perf_counter()
@@ -86,7 +90,8 @@ async def one_turn(runner: Runner, prompt: str, tagged: bool = True,
     first = first_token = None
     frames = tokens = 0
     async for event in runner.run_async(user_id=USER, session_id=session_id,
-                                        new_message=message, run_config=config):
+                                        new_message=message, run_config=config,
+                                        abort_signal=asyncio.Event() if abort else None):
         now = time.perf_counter()
         frames += 1
         first = first or now
@@ -101,7 +106,7 @@ async def one_turn(runner: Runner, prompt: str, tagged: bool = True,
 
 
 async def one_live_turn(runner: Runner, prompt: str, tagged: bool = True,
-                        keep_stamps: bool = False) -> dict[str, Any]:
+                        keep_stamps: bool = False, abort: bool = False) -> dict[str, Any]:
     config = RunConfig(streaming_mode=StreamingMode.SSE,
                        response_modalities=[types.Modality.TEXT],
                        custom_metadata={"adk_asgi": {"live": True}} if tagged else None)
@@ -136,17 +141,28 @@ async def one_live_turn(runner: Runner, prompt: str, tagged: bool = True,
             "stamps": stamps}
 
 
+def _flag(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    return default if value is None else value == "1"
+
+
 class Worker:
     def __init__(self, kind: str, live: bool) -> None:
         self.runner = build_runner(kind)
-        self.tagged = kind != "plain"
-        self.turn = one_live_turn if live else one_turn
+        self.tagged = _flag("BENCH_CEILING_TAG", kind != "plain")
+        self.abort = _flag("BENCH_CEILING_ABORT", kind != "plain") and not live
+        self.live = live
+
+    async def turn(self, prompt: str, keep_stamps: bool = False) -> dict[str, Any]:
+        if self.live:
+            return await one_live_turn(self.runner, prompt, self.tagged, keep_stamps)
+        return await one_turn(self.runner, prompt, self.tagged, keep_stamps, self.abort)
 
     async def _guarded(self, prompt: str, limit: float, keep_stamps: bool) -> dict[str, Any]:
         start = time.perf_counter()
         try:
             async with asyncio.timeout(limit):
-                return await self.turn(self.runner, prompt, self.tagged, keep_stamps)
+                return await self.turn(prompt, keep_stamps)
         except Exception as exc:  # reported per turn, like a failed stream
             return {"start": start, "end": time.perf_counter(), "frames": 0, "tokens": 0,
                     "done": False, "error": f"{type(exc).__name__}: {exc}"[:200],
@@ -169,8 +185,9 @@ def serve_worker(kind: str, live: bool) -> None:
     with asyncio.Runner(loop_factory=loop_factory()) as runner:
         worker = Worker(kind, live)
         for _ in range(3):  # pay ADK's lazy imports
-            runner.run(worker.turn(worker.runner, "bench 20", worker.tagged))
-        print(json.dumps({"ready": True}), flush=True)
+            runner.run(worker.turn("bench 20"))
+        print(json.dumps({"ready": True, "tagged": worker.tagged, "abort": worker.abort}),
+              flush=True)
         for line in sys.stdin:
             if not line.strip():
                 continue
@@ -180,7 +197,7 @@ def serve_worker(kind: str, live: bool) -> None:
 async def standalone(args: argparse.Namespace) -> dict[str, Any]:
     worker = Worker(args.runner, args.live)
     for _ in range(3):
-        await worker.turn(worker.runner, "bench 20", worker.tagged)
+        await worker.turn("bench 20")
     batches = []
     for _ in range(args.batches):
         cpu = time.process_time()

@@ -24,6 +24,7 @@ them on the process it starts.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import ctypes
 import gc
 import json
@@ -171,9 +172,13 @@ def install(*, freeze: bool, gc_time: bool, stats_file: Path | None) -> None:
         if stats_file is None:
             return
         seq[0] += 1
+        try:
+            loop = type(asyncio.get_running_loop()).__module__
+        except RuntimeError:
+            loop = os.environ.get("BENCH_LOOP", "asyncio") + " (between runs)"
         data = {"seq": seq[0], "gc_s": clock.seconds if clock else None,
                 "gc_stats": gc.get_stats(), "frozen": frozen[0],
-                "threshold": gc.get_threshold()}
+                "threshold": gc.get_threshold(), "loop": loop}
         tmp = stats_file.with_suffix(".tmp")
         tmp.write_text(json.dumps(data))
         tmp.replace(stats_file)

@@ -73,6 +73,7 @@ class Proc:
         self.proc: asyncio.subprocess.Process | None = None
         self.ps: psutil.Process | None = None
         self._stats_seq = 0
+        self.ready_info: dict[str, Any] = {}
         self._lock = asyncio.Lock()  # one ceiling command at a time
 
     @property
@@ -115,6 +116,7 @@ class Proc:
             line = await asyncio.wait_for(self.proc.stdout.readline(), limit_s)
             if not line or not json.loads(line).get("ready"):
                 raise RuntimeError(f"ceiling {self.name} did not start (see {self.log_path})")
+            self.ready_info = json.loads(line)
             return time.perf_counter() - start
         deadline = start + limit_s
         while time.perf_counter() < deadline:

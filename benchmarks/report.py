@@ -358,12 +358,15 @@ def render(results: dict[str, Any], chart_name: str | None) -> str:
         "`websockets` client (permessage-deflate offered: "
         f"{results.get('ws_compression') or 'none'}); loopback TCP\n")
     add("## Rows\n")
-    add("| row | what | process knobs |")
-    add("|---|---|---|")
+    add("| row | what | process knobs | seen in the process after warm-up |")
+    add("|---|---|---|---|")
     for name, info in results.get("rows", {}).items():
-        status = results.get("contenders", {}).get(name, {}).get("status", "not run")
+        row = results.get("contenders", {}).get(name, {})
+        status = row.get("status", "not run")
+        seen = ", ".join(f"{k} {v}" for k, v in (row.get("process") or {}).items())
         add(f"| {name} | {info['label']}"
-            + ("" if status == "measured" else f" (**{status}**)") + f" | {info['knobs']} |")
+            + ("" if status == "measured" else f" (**{status}**)")
+            + f" | {info['knobs']} | {seen or '–'} |")
     add("")
     add("Same agent everywhere: `adk_asgi.demo.build_demo_agent(token_delay=0)`, in-memory "
         "sessions, a new chat/session per stream; \"bench N\" streams exactly N tokens, one "

@@ -74,7 +74,7 @@ class Plan:
     idle_delay: float = 30.0
     idle_settle: float = 3.0  # wait before each RSS reading of the idle phase
     micro_quick: bool = False
-    profile_rows: tuple[str, ...] = ("adk-asgi", "adk-naive", "ceiling-plain")
+    profile_rows: tuple[str, ...] = ("adk-asgi", "adk-naive", "ceiling-plain", "ceiling")
     profile_levels: tuple[int, ...] = (50, 200)
     profile_tokens: int = 500
     profile_rate: int = 250
@@ -131,8 +131,13 @@ async def _start(rows: list[Row], results: dict[str, Any], args: argparse.Namesp
             out[row.name] = {"status": "measured", "startup_s": startup,
                              "tool_call": await tool_call(d)}
             proc.warm()
-            await asyncio.sleep(0.2)
+            stats = await proc.gc_stats()
             out[row.name]["rss_after_warmup_kb"] = proc.rss_kb()
+            if stats is not None:
+                out[row.name]["process"] = {k: stats.get(k) for k in
+                                            ("threshold", "frozen", "loop")}
+                out[row.name]["process"].update(
+                    {k: v for k, v in proc.ready_info.items() if k != "ready"})
         except Exception as exc:
             out[row.name] = {"status": f"error: {type(exc).__name__}: {exc}"}
             live.drivers.pop(row.name, None)
