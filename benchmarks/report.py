@@ -259,6 +259,26 @@ def _ratio_tables(results: dict[str, Any]) -> list[str]:
                                  f"| {_pr(paired(la, lb, 'tokens_per_s'))} |")
         if len(table) > 3:
             lines += [*table, ""]
+    ab = ["### Knob A/B: each `ROW@KNOBS` against `ROW`\n",
+          "| row | replies × streams | CPU/token ÷ ROW | tokens/s ÷ ROW | GC µs/token "
+          "(ROW → this) | peak RSS MB (ROW → this) |",
+          "|---|---|---:|---:|---:|---:|"]
+    for name in _names(results):
+        base_name = name.partition("@")[0]
+        if "@" not in name or base_name not in results.get("rows", {}):
+            continue
+        row, base = _measured(results, name), _measured(results, base_name)
+        for tokens, c in _workloads(results):
+            la, lb = _level(row, tokens, c), _level(base, tokens, c)
+            if la and lb:
+                ab.append(f"| {name} | {tokens} × {c} "
+                          f"| {_pr(paired(la, lb, 'cpu_us_per_token'))} "
+                          f"| {_pr(paired(la, lb, 'tokens_per_s'))} "
+                          f"| {_f(lb.get('gc_us_per_token'))} → "
+                          f"{_f(la.get('gc_us_per_token'))} "
+                          f"| {_mb(lb.get('peak_rss_kb'))} → {_mb(la.get('peak_rss_kb'))} |")
+    if len(ab) > 3:
+        lines += [*ab, ""]
     return lines
 
 

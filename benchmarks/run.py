@@ -26,6 +26,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -54,9 +55,11 @@ class Sweep:
     tokens: int
     levels: tuple[tuple[int, int], ...]  # (concurrency, repetitions)
     rows: tuple[str, ...] | None = None  # base names; None: every row
+    skip: tuple[tuple[int, str], ...] = ()  # (concurrency, base name) left out
 
-    def has(self, row: Row) -> bool:
-        return self.rows is None or row.base.name in self.rows
+    def has(self, row: Row, concurrency: int) -> bool:
+        return ((self.rows is None or row.base.name in self.rows)
+                and (concurrency, row.base.name) not in self.skip)
 
 
 @dataclass(frozen=True)
@@ -68,32 +71,40 @@ class Plan:
     # A rep of the 1-stream level streams one reply after another until it has this
     # many tokens (psutil's CPU clock ticks at 10 ms: one reply is too short to time).
     min_rep_tokens: int = 5000
+    # Each rep's time limit: this, or the level's tokens at 500 tokens/s if longer (a
+    # limit is a hang guard; a rep cut by it counts as incomplete streams).
     sweep_timeout: float = 180.0
     pause: float = 0.3  # between reps
     idle_streams: int = 1000
     idle_delay: float = 30.0
     idle_settle: float = 3.0  # wait before each RSS reading of the idle phase
     micro_quick: bool = False
-    profile_rows: tuple[str, ...] = ("adk-asgi", "adk-naive", "ceiling-plain", "ceiling")
+    profile_rows: tuple[str, ...] = ("adk-asgi", "adk-naive", "ceiling-plain")
     profile_levels: tuple[int, ...] = (50, 200)
     profile_tokens: int = 500
     profile_rate: int = 250
     cprofile_streams: int = 0
+    fresh_per_level: bool = True  # restart the rows' processes before each level
 
 
 QUICK = Plan(mode="quick", single_runs=3, min_rep_tokens=500,
              sweeps=(Sweep(20, ((1, 2), (50, 2))),), sweep_timeout=30.0, pause=0.1,
-             idle_streams=100, idle_settle=1.5, micro_quick=True, profile_rows=())
-# The full run (≈ 35 min on 2 cores): the issue's workload (500-token replies) at 1, 50
-# and 200 streams for the floor rows, 5 reps; 1000 streams with 200-token replies for
-# adk-asgi and the naive bridge, 3 reps (1000 × 500 tokens is ≈ 3 min per rep and row:
-# `--contenders adk-asgi adk-naive --sweep 1000 --tokens 500` runs it); 200-token replies
-# at 1, 50 and 200 streams for every row, 3 reps.
+             idle_streams=100, idle_settle=1.5, micro_quick=True, profile_rows=(),
+             fresh_per_level=False)
+# The full run (≈ 35-45 min on this 2-core VM, depending on its load). 5 reps: the
+# issue's workload, 500-token replies, at 1, 50 and 200 streams for adk-asgi, the naive
+# bridge and the plain ceiling (the resumable ceiling at 1 and 50). 3 reps: 1000 streams
+# with 200-token replies for adk-asgi and the naive bridge (1000 × 500 tokens costs
+# ≈ 3 min per rep and row: `--contenders adk-asgi adk-naive --sweep 1000 --tokens 500`);
+# 200-token replies at 1 and 50 streams for every row, and at 200 streams for the
+# WebSocket rows and ADK's api_server.
 FULL = Plan(mode="full", sweeps=(
     Sweep(500, ((1, 5), (50, 5), (200, 5)), ("adk-asgi", "adk-naive", "ceiling-plain",
-                                             "ceiling")),
+                                             "ceiling"), skip=((200, "ceiling"),)),
+    Sweep(200, ((1, 3), (50, 3))),
+    Sweep(200, ((200, 3),), ("adk-asgi-live", "adk-api-server-live", "ceiling-live",
+                             "adk-api-server")),
     Sweep(200, ((1000, 3),), ("adk-asgi", "adk-naive")),
-    Sweep(200, ((1, 3), (50, 3), (200, 3))),
 ))
 
 
@@ -115,7 +126,9 @@ class Live:
 
 
 async def _start(rows: list[Row], results: dict[str, Any], args: argparse.Namespace,
-                 live: Live, log_dir: Path) -> None:
+                 live: Live, log_dir: Path, first: bool) -> None:
+    """Start and warm up ``rows`` side by side; the first start also records start-up
+    time, a tool-call turn and what the process reports about itself."""
     out: dict[str, Any] = results["contenders"]
 
     async def up(row: Row) -> None:
@@ -128,37 +141,93 @@ async def _start(rows: list[Row], results: dict[str, Any], args: argparse.Namesp
             live.drivers[row.name] = d
             for _ in range(3):
                 await d.stream("bench 20", limit_s=60)
-            out[row.name] = {"status": "measured", "startup_s": startup,
-                             "tool_call": await tool_call(d)}
+            if first:
+                out[row.name] = {"status": "measured", "startup_s": startup,
+                                 "tool_call": await tool_call(d)}
             proc.warm()
             stats = await proc.gc_stats()
-            out[row.name]["rss_after_warmup_kb"] = proc.rss_kb()
-            if stats is not None:
-                out[row.name]["process"] = {k: stats.get(k) for k in
-                                            ("threshold", "frozen", "loop")}
-                out[row.name]["process"].update(
-                    {k: v for k, v in proc.ready_info.items() if k != "ready"})
+            if first:
+                out[row.name]["rss_after_warmup_kb"] = proc.rss_kb()
+                if stats is not None:
+                    info = {k: stats.get(k) for k in ("threshold", "frozen", "loop")}
+                    info.update({k: v for k, v in proc.ready_info.items() if k != "ready"})
+                    out[row.name]["process"] = info
         except Exception as exc:
-            out[row.name] = {"status": f"error: {type(exc).__name__}: {exc}"}
+            status = f"error{'' if first else ' in a restart'}: {type(exc).__name__}: {exc}"
+            out.setdefault(row.name, {})["status"] = status
             live.drivers.pop(row.name, None)
-            log(f"{row.name}: {out[row.name]['status']}")
+            log(f"{row.name}: {status}")
 
     await asyncio.gather(*[up(row) for row in rows])
 
 
-async def measure_all(rows: list[Row], plan: Plan, args: argparse.Namespace, log_dir: Path,
-                      results: dict[str, Any]) -> None:
-    out: dict[str, dict[str, Any]] = results["contenders"]
-    by_name = {row.name: row for row in rows}
+@contextlib.asynccontextmanager
+async def fleet(rows: list[Row], results: dict[str, Any], args: argparse.Namespace,
+                log_dir: Path, first: bool = False) -> AsyncIterator[Live]:
+    """``rows`` running side by side (fresh processes), stopped on exit."""
     live = Live()
     try:
-        await _start(rows, results, args, live, log_dir)
+        await _start(rows, results, args, live, log_dir, first)
+        yield live
+    finally:
+        for d in live.drivers.values():
+            with contextlib.suppress(Exception):
+                await d.close()
+        await asyncio.gather(*[p.stop() for p in live.procs.values()],
+                             return_exceptions=True)
 
-        def fail(name: str, phase: str, exc: BaseException) -> None:
-            out[name]["status"] = f"error in {phase}: {type(exc).__name__}: {exc}"
-            live.drivers.pop(name, None)
-            log(f"{name}: {out[name]['status']}")
 
+async def run_level(sweep: Sweep, concurrency: int, reps: int, names: list[str], plan: Plan,
+                    live: Live, results: dict[str, Any]) -> None:
+    """The reps of one level, round-robin over ``names`` (the order rotates per rep)."""
+    out: dict[str, dict[str, Any]] = results["contenders"]
+    waves = 1 if concurrency > 1 else max(1, -(-plan.min_rep_tokens // sweep.tokens))
+    log(f"sweep: {concurrency} streams × {sweep.tokens} tokens"
+        + (f" ({waves} in a row)" if waves > 1 else "") + f", {reps} reps, "
+        f"{len(names)} rows")
+    limit = max(plan.sweep_timeout, concurrency * sweep.tokens / 500)
+    runs: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
+    for rep in range(reps):
+        for name in _rotated(names, rep):
+            d = live.drivers.get(name)
+            if d is None or (runs[name] and runs[name][-1]["completion"] < 0.5):
+                continue  # failing at this level: more reps only burn time
+            try:
+                run = await level(live.procs[name], d, sweep.tokens, concurrency, waves,
+                                  limit)
+            except Exception as exc:
+                out[name]["status"] = f"error in sweep: {type(exc).__name__}: {exc}"
+                live.drivers.pop(name, None)
+                log(f"{name}: {out[name]['status']}")
+                continue
+            runs[name].append(run)
+            log(f"  {name}: {run['completed']}/{run['streams']} in {run['wall']:.2f}s, "
+                f"{run['tokens_per_s']:.0f} tok/s, {run['cpu_us_per_token']:.0f} µs "
+                "CPU/token" + (f" (GC {run['gc_us_per_token']:.0f})"
+                               if "gc_us_per_token" in run else ""))
+            await asyncio.sleep(plan.pause)
+    for name, name_runs in runs.items():
+        if name_runs:
+            proc = live.procs[name]
+            summary = summarize_level(name_runs, proc.hwm_kb())
+            out[name].setdefault("sweep", []).append(summary)
+            out[name]["peak_rss_sweep_kb"] = max(out[name].get("peak_rss_sweep_kb", 0),
+                                                 summary["peak_rss_kb"])
+
+
+async def measure_all(rows: list[Row], plan: Plan, args: argparse.Namespace, log_dir: Path,
+                      results: dict[str, Any]) -> None:
+    """Start every row, measure single streams; then each sweep level, on fresh
+    processes of the rows it covers (``plan.fresh_per_level``: a level's numbers do not
+    depend on what the process served before, e.g. the sessions an in-memory store keeps,
+    which the collector scans); then the profiles; then idle memory."""
+    out: dict[str, dict[str, Any]] = results["contenders"]
+
+    def measured(names: list[Row]) -> list[Row]:
+        return [r for r in names if out.get(r.name, {}).get("status") == "measured"]
+
+    levels = [(sweep, c, reps) for sweep in plan.sweeps for c, reps in sweep.levels]
+    async with fleet(rows, results, args, log_dir, first=True) as live:
         if plan.single_runs:
             log(f"single stream, {plan.single_runs} interleaved rounds")
             singles: dict[str, list[dict[str, Any]]] = {n: [] for n in live.drivers}
@@ -169,57 +238,34 @@ async def measure_all(rows: list[Row], plan: Plan, args: argparse.Namespace, log
                             singles[name].append(await single(live.drivers[name],
                                                               plan.tokens))
                         except Exception as exc:
-                            fail(name, "single", exc)
+                            out[name]["status"] = (f"error in single: {type(exc).__name__}: "
+                                                   f"{exc}")
+                            live.drivers.pop(name, None)
             for name, name_singles in singles.items():
                 if name in live.drivers:
                     out[name]["single"] = summarize_single(name_singles, plan.tokens)
                     out[name]["peak_rss_single_kb"] = live.procs[name].hwm_kb()
-        for sweep in plan.sweeps:
-            for concurrency, reps in sweep.levels:
-                names = [n for n in live.drivers if sweep.has(by_name[n])]
-                if not names:
-                    continue
-                waves = 1 if concurrency > 1 else max(
-                    1, -(-plan.min_rep_tokens // sweep.tokens))
-                log(f"sweep: {concurrency} streams × {sweep.tokens} tokens"
-                    + (f" ({waves} in a row)" if waves > 1 else "") + f", {reps} reps, "
-                    f"{len(names)} rows")
-                runs: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
-                for rep in range(reps):
-                    for name in _rotated(names, rep):
-                        d = live.drivers.get(name)
-                        if d is None or (runs[name] and runs[name][-1]["completion"] < 0.5):
-                            continue  # failing at this level: more reps only burn time
-                        try:
-                            run = await level(live.procs[name], d, sweep.tokens, concurrency,
-                                              waves, plan.sweep_timeout)
-                        except Exception as exc:
-                            fail(name, "sweep", exc)
-                            continue
-                        runs[name].append(run)
-                        log(f"  {name}: {run['completed']}/{run['streams']} in "
-                            f"{run['wall']:.2f}s, {run['tokens_per_s']:.0f} tok/s, "
-                            f"{run['cpu_us_per_token']:.0f} µs CPU/token"
-                            + (f" (GC {run['gc_us_per_token']:.0f})"
-                               if "gc_us_per_token" in run else ""))
-                        await asyncio.sleep(plan.pause)
-                for name, name_runs in runs.items():
-                    if name_runs:
-                        out[name].setdefault("sweep", []).append(
-                            summarize_level(name_runs, live.procs[name].hwm_kb()))
-        for name in live.drivers:
-            out[name]["peak_rss_sweep_kb"] = live.procs[name].hwm_kb()
-        await profiles(plan, args, live, results)
-    finally:
-        for d in live.drivers.values():
-            with contextlib.suppress(Exception):
-                await d.close()
-        await asyncio.gather(*[p.stop() for p in live.procs.values()],
-                             return_exceptions=True)
+        if not plan.fresh_per_level:
+            for sweep, c, reps in levels:
+                names = [r.name for r in measured(rows) if sweep.has(r, c)]
+                if names:
+                    await run_level(sweep, c, reps, names, plan, live, results)
+            await profiles(plan, args, live, results)
+    if plan.fresh_per_level:
+        for sweep, c, reps in levels:
+            here = [r for r in measured(rows) if sweep.has(r, c)]
+            if here:
+                async with fleet(here, results, args, log_dir) as live:
+                    await run_level(sweep, c, reps, [r.name for r in here if r.name in
+                                                     live.drivers], plan, live, results)
+        wanted = [r for r in measured(rows) if r.name in plan.profile_rows]
+        if wanted and not args.skip_profile:
+            for c in plan.profile_levels:
+                async with fleet(wanted, results, args, log_dir) as live:
+                    await profiles(replace(plan, profile_levels=(c,)), args, live, results)
     if args.skip_idle:
         return
-    servers = [r for r in rows if r.kind != "ceiling"
-               and out.get(r.name, {}).get("status") == "measured"]
+    servers = [r for r in measured(rows) if r.kind != "ceiling"]
     log(f"idle streams/sockets: {', '.join(r.name for r in servers)} (fresh servers, "
         "side by side)")
 
@@ -264,7 +310,8 @@ async def profiles(plan: Plan, args: argparse.Namespace, live: Live,
                     path.unlink()
                 await recorder.start()
                 run = await level(proc, d, plan.profile_tokens, concurrency, 1,
-                                  plan.sweep_timeout)
+                                  max(plan.sweep_timeout,
+                                      concurrency * plan.profile_tokens / 500))
             finally:
                 await recorder.stop()
             stacks = read_raw(path)
@@ -407,6 +454,8 @@ def _plan(args: argparse.Namespace) -> Plan:
         plan = replace(plan, profile_tokens=args.profile_tokens)
     if args.cprofile_streams is not None:
         plan = replace(plan, cprofile_streams=args.cprofile_streams)
+    if args.keep_processes:
+        plan = replace(plan, fresh_per_level=False)
     return plan
 
 
@@ -437,6 +486,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="rows py-spy profiles after the sweep (comma-separated)")
     parser.add_argument("--profile-levels", default=None, help="e.g. 50,200")
     parser.add_argument("--profile-tokens", type=int, default=None)
+    parser.add_argument("--keep-processes", action="store_true",
+                        help="one process per row for the whole run (default: fresh "
+                             "processes for every sweep level)")
     parser.add_argument("--cprofile-streams", type=int, default=None,
                         help="cProfile the -bare rows over N sequential streams")
     knobs = parser.add_argument_group("process knobs for every row")

@@ -298,6 +298,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("--cpu", default=None, help="CPU µs per token of each file")
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--inclusive", action="store_true",
+                        help="compare two files by inclusive time (default: self time)")
     args = parser.parse_args(argv)
     stacks = [read_raw(f) for f in args.files]
     cpu = [float(x) for x in args.cpu.split(",")] if args.cpu else [100.0] * len(stacks)
@@ -315,11 +317,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'samples (idle dropped)':<62}"
           + "".join(f"{a['samples']:>14} ({a['idle_samples']})" for a in accounts))
     if len(stacks) == 2:
-        inc = [functions(s, self_time=False) for s in stacks]
+        inc = [functions(s, self_time=not args.inclusive) for s in stacks]
         tot = [a["samples"] or 1 for a in accounts]
         diff = {k: inc[0][k] / tot[0] * cpu[0] - inc[1][k] / tot[1] * cpu[1]
                 for k in set(inc[0]) | set(inc[1])}
-        print(f"\ninclusive {unit}, largest differences (first − second):")
+        kind = "inclusive" if args.inclusive else "self"
+        print(f"\n{kind} {unit}, largest differences (first − second):")
         for k, v in sorted(diff.items(), key=lambda kv: -abs(kv[1]))[:args.top]:
             print(f"  {v:+8.1f}  {k}")
     else:
