@@ -323,34 +323,89 @@ def _memory(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _is_measured_apart(centre: str) -> bool:
+    """Centres the account takes from unprofiled measurements instead of samples."""
+    return centre.startswith(("GC", "kernel:"))
+
+
+def account(results: dict[str, Any], key: str) -> dict[str, float] | None:
+    """µs per token by cost centre for one profile (``"ROW c=N"``).
+
+    Totals come from the same row and level of the sweep (no profiler running): server
+    CPU ``T``, the collector's time ``G`` (``gc.callbacks``) and kernel time ``K``
+    (psutil). The profile splits the rest, ``T − G − K``, by its samples outside the
+    collector and outside socket-write syscalls. Those two are left out of the shares
+    because they are measured directly, and because a blocking profiler's pause lands
+    at the next kernel entry, which over-samples the frames that enter the kernel
+    (py-spy put 14–25 % of the samples in ``write`` where psutil measured 3 % kernel
+    time); dropping them and renormalizing keeps the rest unbiased.
+    """
+    prof = (results.get("profiles") or {}).get(key)
+    if not prof or "centres" not in prof:
+        return None
+    row = _measured(results, prof["row"])
+    lv = _level(row, prof["tokens"], prof["concurrency"])
+    if lv is None:
+        return None
+    total, gc = lv["cpu_us_per_token"], lv.get("gc_us_per_token") or 0.0
+    kernel = lv.get("sys_us_per_token") or 0.0
+    rest = {c: v["samples"] for c, v in prof["centres"].items() if not _is_measured_apart(c)}
+    n = sum(rest.values()) or 1
+    out = {c: k / n * (total - gc - kernel) for c, k in rest.items()}
+    out["GC (gc.callbacks clock, unprofiled sweep)"] = gc
+    out["kernel (psutil system time, unprofiled sweep)"] = kernel
+    out["total"] = total
+    return out
+
+
 def _profiles(results: dict[str, Any]) -> list[str]:
     profs = results.get("profiles")
     if not profs:
         return []
     if "status" in profs:
         return ["## Profiles (py-spy)\n", f"{profs['status']}\n"]
+    accounts = {k: a for k in profs if (a := account(results, k)) is not None}
+    lines: list[str] = []
+    if accounts:
+        keys = list(accounts)
+        centres: dict[str, None] = {}
+        for a in accounts.values():
+            centres.update(dict.fromkeys(c for c in a if c != "total"))
+        order = sorted(centres, key=lambda c: -max(a.get(c, 0.0) for a in accounts.values()))
+        diffs = [(f"{OURS} − {NAIVE} c={c}", f"{OURS} c={c}", f"{NAIVE} c={c}")
+                 for c in sorted({profs[k]["concurrency"] for k in keys})
+                 if f"{OURS} c={c}" in accounts and f"{NAIVE} c={c}" in accounts]
+        lines += ["## Account: CPU µs per token by cost centre\n",
+                  "Per profiled level: server CPU per token `T`, collector time `G` and "
+                  "kernel time `K` from the same row and level of the sweep (no profiler); "
+                  "`T − G − K` split by the py-spy samples outside the collector and "
+                  "outside socket-write syscalls (`benchmarks/report.py: account`; the "
+                  "cost centres are `benchmarks/spy.py: classify`).\n",
+                  "| cost centre | " + " | ".join(keys + [d[0] for d in diffs]) + " |",
+                  "|---|" + "---:|" * (len(keys) + len(diffs))]
+        for c in order:
+            cells = [_f(accounts[k].get(c), 1) if accounts[k].get(c) else "–" for k in keys]
+            cells += [_f(accounts[a].get(c, 0.0) - accounts[b].get(c, 0.0), 1, "")
+                      for _, a, b in diffs]
+            lines.append(f"| {c} | " + " | ".join(cells) + " |")
+        cells = [f"**{_f(accounts[k]['total'])}**" for k in keys]
+        cells += [f"**{accounts[a]['total'] - accounts[b]['total']:+.0f}**" for _, a, b in diffs]
+        lines.append("| **total** | " + " | ".join(cells) + " |")
+        lines.append("")
     keys = list(profs)
-    centres: dict[str, None] = {}
+    lines += ["### Raw py-spy shares (% of working samples)\n",
+              "| cost centre | " + " | ".join(keys) + " |", "|---|" + "---:|" * len(keys)]
+    centres = {}
     for p in profs.values():
-        for c in p["centres"]:
-            centres[c] = None
-    lines = ["## Profiles (py-spy --native): CPU µs per token by cost centre\n",
-             "Each column: one level of \"bench N\" streams under `py-spy record --native` "
-             "(sampling, the process keeps running); share of samples × the CPU µs per token "
-             "measured over the same window (the profiler's pauses inflate it a little). "
-             "Every sample goes to the first matching cost centre (`benchmarks/spy.py`), so "
-             "a column adds up to its total.\n",
-             "| cost centre | " + " | ".join(keys) + " |",
-             "|---|" + "---:|" * len(keys)]
+        centres.update(dict.fromkeys(p["centres"]))
     for c in centres:
-        cells = []
-        for k in keys:
-            share = _get(profs[k], "centres", c, "share") or 0.0
-            cells.append(_f(share * profs[k]["cpu_us_per_token"], 1) if share else "–")
+        cells = [_f((_get(profs[k], "centres", c, "share") or 0.0) * 100, 1) for k in keys]
         lines.append(f"| {c} | " + " | ".join(cells) + " |")
-    lines.append("| **total (CPU µs per token)** | " + " | ".join(
-        f"**{_f(profs[k]['cpu_us_per_token'])}**" for k in keys) + " |")
-    lines.append("| samples | " + " | ".join(str(profs[k]["samples"]) for k in keys) + " |")
+    lines.append("| CPU µs/token under the profiler | " + " | ".join(
+        _f(profs[k].get("profiled_cpu_us_per_token", profs[k].get("cpu_us_per_token")))
+        for k in keys) + " |")
+    lines.append("| samples (idle dropped) | " + " | ".join(
+        f"{profs[k]['samples']} ({profs[k].get('idle_samples', 0)})" for k in keys) + " |")
     lines.append("")
     return lines
 

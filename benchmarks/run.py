@@ -38,6 +38,7 @@ from .phases import (
     idle_sse,
     idle_ws,
     level,
+    med,
     single,
     summarize_level,
     summarize_single,
@@ -83,6 +84,7 @@ class Plan:
     profile_levels: tuple[int, ...] = (50, 200)
     profile_tokens: int = 500
     profile_rate: int = 250
+    profile_rounds: int = 2
     cprofile_streams: int = 0
     fresh_per_level: bool = True  # restart the rows' processes before each level
 
@@ -286,9 +288,12 @@ async def measure_all(rows: list[Row], plan: Plan, args: argparse.Namespace, log
 
 async def profiles(plan: Plan, args: argparse.Namespace, live: Live,
                    results: dict[str, Any]) -> None:
-    """py-spy over one level per profiled row (sequentially: the profiler needs the
-    other core), with the CPU per token of that same window."""
-    from .spy import Recorder, account, py_spy, read_raw, top_self
+    """py-spy over one level per profiled row, ``plan.profile_rounds`` times with the rows
+    interleaved (the VM's drifts hit every row alike), rows one at a time (the profiler
+    needs the other core). The raw stacks of a row's rounds are added up."""
+    from collections import Counter
+
+    from .spy import Recorder, Stack, account, py_spy, read_raw, top_self
 
     wanted = [n for n in plan.profile_rows if n in live.drivers]
     if args.skip_profile or not wanted or not plan.profile_levels:
@@ -299,29 +304,33 @@ async def profiles(plan: Plan, args: argparse.Namespace, live: Live,
         return
     prof: dict[str, Any] = results.setdefault("profiles", {})
     for concurrency in plan.profile_levels:
+        stacks: dict[str, Counter[Stack]] = {n: Counter() for n in wanted}
+        runs: dict[str, list[dict[str, Any]]] = {n: [] for n in wanted}
+        for k in range(plan.profile_rounds):
+            for name in _rotated(wanted, k):
+                proc, d = live.procs[name], live.drivers[name]
+                path = args.out / f"spy-{name.replace('@', '_')}-c{concurrency}-{k}.txt"
+                log(f"profile {k + 1}/{plan.profile_rounds} (py-spy --native, "
+                    f"{plan.profile_rate} Hz): {name}, {concurrency} streams × "
+                    f"{plan.profile_tokens} tokens")
+                recorder = Recorder(proc.pid, path, plan.profile_rate)
+                try:
+                    await recorder.start()
+                    runs[name].append(await level(
+                        proc, d, plan.profile_tokens, concurrency, 1,
+                        max(plan.sweep_timeout, concurrency * plan.profile_tokens / 500)))
+                finally:
+                    await recorder.stop()
+                stacks[name] += read_raw(path)
         for name in wanted:
-            proc, d = live.procs[name], live.drivers[name]
-            path = args.out / f"spy-{name.replace('@', '_')}-c{concurrency}.txt"
-            log(f"profile (py-spy --native, {plan.profile_rate} Hz): {name}, {concurrency} "
-                f"streams × {plan.profile_tokens} tokens")
-            recorder = Recorder(proc.pid, path, plan.profile_rate)
-            try:
-                with contextlib.suppress(FileNotFoundError):
-                    path.unlink()
-                await recorder.start()
-                run = await level(proc, d, plan.profile_tokens, concurrency, 1,
-                                  max(plan.sweep_timeout,
-                                      concurrency * plan.profile_tokens / 500))
-            finally:
-                await recorder.stop()
-            stacks = read_raw(path)
-            entry = {"row": name, "concurrency": concurrency, "tokens": plan.profile_tokens,
-                     "cpu_us_per_token": run["cpu_us_per_token"],
-                     "gc_us_per_token": run.get("gc_us_per_token"),
-                     "tokens_per_s": run["tokens_per_s"], "completion": run["completion"],
-                     "file": path.name, **account(stacks),
-                     "top_self": top_self(stacks)}
-            prof[f"{name} c={concurrency}"] = entry
+            prof[f"{name} c={concurrency}"] = {
+                "row": name, "concurrency": concurrency, "tokens": plan.profile_tokens,
+                "rounds": plan.profile_rounds,
+                # Under the profiler (its pauses inflate these; the account uses the
+                # sweep's unprofiled numbers).
+                "profiled_cpu_us_per_token": med([r["cpu_us_per_token"] for r in runs[name]]),
+                "completion": min(r["completion"] for r in runs[name]),
+                **account(stacks[name]), "top_self": top_self(stacks[name])}
 
 
 async def _get(port: int, path: str) -> None:

@@ -44,6 +44,7 @@ class Recorder:
         self.log = out.with_suffix(".log")
 
     async def start(self) -> None:
+        self.out.unlink(missing_ok=True)
         exe = py_spy()
         if exe is None:
             raise RuntimeError("py-spy is not installed (pip install py-spy)")
