@@ -1,35 +1,43 @@
 """adk-asgi: serve Google ADK agents to Vercel AI SDK chat UIs (``useChat``).
 
-    from adk_asgi import AdkApp
-    site.mount("/api/chat", AdkApp(agent=root_agent))
+    from adk_asgi import AdkApp, mount
+    mount(site, "/api/chat", AdkApp(agent=root_agent))
+
+The public API is what this module exports, plus ``adk_asgi.chunks`` (the UI message
+stream chunk types), ``adk_asgi.testing`` (test helpers) and ``adk_asgi.demo`` (the
+offline demo agent). Everything else (``core``, ``http``, ``live``, ``stores``, ``cli``)
+is internal and may change between releases; ARCHITECTURE.md maps it.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._app import AdkApp
-from ._auth import Authenticate, AuthError, bearer_token
-from ._chunks import UIChunk
-from ._errors import RequestError
-from ._frontend_tool import FrontendTool, frontend_tool
-from ._limits import Limits
-from ._live import LiveOptions
-from ._middleware import AdkMiddleware
-from ._sessions import session_service_from_url
-from ._streams import MemoryStreamStore, StreamRecorder, StreamStore
-from ._translator import EventTranslator
+from .app import AdkApp
+from .core.auth import Authenticate, AuthError, bearer_token
+from .core.errors import RequestError
+from .core.limits import Limits
+from .core.message import ErrorInfo, describe_error_generic
+from .core.surface import EventParts
+from .core.tools import FrontendTool, frontend_tool
+from .live.endpoint import LiveOptions
+from .middleware import AdkMiddleware
+from .mount import mount
+from .observability.logs import JsonFormatter
+from .stores import MemoryStreamStore, StreamRecorder, StreamStore
 
 if TYPE_CHECKING:
-    from ._redis_store import RedisStreamStore
+    from .stores.redis import RedisStreamStore
 
 __all__ = [
     "AdkApp",
     "AdkMiddleware",
     "AuthError",
     "Authenticate",
-    "EventTranslator",
+    "ErrorInfo",
+    "EventParts",
     "FrontendTool",
+    "JsonFormatter",
     "Limits",
     "LiveOptions",
     "MemoryStreamStore",
@@ -37,10 +45,10 @@ __all__ = [
     "RequestError",
     "StreamRecorder",
     "StreamStore",
-    "UIChunk",
     "bearer_token",
+    "describe_error_generic",
     "frontend_tool",
-    "session_service_from_url",
+    "mount",
 ]
 
 __version__ = "0.1.0"
@@ -49,7 +57,7 @@ __version__ = "0.1.0"
 def __getattr__(name: str) -> object:
     # Optional dependency: importing adk_asgi must not need the redis package.
     if name == "RedisStreamStore":
-        from ._redis_store import RedisStreamStore
+        from .stores.redis import RedisStreamStore
 
         return RedisStreamStore
     raise AttributeError(f"module 'adk_asgi' has no attribute {name!r}")

@@ -9,7 +9,9 @@ partial text event (``EventTranslator`` vs ``LiveTranslator``), building the Web
 text frame of a text-delta (protocol A, protocol B), and the per-frame send wrapper of
 the live endpoint (a bare ``await send``, behind an ``asyncio.Lock``, with
 ``asyncio.wait_for``, with ``asyncio.timeout``) on a send that does not block, as
-uvicorn's does while its write buffer has room. Each number is the median of
+uvicorn's does while its write buffer has room. Instrumentation: what one turn's span
+and metrics cost with no OpenTelemetry SDK configured (the default: the API's no-op
+providers), per turn and spread over a 500-token answer. Each number is the median of
 ``repeat`` timings of ``number`` calls, in ns per call.
 """
 
@@ -28,7 +30,7 @@ from google.adk.events import Event
 from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from adk_asgi._chunks import (
+from adk_asgi.chunks import (
     Finish,
     TextDelta,
     ToolInputAvailable,
@@ -36,10 +38,11 @@ from adk_asgi._chunks import (
     encode_chunk,
     sse_frame,
 )
-from adk_asgi._live import _chunk_frame, _Listener
-from adk_asgi._live_translator import LiveTranslator
-from adk_asgi._request import decode_chat_request
-from adk_asgi._translator import EventTranslator
+from adk_asgi.core.request import decode_chat_request
+from adk_asgi.core.translator import EventTranslator
+from adk_asgi.live.commands import Listener
+from adk_asgi.live.protocol_b import ProtocolB
+from adk_asgi.live.translator import LiveTranslator
 
 MSG_ID = "msg-a5eb01bd7dbb44ae882c"
 
@@ -247,13 +250,13 @@ def bench_live_translate(quick: bool) -> dict[str, float]:
 def bench_live_frames(quick: bool) -> dict[str, float]:
     number, repeat = (20_000, 5) if quick else (200_000, 7)
     chunk = CHUNKS["text-delta"]
-    listener = _Listener("req-1")
+    listener = Listener("req-1")
     # As _live._Connection._emit does: encode once, then frame for the protocol.
     return {
         "protocol A: data: frame from encode_chunk": _time_ns(
             lambda: (b"data: " + encode_chunk(chunk) + b"\n\n").decode(), number, repeat),
-        "protocol B: _chunk_frame(listener, encode_chunk(chunk))": _time_ns(
-            lambda: _chunk_frame(listener, encode_chunk(chunk)), number, repeat),
+        "protocol B: ProtocolB.chunks([encode_chunk(chunk)], [listener])": _time_ns(
+            lambda: ProtocolB.chunks([encode_chunk(chunk)], [listener]), number, repeat),
     }
 
 
@@ -330,11 +333,38 @@ def bench_send_wrappers(quick: bool) -> dict[str, float]:
     return result
 
 
+def bench_instrumentation(quick: bool, tokens: int = 500) -> dict[str, float]:
+    """One turn's span (started, made current, ended) and its metric calls, as
+    ``http/endpoint.py`` and ``http/stream.py`` make them, on whatever providers are
+    configured (none in a benchmark run: the no-op default)."""
+    from adk_asgi.observability.metrics import METRICS
+    from adk_asgi.observability.tracing import TURN, current, end_span, start_span
+
+    number, repeat = (20_000, 5) if quick else (200_000, 7)
+
+    def span() -> None:
+        turn = start_span(TURN, "sse", "chat-1", "user-1")
+        with current(turn):
+            pass
+        end_span(turn, "completed")
+
+    def metrics() -> None:
+        METRICS.turn_started("sse")
+        METRICS.first_token("sse", 0.12)
+        METRICS.turn_ended("sse", "completed", 1.5, tokens=tokens)
+
+    per_turn = {"turn span": _time_ns(span, number, repeat),
+                "turn metrics": _time_ns(metrics, number, repeat)}
+    total = sum(per_turn.values())
+    return {**per_turn, "per turn": total, f"per token ({tokens}-token turn)": total / tokens}
+
+
 def run(quick: bool) -> dict[str, Any]:
     return {"encoding": bench_encoding(quick), "parsing": bench_parsing(quick),
             "live": {"translate": bench_live_translate(quick),
                      "frames": bench_live_frames(quick),
-                     "send": bench_send_wrappers(quick)}}
+                     "send": bench_send_wrappers(quick)},
+            "instrumentation": bench_instrumentation(quick)}
 
 
 if __name__ == "__main__":

@@ -485,6 +485,24 @@ def render(results: dict[str, Any], chart_name: str | None) -> str:
             add(f"| {chunk} | {v['bytes']} | {_f(v['msgspec sse_frame'])} "
                 f"| {_f(v['json.dumps(dict)'])} | {_f(v['pydantic model_dump_json'])} |")
         add("")
+        live = micro.get("live")
+        if live:
+            add("Live path, ns per call (one partial text event; one text-delta frame; one "
+                "non-blocking send):\n")
+            add("| operation | ns |")
+            add("|---|---:|")
+            for group in ("translate", "frames", "send"):
+                for k, v in live.get(group, {}).items():
+                    add(f"| {k} | {_f(v)} |")
+            add("")
+        instrumentation = micro.get("instrumentation")
+        if instrumentation:
+            add("Instrumentation with no OpenTelemetry SDK configured (the default), ns:\n")
+            add("| span and metrics of one turn | ns |")
+            add("|---|---:|")
+            for k, v in instrumentation.items():
+                add(f"| {k} | {_f(v, 1) if v < 100 else _f(v)} |")
+            add("")
     for name, prof in (results.get("cprofile") or {}).items():
         add(f"## cProfile of {name}\n")
         if "groups" not in prof:

@@ -54,10 +54,10 @@ def build_app(name: str, token_delay: float) -> Any:
     name = name.split("-live")[0]
     if name == "adk-asgi":
         from adk_asgi import AdkMiddleware
-        from adk_asgi._cli import _not_found  # the bare app adk-asgi serve wraps in tests
+        from adk_asgi.cli.site import WEB_DIR, SiteApp  # what adk-asgi serve wraps
         from adk_asgi.demo import build_demo_agent
 
-        return AdkMiddleware(_not_found, path="/api/chat",
+        return AdkMiddleware(SiteApp(WEB_DIR), path="/api/chat",
                              agent=build_demo_agent(token_delay=token_delay))
     if name == "adk-naive":
         from .naive import build_naive_app

@@ -9,19 +9,18 @@ from __future__ import annotations
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, mount
 from adk_asgi.demo import build_demo_agent
 
 # Your own agent goes here: `from my_pkg.agent import root_agent`.
 chat = AdkApp(build_demo_agent(token_delay=0.02))
 
-# FastAPI does not run the lifespan of mounted apps: hand it ours so ADK is warm
-# before the first request (without it, the first request warms it up).
-app = FastAPI(title="My site", lifespan=chat.lifespan)
+app = FastAPI(title="My site")
 app.add_middleware(
     CORSMiddleware,
     allow_origins=["http://localhost:3000"],
-    allow_methods=["GET", "POST"],
+    # DELETE: the page's stop request (DELETE /api/chat/{id}/stream) is cross-origin too.
+    allow_methods=["GET", "POST", "DELETE"],
     allow_headers=["*"],
 )
 
@@ -31,4 +30,5 @@ async def health() -> dict[str, str]:
     return {"status": "ok"}
 
 
-app.mount("/api/chat", chat)
+# HTTP and WebSocket at /api/chat (and /api/chat/...), warmed up with the site's lifespan.
+mount(app, "/api/chat", chat)

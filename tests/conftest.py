@@ -55,12 +55,36 @@ def parse_sse(text: str) -> list[Any]:
     return chunks
 
 
+async def sqlite_threads_done(within: float = 10.0) -> None:
+    """Wait for aiosqlite's worker threads (one per connection) to end: the thread of a
+    failed connect reports its end to the test's loop, and raises "Event loop is closed"
+    (in whichever test runs next) if that loop is gone by then."""
+    deadline = time.monotonic() + within
+    while any("_connection_worker_thread" in t.name for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "aiosqlite threads still running"
+        await asyncio.sleep(0.02)
+
+
 def types_of(chunks: list[Any]) -> list[str]:
     return [c if isinstance(c, str) else c["type"] for c in chunks]
 
 
 def text_of(chunks: list[Any]) -> str:
     return "".join(c["delta"] for c in chunks if isinstance(c, dict) and c["type"] == "text-delta")
+
+
+async def not_found_app(scope: Any, receive: Any, send: Any) -> None:
+    """A bare ASGI app answering JSON 404 to everything: the site tests wrap the chat
+    endpoint around (``AdkMiddleware(not_found_app, path=...)``)."""
+    from adk_asgi.cli.site import plain_lifespan
+    from adk_asgi.core.asgi import send_json_error
+
+    if scope["type"] == "lifespan":
+        await plain_lifespan(receive, send)
+    elif scope["type"] == "http":
+        await send_json_error(send, 404, "not_found", "Not found.")
+    else:
+        await send({"type": "websocket.close", "code": 1000})
 
 
 @pytest.fixture
@@ -177,3 +201,36 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     with RedisServer(tmp_path_factory.mktemp("redis")) as server:
         yield server.url
+
+
+@pytest.fixture(scope="session")
+def gemini_emulator() -> Iterator[Any]:
+    """One Gemini API emulator (``adk_asgi.testing.gemini``) for the whole run, chunking
+    like Gemini (8 tokens a chunk). Agents reach it through ``gemini_emulator.gemini(name)``
+    (no environment needed); its journal is shared, so tests filter it by what they sent."""
+    from adk_asgi.testing.gemini import GeminiEmulator
+
+    with GeminiEmulator(tokens_per_chunk=8) as emulator:
+        yield emulator
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Any]:
+    """A throwaway PostgreSQL server for this run (tests/pg_server.py); skipped without the
+    postgres extra or the server binaries."""
+    import importlib.util
+
+    from pg_server import PostgresServer, find_bindir
+
+    if not all(importlib.util.find_spec(m) for m in ("sqlalchemy", "asyncpg")):
+        pytest.skip("needs the postgres extra: pip install -e '.[postgres]' "
+                    "(google-adk[db], asyncpg)")
+    bindir = find_bindir()
+    if bindir is None:
+        pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl, postgres) on this machine; "
+                    "scripts/test installs Debian's postgresql package when it can")
+    server = PostgresServer(bindir).start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import warnings
 from typing import Any
 
 import httpx
 import pytest
+from google.adk.apps import App, ResumabilityConfig
 from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 from starlette.applications import Starlette
@@ -112,7 +114,7 @@ async def test_unknown_session_is_seeded_with_the_text_history(demo_app: AdkApp,
 async def test_seeding_keeps_only_the_most_recent_history(demo_app: AdkApp,
                                                          client: httpx.AsyncClient) -> None:
     """A client cannot make one request seed a huge history (ADK's stores pay per append)."""
-    from adk_asgi._chat import SEED_MAX_MESSAGES
+    from adk_asgi.http.endpoint import SEED_MAX_MESSAGES
 
     history = [user_message(f"old message {i}", f"u{i}") for i in range(999)]
     started = time.monotonic()
@@ -292,7 +294,12 @@ async def test_websocket_is_served_live(demo_app: AdkApp) -> None:
 
 
 async def test_accepts_a_ready_runner_and_the_single_message_body() -> None:
-    runner = Runner(agent=build_demo_agent(), app_name="mine",
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # ResumabilityConfig is experimental
+        resumable = ResumabilityConfig(is_resumable=True)
+    # A ready Runner must be resumable (AgentRuntime refuses one that is not).
+    runner = Runner(app=App(name="mine", root_agent=build_demo_agent(),
+                            resumability_config=resumable),
                     session_service=InMemorySessionService())
     app = AdkApp(runner=runner, warm_up=False)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),

@@ -4,7 +4,7 @@ playwright-core against a real `adk-asgi serve`.
 The scenarios live in ``tests/browser/run.mjs`` (one Chromium for the whole run, a
 fresh browser context per scenario); this module starts the server, runs them once
 and turns each scenario of the JSON report into a test. Run just these with
-``.venv/bin/python -m pytest -m browser`` (see README, "Chat page").
+``.venv/bin/python -m pytest -m browser`` (see docs/development/chat-page.md).
 """
 
 from __future__ import annotations

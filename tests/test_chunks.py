@@ -5,7 +5,7 @@ import json
 import msgspec
 import pytest
 
-from adk_asgi import _chunks as c
+from adk_asgi import chunks as c
 
 
 def test_frame_is_one_data_line_and_blank_line() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from adk_asgi._cli import load_target
+from adk_asgi.cli.targets import load_target
 
 from conftest import chat_body, parse_sse, types_of, user_message
 
@@ -24,9 +24,9 @@ def free_port() -> int:
 
 
 def test_load_target() -> None:
-    agent = load_target("adk_asgi.demo:root_agent")
+    agent = load_target("adk_asgi.demo:root_agent").value
     assert agent.name == "assistant"
-    assert load_target("adk_asgi.demo") is agent
+    assert load_target("adk_asgi.demo").value is agent
     with pytest.raises(SystemExit):
         load_target("adk_asgi.demo:nope")
 
@@ -64,9 +64,10 @@ def test_serve_subprocess(argv: list[str], tmp_path: Path) -> None:
 
 
 def test_websocket_compression_is_off_unless_asked() -> None:
-    from adk_asgi._cli import _config, _parser
+    from adk_asgi.cli.main import parser
+    from adk_asgi.cli.server import uvicorn_config
 
-    off = _parser().parse_args(["serve"])
-    on = _parser().parse_args(["serve", "--ws-compression"])
-    assert _config(off, None).ws_per_message_deflate is False
-    assert _config(on, None).ws_per_message_deflate is True
+    off = parser().parse_args(["serve"])
+    on = parser().parse_args(["serve", "--ws-compression"])
+    assert uvicorn_config(off, None).ws_per_message_deflate is False
+    assert uvicorn_config(on, None).ws_per_message_deflate is True

@@ -10,11 +10,10 @@ from typing import Any
 import pytest
 
 from adk_asgi import AdkMiddleware
-from adk_asgi._cli import _not_found
 from adk_asgi.demo import build_demo_agent
 
 from aisdk_client import AI_VERSIONS, NodeHarnessMissing, require_node_harness, run_chat_versions
-from conftest import LoopbackServer
+from conftest import LoopbackServer, not_found_app
 
 pytestmark = pytest.mark.node
 
@@ -25,7 +24,7 @@ def api() -> Iterator[str]:
         require_node_harness()
     except NodeHarnessMissing as exc:
         pytest.fail(str(exc), pytrace=False)
-    app = AdkMiddleware(_not_found, path="/api/chat", agent=build_demo_agent(token_delay=0))
+    app = AdkMiddleware(not_found_app, path="/api/chat", agent=build_demo_agent(token_delay=0))
     with LoopbackServer(app) as server:
         yield f"{server.url}/api/chat"
 

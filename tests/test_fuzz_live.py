@@ -47,19 +47,12 @@ from hypothesis import strategies as st
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from adk_asgi import AdkApp
-from adk_asgi._errors import RequestError
-from adk_asgi._live_frames import (
-    AudioChunk,
-    MessageFrame,
-    SendSend,
-    decode_a,
-    decode_b,
-    detect,
-    parse_json,
-)
-from adk_asgi._request import valid_chat_id
+from adk_asgi import AdkApp, RequestError
+from adk_asgi.core.request import valid_chat_id
 from adk_asgi.demo import PAYMENT_LOG, build_demo_agent
+from adk_asgi.live.commands import Audio, Messages, detect, parse_json
+from adk_asgi.live.protocol_a import ProtocolA
+from adk_asgi.live.protocol_b import ProtocolB
 
 from conftest import LoopbackServer
 
@@ -164,15 +157,15 @@ def test_decode_both_protocols(frame: Any) -> None:
     if parsed is None:
         return
     assert detect(parsed) in ("A", "B")
-    for decode in (decode_a, decode_b):
+    for decode in (ProtocolA.decode, ProtocolB.decode):
         try:
             command = decode(parsed)
         except RequestError as error:
             assert 400 <= error.status < 500
             continue
-        if isinstance(command, MessageFrame | SendSend):
+        if isinstance(command, Messages):
             assert command.messages
-        if isinstance(command, AudioChunk):
+        if isinstance(command, Audio):
             assert command.mime_type.startswith("audio/pcm;rate=")
 
 

@@ -10,11 +10,10 @@ import httpx
 import pytest
 from fuzz_harness import WsHarness
 
-from adk_asgi import AdkApp
-from adk_asgi._errors import RequestError
-from adk_asgi._live_frames import parse_json
-from adk_asgi._request import decode_chat_request
+from adk_asgi import AdkApp, RequestError
+from adk_asgi.core.request import decode_chat_request
 from adk_asgi.demo import build_demo_agent
+from adk_asgi.live.commands import parse_json
 
 DEEP = b"[" * 5000 + b"]" * 5000
 # Invalid UTF-8 inside a JSON string: msgspec raises UnicodeDecodeError, not DecodeError.

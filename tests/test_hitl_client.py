@@ -9,11 +9,10 @@ from typing import Any
 import pytest
 
 from adk_asgi import AdkMiddleware
-from adk_asgi._cli import _not_found
 from adk_asgi.demo import PAYMENT_LOG, build_demo_agent
 
 from aisdk_client import NodeHarnessMissing, require_node_harness, run_chat_versions
-from conftest import LoopbackServer
+from conftest import LoopbackServer, not_found_app
 
 pytestmark = pytest.mark.node
 VERSIONS = ("ai6strict", "ai6", "ai7")
@@ -25,7 +24,7 @@ def api() -> Iterator[str]:
         require_node_harness()
     except NodeHarnessMissing as exc:
         pytest.fail(str(exc), pytrace=False)
-    app = AdkMiddleware(_not_found, path="/api/chat", agent=build_demo_agent(token_delay=0),
+    app = AdkMiddleware(not_found_app, path="/api/chat", agent=build_demo_agent(token_delay=0),
                         warm_up=False)
     with LoopbackServer(app) as server:
         yield f"{server.url}/api/chat"
@@ -181,7 +180,7 @@ def test_browser_tool_without_approval(api: str) -> None:
 
 @pytest.fixture(scope="module")
 def seed_api() -> Iterator[str]:
-    app = AdkMiddleware(_not_found, path="/api/chat", agent=build_demo_agent(token_delay=0),
+    app = AdkMiddleware(not_found_app, path="/api/chat", agent=build_demo_agent(token_delay=0),
                         confirmation_style="adk-tool", warm_up=False)
     with LoopbackServer(app) as server:
         yield f"{server.url}/api/chat"

@@ -14,8 +14,7 @@ import pytest
 from websockets.asyncio.client import connect
 from ws_client import DONE, LiveClient, dicts, kinds, text, ws_url
 
-from adk_asgi import AdkApp
-from adk_asgi._live import LiveOptions
+from adk_asgi import AdkApp, LiveOptions
 from adk_asgi.demo import PAYMENT_LOG, build_demo_agent
 
 from conftest import LoopbackServer
@@ -321,6 +320,12 @@ async def test_ping_pong_and_errors_keep_the_connection(server: LoopbackServer) 
     assert (await client.next())["type"] == "error"
     await client.send("nope")
     assert (await client.next())["type"] == "error"
+    await client.ws.send(json.dumps({"type": "ping", "version": "2.0"}))
+    refused = await client.next()
+    assert refused == {"type": "error", "errorText": "Protocol version '2.0' is not supported; "
+                                                    "this server speaks 1.0."}
+    await client.ws.send(json.dumps({"type": "ping", "version": "1.1"}))  # a minor: fine
+    assert json.loads(await client.ws.recv())["type"] == "pong"
     await client.say("please fail")
     chunks = await client.turn()
     assert "error" in kinds(chunks) and chunks[-1] == DONE and "finish" not in kinds(chunks)
@@ -434,3 +439,25 @@ async def test_200_concurrent_live_connections() -> None:
         durations.sort()
         print(f"\n200 live connections: total {total:.2f} s, p50 {durations[100]:.2f} s, "
               f"p95 {durations[190]:.2f} s, max {durations[-1]:.2f} s")
+
+
+async def test_protocol_a_announces_when_the_turn_waits_for_the_page(
+        server: LoopbackServer) -> None:
+    """No guessing from silence: once every call of the step waits for the page (an approval,
+    a browser tool's result), a transient `data-awaiting-client` chunk says so, once."""
+    client = await LiveClient.open(ws_url(server.url, "chatId=announce"), markers=True)
+    await client.say("where am I?", chat_id="announce")
+    head = await client.until("data-awaiting-client")
+    request = next(c for c in dicts(head) if c["type"] == "tool-approval-request")
+    marker = head[-1]
+    assert marker == {"type": "data-awaiting-client", "transient": True,
+                      "data": {"ids": [request["toolCallId"]]}}
+    await client.send("tool_result", toolCallId=request["approvalId"], result={"confirmed": True})
+    # Approved: now the browser tool itself waits for its result, announced again.
+    again = await client.until("data-awaiting-client")
+    assert again[-1]["data"] == {"ids": [request["toolCallId"]]}
+    await client.send("tool_result", toolCallId=request["toolCallId"],
+                      result={"latitude": 1, "longitude": 2})
+    rest = await client.turn()
+    assert "data-awaiting-client" not in kinds(rest) and kinds(rest)[-2:] == ["finish", DONE]
+    await client.close()

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from adk_asgi._errors import RequestError
-from adk_asgi._request import decode_chat_request, user_content
+from adk_asgi import RequestError
+from adk_asgi.core.request import decode_chat_request, user_content
 
 
 def body(**kw: object) -> bytes:

@@ -225,18 +225,11 @@ def test_real_clients_accept_a_stopped_turn(grace_api: str) -> None:
     """``DELETE`` mid-reply: every client version validates the closing ``abort`` chunk and
     keeps the partial answer."""
     versions = ("ai5", "ai6strict", "ai6", "ai7")
-
-    def stop_all() -> None:
-        time.sleep(1.0)
-        with httpx.Client(timeout=10) as client:
-            for version in versions:
-                client.delete(f"{grace_api}/stopped-{version}/stream")
-
-    stopper = threading.Thread(target=stop_all)
-    stopper.start()
-    reports = run_chat_versions(grace_api, [{"action": "send", "text": "tell a long story"}],
-                                chat_id="stopped", versions=versions, timeout=60)
-    stopper.join()
+    reports = run_chat_versions(grace_api, [
+        {"action": "send", "text": "tell a long story", "noWait": True},
+        {"action": "waitFor", "textLength": 30},
+        {"action": "deleteStream"},
+    ], chat_id="stopped", versions=versions, timeout=60)
     for version, report in reports.items():
         assert report["ok"], (version, report["problems"])
         chunks = report["requests"][0]["chunks"]

@@ -27,14 +27,23 @@ def _drain(server: LoopbackServer, app: AdkApp, grace: float) -> Future[None]:
 
 
 def _stream_in_thread(url: str, chat_id: str, text: str) -> tuple[threading.Thread, dict[str, Any]]:
+    """POST in a thread; returns once the stream's first bytes arrived (the turn runs)."""
     result: dict[str, Any] = {}
+    started = threading.Event()
 
     def run() -> None:
-        with httpx.Client(base_url=url, timeout=30) as client:
-            result["response"] = client.post("/", json=chat_body(chat_id, user_message(text)))
+        with httpx.Client(base_url=url, timeout=30) as client, \
+                client.stream("POST", "/", json=chat_body(chat_id, user_message(text))) as response:
+            body = b""
+            for data in response.iter_bytes():
+                body += data
+                started.set()
+            result["text"] = body.decode()
+        started.set()
 
     thread = threading.Thread(target=run)
     thread.start()
+    assert started.wait(30)
     return thread, result
 
 
@@ -42,7 +51,6 @@ def test_turns_within_the_grace_finish_normally_and_new_ones_get_503() -> None:
     app = AdkApp(build_demo_agent(token_delay=0.02), warm_up=False)
     with LoopbackServer(app) as server:
         thread, result = _stream_in_thread(server.url, "finishing", "hello there")
-        time.sleep(0.15)
         drained = _drain(server, app, grace=10)
         time.sleep(0.05)
         refused = httpx.post(server.url + "/", json=chat_body("late", user_message("hi")))
@@ -51,7 +59,7 @@ def test_turns_within_the_grace_finish_normally_and_new_ones_get_503() -> None:
         assert refused.json()["error"]["code"] == "shutting_down"
         thread.join(15)
         drained.result(15)
-        chunks = parse_sse(result["response"].text)
+        chunks = parse_sse(result["text"])
         assert types_of(chunks)[-2:] == ["finish", "[DONE]"]
 
 
@@ -60,12 +68,11 @@ def test_turns_past_the_grace_end_with_an_error_chunk_and_stop() -> None:
     with LoopbackServer(app) as server:
         baseline = {t.get_name() for t in server.tasks()}
         thread, result = _stream_in_thread(server.url, "cut-short", "tell a long story")
-        time.sleep(0.4)
         started = time.monotonic()
         _drain(server, app, grace=0.3).result(10)
         thread.join(10)
         assert time.monotonic() - started < 3
-        chunks = parse_sse(result["response"].text)
+        chunks = parse_sse(result["text"])
         assert types_of(chunks)[-2:] == ["error", "[DONE]"]
         assert chunks[-2]["errorText"] == ("The server is restarting. "
                                            "Please send your message again.")

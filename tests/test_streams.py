@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from adk_asgi import MemoryStreamStore, RedisStreamStore, StreamStore
-from adk_asgi._streams import split_frames
+from adk_asgi.stores import split_frames
 
 
 @pytest.fixture(params=["memory", "redis"])
@@ -148,3 +148,51 @@ async def test_memory_store_sweeps_expired_streams() -> None:
     store._swept -= 61  # a minute later, the next recording sweeps
     await store.record("next")
     assert store.streams == 1
+
+
+@pytest.fixture
+async def redis_store(redis_url: str) -> AsyncIterator[RedisStreamStore]:
+    made = RedisStreamStore(redis_url, prefix=f"t-{uuid.uuid4().hex[:8]}", heartbeat=0.1,
+                            lock_ttl=0.6, retention=2)
+    yield made
+    await made.close()
+
+
+async def test_redis_a_dead_producers_stream_ends_with_an_error(
+        redis_store: RedisStreamStore, caplog: pytest.LogCaptureFixture) -> None:
+    from adk_asgi.stores import INTERRUPTED_BLOB
+
+    recorder = await redis_store.record("dead")
+    recorder.append(b"data: {\"a\":1}\n\n")
+    follow = await redis_store.follow("dead")
+    assert follow is not None
+    collected = asyncio.create_task(_collect(follow, limit=10))
+    await asyncio.sleep(0.3)
+    recorder._flusher.cancel()  # type: ignore[attr-defined]  # the producer dies: no end
+    blobs = await collected
+    assert blobs == [b"data: {\"a\":1}\n\n", INTERRUPTED_BLOB]
+    again = await redis_store.follow("dead")  # a later resume: the same ending, once
+    assert again is not None and await _collect(again) == blobs
+    said = [r.getMessage() for r in caplog.records if "stopped mid-turn" in r.getMessage()]
+    assert len(said) == 1 and "'dead'" in said[0]
+
+
+async def test_redis_a_finished_stream_whose_end_was_lost_gets_no_error(
+        redis_store: RedisStreamStore) -> None:
+    recorder = await redis_store.record("done")
+    recorder.append(b"data: {\"a\":1}\n\ndata: [DONE]\n\n")
+    await asyncio.sleep(0.3)  # flushed
+    recorder._flusher.cancel()  # type: ignore[attr-defined]
+    await asyncio.sleep(3.2)  # the lease lapses
+    follow = await redis_store.follow("done")
+    assert follow is not None
+    assert await _collect(follow) == [b"data: {\"a\":1}\n\ndata: [DONE]\n\n"]
+
+
+async def test_redis_a_dead_workers_lock_lapses(redis_store: RedisStreamStore) -> None:
+    # A worker that died holding the lock: its key stays until the lease (0.6 s) ends.
+    await redis_store.redis.set(redis_store.key("lock", "held"), "dead-host:1:x", px=600)
+    started = asyncio.get_running_loop().time()
+    async with redis_store.lock("held"):
+        waited = asyncio.get_running_loop().time() - started
+    assert 0.3 < waited < 3, waited

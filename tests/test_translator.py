@@ -8,8 +8,9 @@ from google.adk.events import Event, EventActions
 from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 
-from adk_asgi._chunks import UIChunk, encode_chunk
-from adk_asgi._translator import EventTranslator
+from adk_asgi.chunks import UIChunk, encode_chunk
+from adk_asgi.core.tools import ToolKinds
+from adk_asgi.core.translator import EventTranslator
 
 
 def ev(*parts: types.Part, role: str = "model", partial: bool | None = None,
@@ -121,7 +122,7 @@ def test_native_approval_request_is_in_the_last_step() -> None:
     assert chunks[4] == {"type": "tool-approval-request", "approvalId": "conf1",
                          "toolCallId": "c1"}
     assert chunks[-1]["finishReason"] == "tool-calls"
-    assert t.awaiting_client == {"conf1"}
+    assert t.tools.awaiting == {"conf1"}
 
 
 def test_seed_style_shows_the_confirmation_as_a_tool() -> None:
@@ -139,12 +140,23 @@ def test_denied_call_becomes_output_denied() -> None:
     assert chunks[0] == {"type": "tool-output-denied", "toolCallId": "c1"}
 
 
-def test_long_running_tool_ends_with_tool_calls() -> None:
-    t = EventTranslator("m")
+def test_a_browser_tool_call_ends_with_tool_calls() -> None:
+    t = EventTranslator("m", tools=ToolKinds(browser=frozenset({"get_location"})))
     chunks = run(t, ev(call("get_location", "c9"), partial=False,
                        long_running_tool_ids={"c9"}))
+    assert "providerExecuted" not in chunks[1]
     assert chunks[-1]["finishReason"] == "tool-calls"
-    assert t.awaiting_client == {"c9"}
+    assert t.tools.awaiting == {"c9"}
+
+
+def test_a_long_running_server_call_is_provider_executed_with_an_interim_result() -> None:
+    t = EventTranslator("m", tools=ToolKinds(browser=frozenset({"get_location"})))
+    chunks = run(t, ev(call("open_ticket", "c8"), partial=False, long_running_tool_ids={"c8"}),
+                 ev(result("open_ticket", "c8", {"status": "pending"}), role="user"))
+    assert chunks[1]["providerExecuted"] is True and chunks[2]["providerExecuted"] is True
+    assert chunks[3] == {"type": "tool-output-available", "toolCallId": "c8",
+                         "output": {"status": "pending"}, "preliminary": True}
+    assert chunks[-1]["finishReason"] == "stop" and not t.tools.awaiting
 
 
 def test_error_event_is_the_one_terminal_chunk() -> None:
@@ -153,7 +165,8 @@ def test_error_event_is_the_one_terminal_chunk() -> None:
               Event(invocation_id="i", author="assistant", error_code="BOOM",
                     error_message="model failed"))
     assert types_(out) == ["start-step", "text-start", "text-delta", "text-end", "error"]
-    assert out[-1]["errorText"] == "model failed"
+    # Never the event's own message (it may hold an exception's text): the generic text.
+    assert out[-1]["errorText"] == "The agent failed to answer. Please try again. (BOOM)"
     assert t.fail("again") == []  # never two terminal chunks
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -17,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from test_cli import ROOT, free_port
 
 from conftest import Chat, chat_body, parse_sse, text_of, types_of, user_message
@@ -70,12 +72,22 @@ def serving(*args: str) -> Iterator[Serve]:
 
 
 def _stream(url: str, chat_id: str, text: str, out: dict[str, Any]) -> threading.Thread:
+    """POST in a thread; returns once the stream's first bytes arrived (the turn runs)."""
+    started = threading.Event()
+
     def run() -> None:
-        out["response"] = httpx.post(url, json=chat_body(chat_id, user_message(text)),
-                                     timeout=30)
+        body = b""
+        with httpx.stream("POST", url, json=chat_body(chat_id, user_message(text)),
+                          timeout=30) as response:
+            for data in response.iter_bytes():
+                body += data
+                started.set()
+        out["text"] = body.decode()
+        started.set()
 
     thread = threading.Thread(target=run)
     thread.start()
+    assert started.wait(30)
     return thread
 
 
@@ -85,9 +97,7 @@ def test_sigterm_drains_running_turns() -> None:
     long: dict[str, Any] = {}
     try:
         t1 = _stream(serve.url, "long", "tell a long story", long)
-        time.sleep(0.5)
         t2 = _stream(serve.url, "quick", "What's the weather in Tokyo?", quick)
-        time.sleep(0.05)
         stopping = time.monotonic()
         os.killpg(serve.proc.pid, signal.SIGTERM)
         t1.join(15)
@@ -98,10 +108,10 @@ def test_sigterm_drains_running_turns() -> None:
         serve.stop()
     # uvicorn re-raises the SIGTERM it handled once it has shut down in order.
     assert code in (0, -signal.SIGTERM) and 2.5 < took < 7, (code, took)
-    long_chunks = parse_sse(long["response"].text)
+    long_chunks = parse_sse(long["text"])
     assert types_of(long_chunks)[-2:] == ["error", "[DONE]"]
     assert "restarting" in long_chunks[-2]["errorText"]
-    assert types_of(parse_sse(quick["response"].text))[-2:] == ["finish", "[DONE]"]
+    assert types_of(parse_sse(quick["text"]))[-2:] == ["finish", "[DONE]"]
 
 
 @pytest.fixture
@@ -150,7 +160,6 @@ def test_two_workers_share_approvals_streams_owners_and_locks(shared: list[str])
         # Turns of one chat on two workers run one after the other, not interleaved.
         results: dict[str, Any] = {}
         t1 = _stream(a.url, "busy", "tell a long story", results.setdefault("a", {}))
-        time.sleep(0.2)
         chat_b = {"id": "busy", "messages": [user_message("tell a long story", "u1"),
                                              user_message("hello there", "u2")],
                   "trigger": "submit-message"}
@@ -158,14 +167,36 @@ def test_two_workers_share_approvals_streams_owners_and_locks(shared: list[str])
         r2 = client.post(b.url, json=chat_b)
         waited = time.monotonic() - started
         t1.join(30)
-        story = text_of(parse_sse(results["a"]["response"].text))
+        story = text_of(parse_sse(results["a"]["text"]))
         assert len(story.split()) > 40  # not cut by the other turn
         assert r2.status_code == 200 and waited > 0.5  # it waited for the lock
         assert types_of(parse_sse(r2.text))[-2:] == ["finish", "[DONE]"]
 
 
+def _free_port_pair() -> int:
+    """A port P with P + 1 free too (worker i serves its metrics on P + i)."""
+    for _ in range(20):
+        port = free_port()
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("no two free ports in a row")
+
+
+def _turns(metrics_url: str) -> float:
+    total = 0.0
+    for family in text_string_to_metric_families(httpx.get(metrics_url, timeout=10).text):
+        total += sum(s.value for s in family.samples if s.name == "adk_asgi_turns_total")
+    return total
+
+
 def test_workers_flag_serves_and_drains(shared: list[str]) -> None:
-    with serving(*shared, "--workers", "2") as serve, httpx.Client(timeout=30) as client:
+    metrics = _free_port_pair()
+    with serving(*shared, "--workers", "2", "--metrics-port", str(metrics)) as serve, \
+            httpx.Client(timeout=30) as client:
         for i in range(6):  # the kernel spreads these over both workers
             chat = Chat(client, f"w{i}")
             chat.messages.append(user_message(f"Send {10 + i} dollars to Worker{i}", "u1"))
@@ -174,6 +205,9 @@ def test_workers_flag_serves_and_drains(shared: list[str]) -> None:
             answer = parse_sse(client.post(serve.url,
                                            json=chat.body(messageId=message["id"])).text)
             assert "tool-output-available" in types_of(answer), (i, answer)
+        # Each worker serves its own metrics, on --metrics-port + its index: together they
+        # counted every turn (6 awaiting their approval, 6 completed).
+        assert sum(_turns(f"http://127.0.0.1:{metrics + i}/metrics") for i in (0, 1)) == 12
         code = serve.stop()
     assert code == 0  # the supervisor exits normally once every worker has drained
 
@@ -215,3 +249,43 @@ async def test_owners_are_shared_between_workers(tmp_path: Path, redis_url: str)
             await client.aclose()
         for app in apps:
             await app.shutdown()
+
+
+def test_connections_during_a_multi_worker_drain_are_answered_or_refused(
+        shared: list[str]) -> None:
+    """Issue 15 item 6: with --workers 2 a connection arriving during the drain was accepted
+    by the kernel and reset when the workers were gone. Now each is answered
+    (`503 shutting_down`) or refused at the socket, never accepted and dropped."""
+    serve = Serve(*shared, "--workers", "2", "--shutdown-grace", "3").wait_ready()
+    outcomes: list[str] = []
+    try:
+        running = [_stream(serve.url, f"long{i}", "bench 2000", {}) for i in range(2)]
+        os.killpg(serve.proc.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 12
+        while time.monotonic() < deadline and serve.proc.poll() is None:
+            try:  # a new connection each time (no keep-alive)
+                with httpx.Client(timeout=10) as client:
+                    response = client.post(serve.url, json=chat_body(
+                        f"new-{len(outcomes)}", user_message("hi")))
+                if response.status_code == 200:  # it came before the worker began draining
+                    assert types_of(parse_sse(response.text))[-1] == "[DONE]"
+                    outcomes.append("200")
+                    continue
+                assert response.status_code == 503, response.text
+                assert response.json()["error"]["code"] == "shutting_down"
+                assert response.headers["retry-after"]
+                outcomes.append("503")
+            except httpx.ConnectError:
+                outcomes.append("refused")
+            except httpx.TransportError as exc:  # accepted, then reset or closed
+                outcomes.append(f"dropped: {exc!r}")
+            time.sleep(0.05)
+        for thread in running:
+            thread.join(20)
+        code = serve.proc.wait(20)
+    finally:
+        serve.stop()
+    assert code == 0
+    print("outcomes", {o: outcomes.count(o) for o in set(outcomes)})
+    assert "503" in outcomes, outcomes  # the drain answered while it lasted
+    assert not [o for o in outcomes if o.startswith("dropped")], outcomes

@@ -1,5 +1,6 @@
-"""Helpers for the chat page's tests: a real `adk-asgi serve` subprocess, and where the
-page's Node tooling (examples/web) and Debian's Chromium are."""
+"""Helpers for the chat page's and the npm client's tests: a real `adk-asgi serve`
+subprocess, and where their Node tooling (examples/web, clients/js) and Debian's
+Chromium are."""
 
 from __future__ import annotations
 
@@ -18,10 +19,11 @@ import httpx
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 WEB_DIR: Final = ROOT / "examples" / "web"
+CLIENT_DIR: Final = ROOT / "clients" / "js"
 CHROMIUM: Final = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 
 _INSTALL: Final = ("run scripts/test (it installs them), or by hand: apt-get install -y chromium; "
-                   "npm ci --prefix examples/web")
+                   "npm ci --prefix clients/js; npm ci --prefix examples/web")
 
 
 def web_tooling_problem(*, browser: bool = False) -> str | None:
@@ -30,6 +32,9 @@ def web_tooling_problem(*, browser: bool = False) -> str | None:
         return f"`node` is not on PATH (Node >= 20.19); {_INSTALL}"
     if not (WEB_DIR / "node_modules" / ".bin" / "vite").exists():
         return f"examples/web/node_modules is missing; {_INSTALL}"
+    if not (CLIENT_DIR / "node_modules" / ".bin" / "tsup").exists():
+        # the page's build builds the npm client it depends on (file:../../clients/js)
+        return f"clients/js/node_modules is missing; {_INSTALL}"
     if browser and not CHROMIUM.exists():
         return f"{CHROMIUM} is missing (Debian's chromium package); {_INSTALL}"
     return None

@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 from websockets.asyncio.client import ClientConnection, connect
 
-from adk_asgi import _chunks
+from adk_asgi import chunks as _chunks
 
 DONE = "[DONE]"
 
@@ -45,13 +45,18 @@ def check_chunk(text: str) -> None:
 
 
 class LiveClient:
-    def __init__(self, ws: ClientConnection) -> None:
+    """``markers``: also return the transient ``data-awaiting-client`` chunks (by default
+    they are kept aside in ``self.markers``, so turn sequences read as before)."""
+
+    def __init__(self, ws: ClientConnection, markers: bool = False) -> None:
         self.ws = ws
         self.other: list[Any] = []  # non-chunk frames (pong, ...)
+        self.markers: list[Any] = []
+        self._show_markers = markers
 
     @classmethod
-    async def open(cls, url: str, **kwargs: Any) -> LiveClient:
-        return cls(await connect(url, max_size=None, **kwargs))
+    async def open(cls, url: str, *, markers: bool = False, **kwargs: Any) -> LiveClient:
+        return cls(await connect(url, max_size=None, **kwargs), markers)
 
     async def close(self) -> None:
         await self.ws.close()
@@ -88,7 +93,11 @@ class LiveClient:
                 if payload == DONE:
                     return DONE
                 check_chunk(payload)
-                return json.loads(payload)
+                chunk = json.loads(payload)
+                if chunk["type"] == "data-awaiting-client" and not self._show_markers:
+                    self.markers.append(chunk)
+                    continue
+                return chunk
             self.other.append(json.loads(raw))
 
     async def until(self, kind: str, wait: float = 10.0) -> list[Any]:

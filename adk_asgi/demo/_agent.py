@@ -6,6 +6,7 @@ import re
 
 from google.adk.agents import LlmAgent
 from google.adk.models import BaseLlm
+from google.genai import types
 
 from ._model import DemoModel
 from ._tools import frontend_tools, server_tools
@@ -27,6 +28,9 @@ def build_demo_agent(*, model: str | BaseLlm | None = None, token_delay: float =
             the real model, which needs credentials and network.
         token_delay: Seconds per streamed token of the ``DemoModel`` built here
             (ignored when ``model`` is a ``BaseLlm`` instance or a real model name).
+
+    On any other model the agent asks for the model's thoughts (``include_thoughts``), so
+    "think about ..." shows a reasoning part as it does with the ``DemoModel``.
     """
     llm: str | BaseLlm
     if model is None:
@@ -37,9 +41,15 @@ def build_demo_agent(*, model: str | BaseLlm | None = None, token_delay: float =
         llm = DemoModel(model=model, token_delay=token_delay)
     else:
         llm = model
+    config = None
+    if not isinstance(llm, DemoModel):
+        # Gemini sends thought parts only when asked to.
+        config = types.GenerateContentConfig(
+            thinking_config=types.ThinkingConfig(include_thoughts=True))
     return LlmAgent(
         name="assistant",
         model=llm,
         instruction=INSTRUCTION,
         tools=[*server_tools(), *frontend_tools()],
+        generate_content_config=config,
     )

@@ -11,8 +11,6 @@ finished transcription.
 from __future__ import annotations
 
 import asyncio
-import math
-import struct
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 
@@ -20,24 +18,8 @@ from google.adk.models import LlmRequest, LlmResponse
 from google.adk.models.base_llm_connection import BaseLlmConnection, RealtimeInput
 from google.genai import types
 
-from ._rules import ERROR_CODE, DemoModelError, plan_reply, usage_for
-
-AUDIO_MIME_TYPE = "audio/pcm;rate=24000"
-
-
-def _tone(frequency: int = 400, rate: int = 24_000, samples: int = 240) -> bytes:
-    """10 ms of a quiet sine wave, 16-bit little-endian mono PCM.
-
-    400 Hz fits exactly four periods into 240 samples, so chunks join without clicks.
-    """
-    amplitude = 0.2 * 32767
-    values = (
-        round(amplitude * math.sin(2 * math.pi * frequency * i / rate)) for i in range(samples)
-    )
-    return struct.pack(f"<{samples}h", *values)
-
-
-AUDIO_CHUNK = _tone()
+from ._rules import plan_reply
+from ._speech import Speaker
 
 
 @dataclass(frozen=True)
@@ -86,7 +68,9 @@ class DemoLiveConnection(BaseLlmConnection):
         self._pending: asyncio.Queue[_Turn] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
         self._current: asyncio.Task[None] | None = None
-        self._spoken: list[str] = []
+        self._speaker = Speaker(self._put, model_version=model_version, audio=self.audio,
+                                transcribe_output=self._transcribe_output,
+                                token_delay=token_delay)
         self._audio_bytes = 0
         self._closed = False
 
@@ -197,118 +181,12 @@ class DemoLiveConnection(BaseLlmConnection):
                 )
             if turn.content is not None:
                 self.history.append(turn.content)
-            self._spoken = []
-            task = asyncio.create_task(self._speak())
+            task = asyncio.create_task(self._speaker.speak(plan_reply(self.history),
+                                                           self.history))
             self._current = task
             await asyncio.wait([task])
             self._current = None
             if task.cancelled():
-                self._report_interruption()
+                self._speaker.interrupted(self.history)
             elif (error := task.exception()) is not None:
                 self._put(error)
-
-    async def _speak(self) -> None:
-        reply = plan_reply(self.history)
-        usage = usage_for(self.history, reply)
-        if reply.error is not None:
-            self._put(
-                LlmResponse(
-                    model_version=self._model_version,
-                    error_code=ERROR_CODE,
-                    error_message=reply.error,
-                )
-            )
-            self._put(
-                LlmResponse(
-                    model_version=self._model_version, turn_complete=True, usage_metadata=usage
-                )
-            )
-            return
-        if reply.thought_tokens and not self.audio:
-            for token in reply.thought_tokens:
-                await asyncio.sleep(self._token_delay)
-                self._put(self._text(token, partial=True, thought=True))
-            self._put(self._text(reply.thought, partial=False, thought=True))
-        for index, token in enumerate(reply.text_tokens):
-            if reply.raise_after is not None and index >= reply.raise_after:
-                break
-            # Always suspend, so ADK (and an interruption) can run in between.
-            await asyncio.sleep(self._token_delay)
-            self._spoken.append(token)
-            if not self.audio:
-                self._put(self._text(token, partial=True))
-                continue
-            if self._transcribe_output:
-                self._put(
-                    LlmResponse(
-                        model_version=self._model_version,
-                        output_transcription=types.Transcription(text=token, finished=False),
-                        partial=True,
-                    )
-                )
-            blob = types.Blob(mime_type=AUDIO_MIME_TYPE, data=AUDIO_CHUNK)
-            self._put(
-                LlmResponse(
-                    model_version=self._model_version,
-                    content=types.Content(role="model", parts=[types.Part(inline_data=blob)]),
-                )
-            )
-        if reply.raise_after is not None:
-            raise DemoModelError('The demo live model raised on purpose ("please raise").')
-        if reply.text:
-            if not self.audio:
-                self._put(self._text(reply.text, partial=False))
-            elif self._transcribe_output:
-                self._put(
-                    LlmResponse(
-                        model_version=self._model_version,
-                        output_transcription=types.Transcription(text=reply.text, finished=True),
-                        partial=False,
-                    )
-                )
-        if reply.calls:
-            parts = [types.Part(function_call=call) for call in reply.calls]
-            self._put(
-                LlmResponse(
-                    model_version=self._model_version,
-                    content=types.Content(role="model", parts=parts),
-                )
-            )
-        self._put(
-            LlmResponse(model_version=self._model_version, turn_complete=True, usage_metadata=usage)
-        )
-        said = [types.Part(text=reply.text)] if reply.text else []
-        said += [types.Part(function_call=call) for call in reply.calls]
-        if said:
-            self.history.append(types.Content(role="model", parts=said))
-
-    def _text(
-        self, text: str, *, partial: bool, thought: bool = False, interrupted: bool | None = None
-    ) -> LlmResponse:
-        part = types.Part(text=text, thought=True) if thought else types.Part(text=text)
-        return LlmResponse(
-            content=types.Content(role="model", parts=[part]),
-            partial=partial,
-            interrupted=interrupted,
-            model_version=self._model_version,
-        )
-
-    def _report_interruption(self) -> None:
-        said = "".join(self._spoken)
-        if said and not self.audio:
-            self._put(self._text(said, partial=False, interrupted=True))
-        else:
-            if said and self._transcribe_output:
-                self._put(
-                    LlmResponse(
-                        model_version=self._model_version,
-                        output_transcription=types.Transcription(text=said, finished=True),
-                        partial=False,
-                    )
-                )
-            self._put(LlmResponse(model_version=self._model_version, interrupted=True))
-        self._put(
-            LlmResponse(model_version=self._model_version, turn_complete=True, interrupted=True)
-        )
-        if said:
-            self.history.append(types.Content(role="model", parts=[types.Part(text=said)]))

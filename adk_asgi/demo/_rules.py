@@ -6,119 +6,39 @@ same conversation always produces the same reply (tests and benchmarks rely on i
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from google.genai import types
 
-MODEL_NAME = "adk-asgi-demo"
-ERROR_CODE = "DEMO_ERROR"
-
-_JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff66-\uff9f]")
-_WORD = re.compile(r"\s*\S+\s*")
-# Japanese has no spaces between words, so long CJK runs are cut into short
-# pieces; otherwise a whole Japanese sentence would stream as one "token".
-_CJK_PIECE = 3
-
-STORY = (  # exactly 60 tokens
-    "Once upon a time, a tiny server lived inside a laptop. Every morning it woke up, "
-    "opened a socket, and waited for messages from a browser far away. Some messages "
-    "asked about the weather, others wanted to send money, and a few just said hello. "
-    "The server answered each one patiently, one token at a time, until everyone fell asleep."
+from ._answers import answer_tool_results
+from ._reply import (
+    ERROR_CODE,
+    MODEL_NAME,
+    STORY,
+    DemoModelError,
+    Reply,
+    content_text,
+    is_japanese,
+    latest_user_text,
+    split_tokens,
+    usage_for,
 )
 
-
-def split_tokens(text: str) -> tuple[str, ...]:
-    """Split text into stream chunks whose concatenation is exactly ``text``."""
-    tokens: list[str] = []
-    for word in _WORD.findall(text):
-        if len(word) > _CJK_PIECE * 2 and _JAPANESE.search(word):
-            tokens.extend(word[i : i + _CJK_PIECE] for i in range(0, len(word), _CJK_PIECE))
-        else:
-            tokens.append(word)
-    if "".join(tokens) != text:  # only whitespace-only text gets here
-        return (text,) if text else ()
-    return tuple(tokens)
-
-
-@dataclass(frozen=True)
-class Reply:
-    """One model turn: optional thoughts, text, then function calls (or an error)."""
-
-    text_tokens: tuple[str, ...] = ()
-    thought_tokens: tuple[str, ...] = ()
-    calls: tuple[types.FunctionCall, ...] = ()
-    error: str | None = None
-    # Stream this many tokens, then raise (the "please raise" rule).
-    raise_after: int | None = None
-
-    @classmethod
-    def of(
-        cls,
-        text: str,
-        *,
-        thought: str = "",
-        calls: Sequence[types.FunctionCall] = (),
-        raise_after: int | None = None,
-    ) -> Reply:
-        return cls(
-            text_tokens=split_tokens(text),
-            thought_tokens=split_tokens(thought),
-            calls=tuple(calls),
-            raise_after=raise_after,
-        )
-
-    @property
-    def text(self) -> str:
-        return "".join(self.text_tokens)
-
-    @property
-    def thought(self) -> str:
-        return "".join(self.thought_tokens)
-
-
-class DemoModelError(RuntimeError):
-    """Raised by the demo model on purpose (the "please raise" rule)."""
-
-
-def usage_for(
-    contents: Sequence[types.Content], reply: Reply
-) -> types.GenerateContentResponseUsageMetadata:
-    """Plausible token counts: ~4 characters per prompt token, one per streamed chunk."""
-    prompt = max(1, sum(len(content_text(c)) for c in contents) // 4)
-    # A function call costs a few tokens even without any text.
-    candidates = len(reply.text_tokens) + 5 * len(reply.calls)
-    thoughts = len(reply.thought_tokens)
-    return types.GenerateContentResponseUsageMetadata(
-        prompt_token_count=prompt,
-        candidates_token_count=candidates,
-        thoughts_token_count=thoughts or None,
-        total_token_count=prompt + candidates + thoughts,
-    )
-
-
-def is_japanese(text: str) -> bool:
-    return bool(_JAPANESE.search(text))
-
-
-def content_text(content: types.Content | None) -> str:
-    """The visible (non-thought) text of a content."""
-    if content is None:
-        return ""
-    return "".join(p.text for p in content.parts or () if p.text and not p.thought)
-
-
-def latest_user_text(contents: Sequence[types.Content]) -> str:
-    """Text of the newest user message, skipping function-response-only contents."""
-    for content in reversed(contents):
-        if content.role == "user":
-            text = content_text(content)
-            if text:
-                return text
-    return ""
+__all__ = (
+    "ERROR_CODE",
+    "MODEL_NAME",
+    "STORY",
+    "DemoModelError",
+    "Reply",
+    "content_text",
+    "is_japanese",
+    "latest_user_text",
+    "plan_reply",
+    "split_tokens",
+    "usage_for",
+)
 
 
 def plan_reply(contents: Sequence[types.Content]) -> Reply:
@@ -128,7 +48,7 @@ def plan_reply(contents: Sequence[types.Content]) -> Reply:
     last = contents[-1]
     responses = [p.function_response for p in last.parts or () if p.function_response]
     if responses:
-        return _answer_tool_results(contents, responses)
+        return answer_tool_results(contents, responses)
     return _answer_text(content_text(last), last)
 
 
@@ -272,140 +192,3 @@ def _describe_file(part: types.Part) -> str:
     return f"{part.file_data.mime_type or 'unknown'} ({part.file_data.file_uri})"
 
 
-# ---------------------------------------------------------------------------
-# Tool result rules
-# ---------------------------------------------------------------------------
-
-_REJECTED = re.compile(r"reject|denied|deny|cancel|declin", re.IGNORECASE)
-_CONDITIONS_JA = {
-    "sunny": "晴れ",
-    "cloudy": "くもり",
-    "rainy": "雨",
-    "snowy": "雪",
-    "windy": "強風",
-}
-
-
-def _answer_tool_results(
-    contents: Sequence[types.Content], responses: Sequence[types.FunctionResponse]
-) -> Reply:
-    ja = is_japanese(latest_user_text(contents))
-    calls = _recent_calls(contents[:-1])
-    sentences = [_describe_result(fr, _match_call(fr, calls), ja) for fr in responses if fr.name]
-    return Reply.of(("" if ja else " ").join(sentences) or "Done.")
-
-
-def _recent_calls(contents: Sequence[types.Content]) -> list[types.FunctionCall]:
-    """Function calls of the newest model content that made any."""
-    for content in reversed(contents):
-        calls = [p.function_call for p in content.parts or () if p.function_call]
-        if calls:
-            return list(calls)
-    return []
-
-
-def _match_call(
-    response: types.FunctionResponse, calls: list[types.FunctionCall]
-) -> types.FunctionCall | None:
-    # ADK strips its "adk-" ids before calling the model, so ids usually are
-    # None here; fall back to pairing calls and responses by name, in order.
-    for index, call in enumerate(calls):
-        if call.name == response.name and (not response.id or call.id in (None, response.id)):
-            return calls.pop(index)
-    return None
-
-
-def _failure(result: dict[str, Any]) -> str | None:
-    """The reason a tool result reports failure, or None if it succeeded."""
-    if "error" in result:
-        error = result["error"]
-        return error if isinstance(error, str) else json.dumps(error, ensure_ascii=False)
-    status = str(result.get("status", "")).lower()
-    if status in {"error", "failed", "failure", "rejected", "denied", "cancelled", "canceled"}:
-        return str(result.get("message") or status)
-    for flag in ("success", "approved", "confirmed"):
-        if result.get(flag) is False:
-            return str(result.get("message") or result.get("reason") or "denied")
-    return None
-
-
-def _describe_result(
-    response: types.FunctionResponse, call: types.FunctionCall | None, ja: bool
-) -> str:
-    result: dict[str, Any] = dict(response.response or {})
-    args: dict[str, Any] = dict(call.args or {}) if call else {}
-    failure = _failure(result)
-    name = response.name
-    if name == "get_weather":
-        place = result.get("location") or args.get("location") or "there"
-        if failure:
-            return (
-                f"{place}の天気を取得できませんでした。"
-                if ja
-                else (f"I could not get the weather for {place}: {failure}.")
-            )
-        condition = str(result.get("condition", "unknown"))
-        temp = result.get("temperature_c", "?")
-        if ja:
-            return f"{place}の天気は{_CONDITIONS_JA.get(condition, condition)}、{temp}°Cです。"
-        return f"The weather in {place} is {condition}, {temp}°C."
-    if name == "process_payment":
-        who = result.get("recipient") or args.get("recipient") or "the recipient"
-        if failure is None:
-            amount = _format_amount(result.get("amount", args.get("amount", "?")))
-            currency = result.get("currency") or args.get("currency") or "USD"
-            return (
-                f"{who}さんに{amount} {currency}を送金しました。"
-                if ja
-                else (f"Sent {amount} {currency} to {who}.")
-            )
-        if "requires confirmation" in failure:  # live mode: ADK's gate blocked the call
-            return (
-                f"{who}さんへの送金は承認待ちです。"
-                if ja
-                else (f"The payment to {who} is waiting for your approval.")
-            )
-        if _REJECTED.search(failure):
-            return (
-                f"{who}さんへの送金はキャンセルされました。"
-                if ja
-                else (f"The payment to {who} was cancelled.")
-            )
-        return (
-            f"{who}さんへの送金はできませんでした: {failure}"
-            if ja
-            else (f"The payment to {who} was not made: {failure}.")
-        )
-    if name == "get_location":
-        lat = result.get("latitude", result.get("lat"))
-        lng = result.get("longitude", result.get("lng", result.get("lon")))
-        if failure is None and lat is not None and lng is not None:
-            return (
-                f"現在地は緯度{lat}、経度{lng}です。"
-                if ja
-                else (f"You are at latitude {lat}, longitude {lng}.")
-            )
-        reason = failure or "no coordinates were returned"
-        return (
-            f"現在地を取得できませんでした: {reason}"
-            if ja
-            else (f"I could not get your location: {reason}.")
-        )
-    if name == "change_bgm":
-        track = result.get("track", args.get("track", "?"))
-        if failure is None:
-            return f"トラック{track}を再生しています。" if ja else f"Now playing track {track}."
-        return (
-            f"BGMを変更できませんでした: {failure}"
-            if ja
-            else (f"I could not change the music: {failure}.")
-        )
-    if failure:
-        return f"{name} failed: {failure}."
-    return f"{name} returned {json.dumps(result, ensure_ascii=False, sort_keys=True)}."
-
-
-def _format_amount(amount: Any) -> str:
-    if isinstance(amount, (int, float)) and not isinstance(amount, bool):
-        return str(int(amount)) if float(amount).is_integer() else f"{amount:.2f}"
-    return str(amount)

@@ -9,6 +9,9 @@ const target = process.env.ADK_ASGI_URL ?? 'http://127.0.0.1:8000';
 export default defineConfig({
   plugins: [react()],
   base: './',
+  // `adk-asgi` is linked from ../../clients/js (built first by `prebuild`): its `ai`
+  // import must be this app's copy, not the one in the package's own dev install.
+  resolve: { dedupe: ['ai'] },
   build: {
     outDir: process.env.WEB_OUT_DIR ?? '../../adk_asgi/_web',
     emptyOutDir: true,

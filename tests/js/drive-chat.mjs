@@ -391,11 +391,15 @@ function findApprovalPart(messages, toolCallId) {
 function findToolCallId(messages, tool) {
   const message = lastAssistantMessage(messages);
   if (message == null) throw new Error('toolOutput: there is no assistant message');
+  // A call awaiting its output: a browser tool's, or a long-running server call that only
+  // has its interim (preliminary) output.
   const part = message.parts.find(
     p =>
       isToolPart(p) &&
       toolNameOf(p) === tool &&
-      (p.state === 'input-available' || p.state === 'approval-responded'),
+      (p.state === 'input-available' ||
+        p.state === 'approval-responded' ||
+        (p.state === 'output-available' && p.preliminary === true)),
   );
   if (part == null) {
     throw new Error(`toolOutput: no tool-${tool} part awaiting output in the last assistant message`);
@@ -440,6 +444,7 @@ async function main() {
   }
 
   const requests = [];
+  const completions = [];
   const pendingRecordings = [];
   const chatErrors = [];
   const finishes = [];
@@ -539,6 +544,11 @@ async function main() {
       }
       case 'stop':
         return chat.stop();
+      case 'deleteStream':
+        // What a page does to stop a turn that survives disconnects (resume_grace):
+        // DELETE {api}/{chatId}/stream.
+        return fetch(`${input.api}/${encodeURIComponent(chat.id)}/stream`, { method: 'DELETE' })
+          .then(response => response.text());
       case 'resume':
         return chat.resumeStream(requestOptions(step));
       case 'reload': {
@@ -555,6 +565,22 @@ async function main() {
       }
       case 'sendEmpty':
         return chat.sendMessage(undefined, requestOptions(step));
+      case 'completeToolCall': {
+        // The back-office: POST {api}/{chatId}/tool-output for the first call of `tool`
+        // that awaits its output (a long-running server call), recorded like a request.
+        const toolCallId = step.toolCallId ?? findToolCallId(chat.messages, step.tool);
+        const body =
+          step.errorText != null
+            ? { toolCallId, errorText: step.errorText }
+            : { toolCallId, output: step.output ?? {} };
+        return fetch(`${input.api}/${encodeURIComponent(chat.id)}/tool-output`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...(input.headers ?? {}) },
+          body: JSON.stringify(body),
+        }).then(async response => {
+          completions.push({ status: response.status, body: tryParseJson(await response.text()) });
+        });
+      }
       case 'regenerate':
         return chat.regenerate({
           ...(step.messageId != null ? { messageId: step.messageId } : {}),
@@ -565,6 +591,24 @@ async function main() {
           throw new Error(`approve: ai@${version} has no addToolApprovalResponse`);
         }
         const part = findApprovalPart(chat.messages, step.toolCallId);
+        if (step.payload !== undefined) {
+          // What a page does to let the user edit what they approve: the part's
+          // callProviderMetadata.adk.payload, set through the chat's messages.
+          chat.messages = chat.messages.map(message => ({
+            ...message,
+            parts: message.parts.map(p =>
+              isToolPart(p) && p.toolCallId === part.toolCallId
+                ? {
+                    ...p,
+                    callProviderMetadata: {
+                      ...p.callProviderMetadata,
+                      adk: { ...p.callProviderMetadata?.adk, payload: step.payload },
+                    },
+                  }
+                : p,
+            ),
+          }));
+        }
         const response = { id: part.approval.id, approved: step.approved ?? true };
         if (step.reason != null) response.reason = step.reason;
         if (step.headers != null || step.body != null) response.options = requestOptions(step);
@@ -650,6 +694,7 @@ async function main() {
     timedOut,
     messages: toJsonSafe(chat.messages),
     requests,
+    completions,
     stepResults,
     chatErrors,
     finishes,

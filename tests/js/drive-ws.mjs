@@ -8,9 +8,13 @@
 //   {"ai": "ai7", "url": "ws://127.0.0.1:PORT/", "chatId": "c1",
 //    "autoSend": null | "approvals" | "toolCalls" | "both", "timeoutMs": 20000, "settleMs": 150,
 //    "steps": [{"action": "send", "text": "hi"},
-//              {"action": "approve", "toolCallId"?: "...", "approved": true},
+//              {"action": "approve", "toolCallId"?: "...", "approved": true,
+//               "reason"?: "...", "payload"?: {...}},
 //              {"action": "toolOutput", "tool": "get_location", "output": {...}},
+//              {"action": "completeToolCall", "tool": "open_ticket", "output": {...}},
 //              {"action": "resume"}]}
+//   "api" (the HTTP base of the same app) is needed for completeToolCall: what a back-office
+//   does, POST {api}/{chatId}/tool-output; the answers go to the report's `completions`.
 // Output (stdout, one JSON object): ok, messages, frames (every server frame, parsed),
 // sent (every client frame), invalid (chunks failing the schema), nullPaths,
 // chatErrors, finishes, stepResults, problems. Exit 0 when produced, 2 on crashes.
@@ -92,6 +96,7 @@ async function main() {
 
   const frames = [];
   const sent = [];
+  const completions = [];
   const invalid = [];
   const nullPaths = [];
   const pendingValidations = [];
@@ -105,7 +110,11 @@ async function main() {
         const frame = JSON.parse(String(event.data));
         frames.push(frame);
         if (frame.type === 'chunk') {
-          collectNullPaths(frame.chunk, `frames[${frames.length - 1}].chunk`, nullPaths);
+          // A null inside a tool's input or output, a data part or metadata is the app's
+          // data (e.g. {"result": null}); anywhere else it breaks the wire rules.
+          const path = `frames[${frames.length - 1}].chunk`;
+          nullPaths.push(...collectNullPaths(frame.chunk, path, []).filter(
+            p => !/^frames\[\d+\]\.chunk\.(input|output|data|messageMetadata)\./.test(p)));
           pendingValidations.push(
             validate(frame.chunk).then(v => {
               if (!v.ok) invalid.push({ chunk: frame.chunk, error: v.error });
@@ -160,7 +169,8 @@ async function main() {
   function runStep(step) {
     switch (step.action) {
       case 'send':
-        return chat.sendMessage({ text: String(step.text ?? '') });
+        return chat.sendMessage({ text: String(step.text ?? '') },
+          step.body != null ? { body: step.body } : undefined);
       case 'approve': {
         const message = lastAssistant(chat.messages);
         const part = message?.parts.find(
@@ -168,7 +178,36 @@ async function main() {
             (step.toolCallId == null || p.toolCallId === step.toolCallId),
         );
         if (part == null) throw new Error('approve: no part in approval-requested');
-        return chat.addToolApprovalResponse({ id: part.approval.id, approved: step.approved ?? true });
+        if (step.payload !== undefined) {
+          // The page lets the user edit what they approve: callProviderMetadata.adk.payload.
+          chat.messages = chat.messages.map(m => ({
+            ...m,
+            parts: m.parts.map(p =>
+              isToolPart(p) && p.toolCallId === part.toolCallId
+                ? { ...p, callProviderMetadata: { ...p.callProviderMetadata,
+                    adk: { ...p.callProviderMetadata?.adk, payload: step.payload } } }
+                : p),
+          }));
+        }
+        const response = { id: part.approval.id, approved: step.approved ?? true };
+        if (step.reason != null) response.reason = step.reason;
+        return chat.addToolApprovalResponse(response);
+      }
+      case 'completeToolCall': {
+        const message = lastAssistant(chat.messages);
+        const part = message?.parts.find(
+          p => isToolPart(p) && p.type === `tool-${step.tool}` && p.state === 'output-available' &&
+            p.preliminary === true,
+        );
+        if (part == null) throw new Error(`completeToolCall: no pending tool-${step.tool} part`);
+        const body = step.errorText != null
+          ? { toolCallId: part.toolCallId, errorText: step.errorText }
+          : { toolCallId: part.toolCallId, output: step.output ?? {} };
+        return fetch(`${input.api}/${encodeURIComponent(input.chatId)}/tool-output`, {
+          method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
+        }).then(async response => {
+          completions.push({ status: response.status, body: JSON.parse(await response.text()) });
+        });
       }
       case 'toolOutput': {
         const message = lastAssistant(chat.messages);
@@ -217,6 +256,7 @@ async function main() {
     messages: JSON.parse(JSON.stringify(chat.messages)),
     frames,
     sent,
+    completions,
     invalid,
     nullPaths,
     chatErrors,

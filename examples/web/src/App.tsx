@@ -1,5 +1,6 @@
 /** The adk-asgi chat page: useChat over SSE, WebSocket or live voice. */
 import { useChat } from '@ai-sdk/react';
+import { answerApproval, Microphone, PcmPlayer } from 'adk-asgi';
 import { isToolUIPart } from 'ai';
 import { useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 
@@ -10,10 +11,9 @@ import { Icon } from './components/Icon';
 import { ModeSwitch } from './components/ModeSwitch';
 import type { ToolPart } from './components/ToolCard';
 import { VoicePanel } from './components/VoicePanel';
-import { Microphone, PcmPlayer } from './lib/audio';
 import { BgmPlayer } from './lib/bgm';
 import { chatApi } from './lib/config';
-import { createSession, MODES, runApprovedBrowserTool, type Mode } from './session';
+import { createSession, MODES, type Mode } from './session';
 
 const bgm = new BgmPlayer();
 const speaker = new PcmPlayer();
@@ -45,7 +45,7 @@ export function App() {
     if (previous.current != null && previous.current !== session) previous.current.dispose();
     previous.current = session;
   }, [session]);
-  const { messages, status, error, sendMessage, stop, addToolApprovalResponse, clearError } = useChat({
+  const { messages, status, error, sendMessage, stop, clearError } = useChat({
     chat: session.chat,
   });
 
@@ -98,14 +98,9 @@ export function App() {
     }
   };
 
-  const onAnswer = async (part: ToolPart, approved: boolean) => {
-    if (part.state !== 'approval-requested') return;
-    await addToolApprovalResponse({ id: part.approval.id, approved });
-    if (approved && part.providerExecuted !== true) {
-      // A browser tool: it runs here, after the user's yes.
-      await runApprovedBrowserTool(session.chat, part.type.replace(/^tool-/, ''), part.toolCallId);
-    }
-  };
+  // Approve / Deny; an approved browser tool (get_location) runs here, after the user's yes.
+  const onAnswer = (part: ToolPart, approved: boolean) =>
+    void answerApproval(session.chat, part, approved, { tools: session.tools });
 
   const busy = status === 'submitted' || status === 'streaming';
   const last = messages[messages.length - 1];

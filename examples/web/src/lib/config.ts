@@ -6,10 +6,3 @@ export function chatApi(): string {
   const fromQuery = new URLSearchParams(location.search).get('api');
   return fromQuery || import.meta.env.VITE_ADK_API || '/api/chat';
 }
-
-/** The WebSocket URL of the same endpoint (ws:// for http://, wss:// for https://). */
-export function chatSocketUrl(api: string = chatApi()): string {
-  const url = new URL(api, location.href);
-  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-  return url.toString();
-}

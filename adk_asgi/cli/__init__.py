@@ -1,0 +1,1 @@
+"""``adk-asgi serve``: the command line (``main``). Internal."""

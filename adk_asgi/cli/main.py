@@ -1,0 +1,175 @@
+"""``adk-asgi serve [module:attr]``: run an agent (or the offline demo) under uvicorn.
+
+The chat endpoint is mounted at ``--mount`` (``/api/chat``); everything else is the
+chat page (``adk_asgi/_web``, built from ``examples/web``) at ``/``, and JSON 404s.
+
+On SIGTERM/SIGINT the server first stops accepting, then drains the app
+(``AdkApp.drain``: running turns get ``--shutdown-grace`` seconds, then end with
+an ``error`` chunk; live sockets close with 1012), and only then lets uvicorn
+close the connections. ``--workers N`` runs N such servers on one listening
+socket (our own small supervisor: uvicorn's builds plain servers that would
+skip the drain).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from typing import Any
+
+from .server import SERVED, DrainingServer, supervise, uvicorn_config
+from .site import DEFAULT_MOUNT, WEB_DIR, SiteApp, page_url
+from .targets import Target, TargetError, load_target
+
+__all__ = ("build_app", "main", "observe", "parser", "resolve_target")
+
+logger = logging.getLogger("adk_asgi")
+
+
+def resolve_target(args: argparse.Namespace) -> Target:
+    """What to serve: the named target, or the demo agent (TargetError says why not)."""
+    if args.target:
+        return load_target(args.target, args.agent)
+    if args.agent:
+        raise TargetError("--agent needs a folder of agents as the target")
+    from ..demo import build_demo_agent
+
+    model = args.model
+    if model is None and (os.environ.get("GOOGLE_API_KEY")
+                          or os.environ.get("GOOGLE_GENAI_USE_VERTEXAI")):
+        model = os.environ.get("ADK_ASGI_MODEL", "gemini-2.5-flash")
+    return Target("agent", build_demo_agent(model=model, token_delay=args.token_delay), "demo")
+
+
+def build_app(args: argparse.Namespace, target: Target | None = None) -> Any:
+    from ..middleware import AdkMiddleware
+
+    target = target or resolve_target(args)
+    options: dict[str, Any] = {
+        "session_db": args.session_db,
+        "resume_grace": args.resume_grace,
+        "shutdown_grace": args.shutdown_grace,
+        "allowed_origins": args.allowed_origin,
+    }
+    if args.redis_url:
+        from ..stores.redis import RedisStreamStore
+
+        options["stream_store"] = RedisStreamStore(args.redis_url)
+    if target.kind == "runner":
+        if args.session_db:
+            raise TargetError(f"{target.where} is a Runner: it brings its own session service, "
+                              "so --session-db cannot apply")
+        del options["session_db"]
+    options[{"agent": "agent", "app": "adk_app", "runner": "runner"}[target.kind]] = target.value
+    try:
+        site = SiteApp(WEB_DIR)
+        app = AdkMiddleware(site, path=_mount(args.mount), **options)
+    except (TypeError, ValueError) as exc:  # e.g. a Runner that cannot pause for approvals
+        raise TargetError(f"{target.where}: {exc}") from None
+    site.health = app.adk.health
+    SERVED.append(app.adk)
+    return app
+
+
+def _mount(path: str) -> str:
+    return path if path.startswith("/") else "/" + path
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="adk-asgi", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = top.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="serve an ADK agent (default: the offline demo agent)")
+    serve.add_argument("target", nargs="?",
+                       help="what to serve: module:attr (an agent, App or Runner), a module "
+                            "(its root_agent or app), or a folder in ADK's agents layout "
+                            "(default: the offline demo agent)")
+    serve.add_argument("--agent", default=None, metavar="NAME",
+                       help="the agent to serve from a folder holding several (ADK's agents "
+                            "directory)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--mount", default=DEFAULT_MOUNT, help="path of the chat endpoint")
+    serve.add_argument("--session-db", default=None,
+                       help="sqlite:///path.db or postgresql+asyncpg://... (default: memory)")
+    serve.add_argument("--model", default=None,
+                       help="demo only: a Gemini model name (needs GOOGLE_API_KEY)")
+    serve.add_argument("--token-delay", type=float, default=0.03,
+                       help="demo only: seconds per streamed token of the scripted model")
+    serve.add_argument("--redis-url", default=None,
+                       help="redis://... : share resumable streams, chat owners and turn locks "
+                            "between workers and replicas (needs adk-asgi[redis])")
+    serve.add_argument("--resume-grace", type=float, default=0.0, metavar="SECONDS",
+                       help="keep a turn running this long after its client disconnects, so a "
+                            "reload can resume it (default 0: abort at once)")
+    serve.add_argument("--shutdown-grace", type=float, default=10.0, metavar="SECONDS",
+                       help="on SIGTERM, let running turns finish this long (default 10)")
+    serve.add_argument("--allowed-origin", action="append", default=None, metavar="ORIGIN",
+                       help="a browser origin allowed to open WebSockets besides the page's "
+                            "own (repeatable; '*' for any)")
+    serve.add_argument("--workers", type=int, default=1,
+                       help="worker processes on one socket; needs --session-db and "
+                            "--redis-url so every worker sees every chat")
+    serve.add_argument("--ws-compression", action=argparse.BooleanOptionalAction,
+                       default=False,
+                       help="permessage-deflate on WebSockets (default off: token frames are "
+                            "tiny, and it costs ~9%% CPU and ~32 KiB per idle connection)")
+    serve.add_argument("--log-level", default="info")
+    serve.add_argument("--log-format", choices=("text", "json"), default="text",
+                       help="json: one JSON object per line (time, level, logger, message, "
+                            "chat_id, user_id, trace ids), uvicorn's lines included")
+    serve.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
+                       help="serve Prometheus metrics (adk_asgi_*) at :PORT/metrics, apart "
+                            "from the app; worker i of --workers uses PORT+i (needs "
+                            "adk-asgi[otel])")
+    serve.add_argument("--metrics-host", default=None, metavar="HOST",
+                       help="address of the metrics endpoint (default: --host)")
+    return top
+
+
+def observe(args: argparse.Namespace, worker: int = 0) -> None:
+    """What this process reports: its logs, its metrics endpoint (``--metrics-port``; a
+    port per worker), and OTLP traces when the OTEL_EXPORTER_OTLP_* variables ask."""
+    from ..observability.exporters import export_traces_from_env, serve_prometheus
+    from ..observability.logs import setup_logging
+
+    setup_logging(args.log_level, args.log_format)
+    if args.metrics_port is not None:
+        serve_prometheus(args.metrics_port + worker, args.metrics_host or args.host)
+    export_traces_from_env()
+
+
+def main(argv: list[str] | None = None) -> int:
+    cli = parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = cli.parse_args(argv)
+    if args.workers > 1 and (not args.redis_url or not args.session_db
+                             or args.session_db.startswith("memory")):
+        cli.error("--workers > 1 needs --session-db (sessions every worker can read) and "
+                  "--redis-url (streams, owners and locks every worker can see)")
+    if args.workers == 1:
+        observe(args)
+    else:  # each worker starts its own exporters
+        from ..observability.logs import setup_logging
+
+        setup_logging(args.log_level, args.log_format)
+    # Find (and build) what is served before claiming to serve it: a bad target is one line.
+    target = resolve_target(args)
+    app = build_app(args, target) if args.workers == 1 else None
+    mount = _mount(args.mount)
+    print(f"adk-asgi: chat endpoint at http://{args.host}:{args.port}{mount}", flush=True)
+    if args.metrics_port is not None:
+        ports = (str(args.metrics_port) if args.workers == 1
+                 else f"{args.metrics_port}-{args.metrics_port + args.workers - 1}")
+        print(f"adk-asgi: metrics at http://{args.metrics_host or args.host}:{ports}/metrics",
+              flush=True)
+    if (WEB_DIR / "index.html").is_file():
+        print(f"adk-asgi: chat page at {page_url(args.host, args.port, mount)}", flush=True)
+    else:
+        print("adk-asgi: no chat page in this installation (see README: Chat page)", flush=True)
+    if args.workers > 1:
+        return supervise(argv, args)
+    DrainingServer(uvicorn_config(args, app)).run()
+    return 0

@@ -1,0 +1,99 @@
+"""Serving under uvicorn: a server that drains the app before it closes connections, and
+``--workers N``: N such servers on one listening socket (our own small supervisor:
+uvicorn's builds plain servers that would skip the drain)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import multiprocessing
+import os
+import signal
+import socket
+from typing import Any
+
+import uvicorn
+
+__all__ = ("SERVED", "DrainingServer", "supervise", "uvicorn_config")
+
+logger = logging.getLogger("adk_asgi")
+# The AdkApps this process serves: drained before uvicorn closes connections.
+SERVED: list[Any] = []
+
+
+class DrainingServer(uvicorn.Server):
+    """uvicorn's server, draining the served AdkApps before it closes connections.
+
+    Alone on its socket it stops accepting first: new connections are refused by the
+    kernel. On a socket shared by ``--workers`` that would not refuse anything (the
+    socket stays open in the other processes, and the kernel queues connections nobody
+    will accept, then resets them): there it keeps accepting while it drains, so each new
+    request is answered ``503 shutting_down`` (WebSocket: close 1012), and the socket
+    closes with the last worker."""
+
+    shared_socket = False
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        if not self.shared_socket:
+            for server in self.servers:
+                server.close()  # stop accepting first
+        if SERVED:
+            await asyncio.gather(*(app.drain() for app in SERVED), return_exceptions=True)
+        for server in self.servers:
+            server.close()
+        await super().shutdown(sockets)
+
+
+def uvicorn_config(args: argparse.Namespace, app: Any) -> uvicorn.Config:
+    from ..observability.logs import json_log_config
+
+    log_config = (json_log_config(args.log_level) if args.log_format == "json"
+                  else uvicorn.config.LOGGING_CONFIG)
+    return uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
+                          log_config=log_config, ws_per_message_deflate=args.ws_compression,
+                          # What drain leaves (a stuck client) is cut after this.
+                          timeout_graceful_shutdown=5)
+
+
+def _serve_worker(argv: list[str], sock: socket.socket, index: int) -> None:
+    """Worker ``index`` (spawned): build the app and serve on the shared socket."""
+    from .main import build_app, observe, parser
+
+    args = parser().parse_args(argv)
+    observe(args, index)
+    server = DrainingServer(uvicorn_config(args, build_app(args)))
+    server.shared_socket = True
+    server.run(sockets=[sock])
+
+
+def supervise(argv: list[str], args: argparse.Namespace) -> int:
+    sock = uvicorn_config(args, None).bind_socket()
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_serve_worker, args=(argv, sock, i), daemon=False)
+               for i in range(args.workers)]
+    stopping = False
+
+    def forward(signum: int, _frame: Any) -> None:
+        nonlocal stopping
+        stopping = True
+        for worker in workers:
+            if worker.pid is not None and worker.is_alive():
+                os.kill(worker.pid, signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    for worker in workers:
+        worker.start()
+    while True:
+        if stopping and sock.fileno() != -1:
+            sock.close()  # the socket closes with the last draining worker (see above)
+        for i, worker in enumerate(workers):
+            worker.join(0.5)
+            if not worker.is_alive() and not stopping:
+                logger.warning("Worker %s exited with %s; starting a new one", worker.pid,
+                               worker.exitcode)
+                workers[i] = context.Process(target=_serve_worker, args=(argv, sock, i))
+                workers[i].start()
+        if stopping and not any(w.is_alive() for w in workers):
+            return 0

@@ -1,0 +1,71 @@
+"""What clients are told when something goes wrong: ``RequestError`` and the texts.
+
+A request the server refuses before a stream starts is a ``RequestError`` (HTTP 4xx/503
+with ``{"error": {"code", "message"}}``, a stable ``code``). Once a stream runs, failures
+end it with one ``error`` chunk carrying one of the texts below: never an exception's
+message or a trace (those go to the server log).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import msgspec
+
+__all__ = (
+    "CHAT_NOT_FOUND",
+    "GENERIC_ERROR",
+    "INTERRUPTED_ERROR",
+    "SHUTDOWN_ERROR",
+    "UNAVAILABLE_RETRY_AFTER",
+    "RequestError",
+    "chat_not_found",
+    "error_body",
+    "session_unavailable",
+    "store_unavailable",
+)
+
+GENERIC_ERROR: Final = "The agent failed to answer. Please try again."
+SHUTDOWN_ERROR: Final = "The server is restarting. Please send your message again."
+INTERRUPTED_ERROR: Final = "The server stopped while answering. Please send your message again."
+CHAT_NOT_FOUND: Final = "No such chat."
+UNAVAILABLE_RETRY_AFTER: Final = 2
+"""Seconds a client is told to wait (``Retry-After``) when a store is down or the server
+restarts."""
+
+_encoder = msgspec.json.Encoder()
+
+
+class RequestError(Exception):
+    """A request the server refuses: ``status`` is the HTTP status, ``code`` a stable slug.
+    ``retry_after`` (seconds) is sent as ``Retry-After`` (503s)."""
+
+    def __init__(self, status: int, code: str, message: str, *,
+                 retry_after: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.retry_after = retry_after
+
+
+def chat_not_found() -> RequestError:
+    # The same answer whether the chat exists for someone else or not at all.
+    return RequestError(404, "chat_not_found", CHAT_NOT_FOUND)
+
+
+def error_body(code: str, message: str) -> bytes:
+    return _encoder.encode({"error": {"code": code, "message": message}})
+
+
+def session_unavailable() -> RequestError:
+    """The ADK session service failed (its database is down, locked or read-only)."""
+    return RequestError(503, "session_unavailable", "The chat session could not be loaded.",
+                        retry_after=UNAVAILABLE_RETRY_AFTER)
+
+
+def store_unavailable() -> RequestError:
+    """The stream store failed (e.g. Redis is down)."""
+    return RequestError(503, "store_unavailable",
+                        "The chat service is temporarily unavailable. Please try again.",
+                        retry_after=UNAVAILABLE_RETRY_AFTER)

@@ -1,0 +1,51 @@
+"""BridgePlugin: adk-asgi's ADK plugin on the runner it serves, for what ADK's own flow must
+learn from a client's answers over HTTP: the reason a user gave when they denied a call
+reaches the model with the call's result (``approvals.with_reason``).
+
+The reasons travel in the continuation's run config (``custom_metadata.adk_asgi
+.denialReasons``, set by ``http/turn.py``), so the plugin needs no state of its own and
+works on any worker. Live runs answer through their gate (``live/gate.py``) instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from google.adk.plugins import BasePlugin
+from google.adk.runners import Runner
+from google.adk.tools import BaseTool, ToolContext
+
+from .approvals import with_reason
+from .sessions import META_KEY
+
+__all__ = ("BRIDGE_PLUGIN", "BridgePlugin", "register")
+
+BRIDGE_PLUGIN: Final = "adk_asgi_bridge"
+
+
+class BridgePlugin(BasePlugin):
+    def __init__(self) -> None:
+        super().__init__(name=BRIDGE_PLUGIN)
+
+    async def after_tool_callback(self, *, tool: BaseTool, tool_args: dict[str, Any],
+                                  tool_context: ToolContext,
+                                  result: dict[str, Any]) -> dict[str, Any] | None:
+        confirmation = tool_context.tool_confirmation
+        if confirmation is None or confirmation.confirmed:
+            return None
+        config = tool_context._invocation_context.run_config
+        meta = ((config.custom_metadata if config is not None else None) or {}).get(META_KEY)
+        reasons = meta.get("denialReasons") if isinstance(meta, dict) else None
+        reason = reasons.get(tool_context.function_call_id) if isinstance(reasons, dict) \
+            else None
+        if not isinstance(reason, str):
+            return None
+        amended: dict[str, Any] | None = with_reason(result, reason)
+        return amended
+
+
+def register(runner: Runner) -> None:
+    """Register the plugin once (also on a runner the application built)."""
+    manager = runner.plugin_manager
+    if manager.get_plugin(BRIDGE_PLUGIN) is None:
+        manager.register_plugin(BridgePlugin())

@@ -1,0 +1,183 @@
+"""AgentRuntime: the ADK side of the app — runner, sessions, start-up and shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import warnings
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from google.adk.agents import BaseAgent, RunConfig
+from google.adk.agents.run_config import StreamingMode
+from google.adk.apps import App, ResumabilityConfig
+from google.adk.runners import Runner
+from google.adk.sessions import BaseSessionService
+
+from .body import BodyFields
+from .failures import install_adk_log_filter
+from .plugin import register as register_plugin
+from .sessions import META_KEY, session_service_from_url
+from .surface import SurfaceOptions
+from .tools import ToolKinds, tool_kinds
+
+__all__ = ("AgentRuntime",)
+
+logger = logging.getLogger("adk_asgi")
+
+DEFAULT_APP_NAME = "adk_asgi"
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # ResumabilityConfig is marked experimental in ADK 2.x.
+    _RESUMABLE = ResumabilityConfig(is_resumable=True)
+
+
+def _resumable(config: ResumabilityConfig | None) -> bool:
+    return config is not None and config.is_resumable
+
+
+class AgentRuntime:
+    """Owns (or borrows) the ADK ``Runner``.
+
+    Give exactly one of ``agent``, ``app`` or ``runner``. The runner must be *resumable*
+    (``ResumabilityConfig(is_resumable=True)``): tool confirmations, browser-executed and
+    long-running tools pause the invocation and resume it from the session alone, so the
+    answer may reach any process that shares the session store. Without it ADK does not
+    pause: the model goes on without the answer, and an approval the page sends later
+    finds nothing to resume. So an agent is wrapped in a resumable ``App``, an ``App`` that
+    is not resumable is served as a resumable copy, and a ready ``Runner`` that is not
+    resumable is refused (the bridge does not build it, so it does not change it).
+    """
+
+    def __init__(
+        self,
+        *,
+        agent: BaseAgent | None = None,
+        app: App | None = None,
+        runner: Runner | None = None,
+        session_service: BaseSessionService | None = None,
+        session_db: str | None = None,
+        app_name: str | None = None,
+        run_config: RunConfig | None = None,
+        client_completes: Iterable[str] = (),
+        surface: SurfaceOptions | None = None,
+        body_fields: Mapping[str, Any] | None = None,
+    ) -> None:
+        if sum(x is not None for x in (agent, app, runner)) != 1:
+            raise TypeError("Give exactly one of agent=, app= or runner=.")
+        if runner is not None and (session_service is not None or session_db is not None):
+            raise TypeError("A ready Runner brings its own session service.")
+        if session_service is not None and session_db is not None:
+            raise TypeError("Give session_service= or session_db=, not both.")
+        if runner is not None and not _resumable(runner.resumability_config):
+            raise ValueError(
+                "the Runner is not resumable: tool confirmations and browser or long-running "
+                "tools could not pause and resume. Build it with App(..., resumability_config="
+                "ResumabilityConfig(is_resumable=True)), or give the agent (agent=) or the "
+                "App (adk_app=) and let adk-asgi build the runner.")
+        if app is not None and not _resumable(app.resumability_config):
+            logger.info("Serving ADK App %r as resumable (tool confirmations pause and resume "
+                        "the invocation)", app.name)
+            app = app.model_copy(update={"resumability_config": _RESUMABLE})
+        self._agent = agent
+        self._app = app
+        self._runner: Runner | None = runner
+        self._owns_runner = runner is None
+        self._session_service = session_service
+        self._session_db = session_db
+        self._app_name = app_name
+        self.run_config = run_config or RunConfig(streaming_mode=StreamingMode.SSE)
+        self._tools: ToolKinds | None = None
+        self._client_completes = frozenset(client_completes)
+        surface = surface if surface is not None else SurfaceOptions()
+        self.surface: SurfaceOptions | None = surface if surface.active else None
+        """What translators add to messages besides ADK's content (None: nothing)."""
+        self.body_fields = BodyFields(body_fields or {})
+        """Request body fields that go into the session state."""
+        self._plugged = False
+        self._started = False
+        self._start_lock = asyncio.Lock()
+        install_adk_log_filter()
+
+    @property
+    def runner(self) -> Runner:
+        if self._runner is None:
+            self._runner = self._build_runner()
+        if not self._plugged:  # also on a runner the application built
+            register_plugin(self._runner)
+            self._plugged = True
+        return self._runner
+
+    @property
+    def session_service(self) -> BaseSessionService:
+        return self.runner.session_service
+
+    @property
+    def app_name(self) -> str:
+        return self.runner.app_name
+
+    @property
+    def agent_name(self) -> str:
+        agent = getattr(self.runner, "agent", None)
+        return str(getattr(agent, "name", "model"))
+
+    @property
+    def tools(self) -> ToolKinds:
+        """The agent's browser, approval and long-running tools."""
+        if self._tools is None:
+            self._tools = tool_kinds(self.runner.agent, self._client_completes)
+        return self._tools
+
+    @property
+    def approval_tools(self) -> frozenset[str]:
+        """Names of the browser-executed tools that need the user's approval."""
+        return self.tools.approval
+
+    def _build_runner(self) -> Runner:
+        service = self._session_service or session_service_from_url(self._session_db)
+        app = self._app
+        if app is None:
+            assert self._agent is not None
+            with warnings.catch_warnings():
+                # ResumabilityConfig is marked experimental in ADK 2.x.
+                warnings.simplefilter("ignore")
+                app = App(
+                    name=self._app_name or DEFAULT_APP_NAME,
+                    root_agent=self._agent,
+                    resumability_config=_RESUMABLE,
+                )
+        return Runner(app=app, session_service=service, app_name=self._app_name or app.name)
+
+    async def startup(self, *, warm: bool = True) -> None:
+        """Build the runner and pay ADK's one-off lazy imports before the first request."""
+        async with self._start_lock:
+            if self._started:
+                return
+            self._started = True
+            _ = self.runner
+            _ = self.tools  # a bad client_completes fails here, not on a request
+            if warm:
+                started = time.perf_counter()
+                from .warmup import warm_up
+
+                await warm_up()
+                logger.info("ADK warmed up in %.0f ms", (time.perf_counter() - started) * 1000)
+
+    @property
+    def started(self) -> bool:
+        return self._started
+
+    async def shutdown(self) -> None:
+        if self._runner is not None and self._owns_runner:
+            try:
+                await self._runner.close()
+            except Exception:  # close is best effort at shutdown
+                logger.exception("Error while closing the ADK runner")
+        self._started = False
+
+    def run_config_for(self, metadata: dict[str, Any]) -> RunConfig:
+        """The run config of one turn, tagged so the session maps messages to invocations."""
+        custom = dict(self.run_config.custom_metadata or {})
+        custom[META_KEY] = metadata
+        return self.run_config.model_copy(update={"custom_metadata": custom})
+

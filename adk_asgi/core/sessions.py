@@ -1,0 +1,121 @@
+"""ADK sessions: the service from a URL, get-or-create, the bridge's tags on session events,
+and per-session turn serialization (in one process)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, Final
+from urllib.parse import parse_qs, urlsplit
+
+from google.adk.events import Event
+from google.adk.sessions import BaseSessionService, Session
+
+__all__ = (
+    "META_KEY",
+    "SessionLocks",
+    "SessionUnavailable",
+    "event_meta",
+    "failure",
+    "get_or_create_session",
+    "session_service_from_url",
+)
+
+META_KEY: Final = "adk_asgi"
+"""The key of the bridge's tags in ``custom_metadata`` (runs and session events)."""
+
+
+class SessionUnavailable(Exception):
+    """The ADK session service failed (its database is down, locked, read-only): requests
+    get ``503 session_unavailable`` with ``Retry-After``, WebSockets close 1013."""
+
+
+def failure(exc: BaseException) -> str:
+    """A dependency's failure in one log line: the exception's class and message."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+
+
+def event_meta(event: Event) -> dict[str, Any]:
+    """The bridge's tags on a session event (``custom_metadata.adk_asgi``)."""
+    meta = (event.custom_metadata or {}).get(META_KEY)
+    return meta if isinstance(meta, dict) else {}
+
+
+def session_service_from_url(url: str | None) -> BaseSessionService:
+    """``None``/``memory://`` -> in memory (bounded: ``?max_sessions=N&idle_ttl=SECONDS``,
+    default 10,000 and 6 h); ``sqlite:///path`` -> ADK's sqlite service
+    (aiosqlite, no SQLAlchemy; hardened: ``core/sqlite.py``); any other SQLAlchemy async URL (``postgresql+asyncpg://``)
+    -> ADK's ``DatabaseSessionService`` (needs ``google-adk[db]``)."""
+    if not url or url.startswith("memory:"):
+        return _memory(url or "memory://")
+    if url.startswith(("sqlite:", "sqlite+aiosqlite:")):
+        from .sqlite import SqliteSessions
+
+        # SQLAlchemy convention, parsed by ADK: sqlite:///relative.db, sqlite:////abs.db
+        return SqliteSessions(url)
+    from google.adk.sessions import DatabaseSessionService
+
+    return DatabaseSessionService(db_url=url)
+
+
+def _memory(url: str) -> BaseSessionService:
+    """``memory://`` with optional ``?max_sessions=N&idle_ttl=SECONDS`` (bounded either
+    way; ``core/memory_sessions.py``)."""
+    from .memory_sessions import DEFAULT_IDLE_TTL, DEFAULT_MAX_SESSIONS, BoundedMemorySessions
+
+    query = parse_qs(urlsplit(url).query)
+    unknown = set(query) - {"max_sessions", "idle_ttl"}
+    if unknown:
+        raise ValueError(f"memory:// takes max_sessions and idle_ttl, not {', '.join(unknown)}")
+    try:
+        max_sessions = int(query.get("max_sessions", [DEFAULT_MAX_SESSIONS])[0])
+        idle_ttl = float(query.get("idle_ttl", [DEFAULT_IDLE_TTL])[0])
+    except ValueError:
+        raise ValueError("memory://?max_sessions= takes a whole number and idle_ttl= "
+                         "seconds") from None
+    return BoundedMemorySessions(max_sessions=max_sessions, idle_ttl=idle_ttl)
+
+
+async def get_or_create_session(service: BaseSessionService, app_name: str, user_id: str,
+                                session_id: str) -> tuple[Session, bool]:
+    """The session, and whether it was created just now."""
+    session = await service.get_session(app_name=app_name, user_id=user_id,
+                                        session_id=session_id)
+    if session is not None:
+        return session, False
+    session = await service.create_session(app_name=app_name, user_id=user_id,
+                                           session_id=session_id)
+    return session, True
+
+
+class SessionLocks:
+    """One lock per (user, session): ADK interleaves the events of concurrent runs on one
+    session, so turns of one chat run one after another. Entries are dropped when no
+    request holds or waits for them."""
+
+    __slots__ = ("_locks",)
+
+    def __init__(self) -> None:
+        self._locks: dict[tuple[str, str], tuple[asyncio.Lock, int]] = {}
+
+    @asynccontextmanager
+    async def hold(self, user_id: str, session_id: str) -> AsyncIterator[None]:
+        key = (user_id, session_id)
+        lock, users = self._locks.get(key, (None, 0))
+        if lock is None:
+            lock = asyncio.Lock()
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock_, users = self._locks[key]
+            if users <= 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock_, users - 1)
+
+    def __len__(self) -> int:
+        return len(self._locks)

@@ -1,0 +1,165 @@
+"""Completing a long-running call from the server side: ``AdkApp.complete_tool_call`` and
+``POST {api}/{chatId}/tool-output`` (for webhooks and back-office systems).
+
+The call's final result goes to ADK as its function response, which resumes the call's
+invocation, and the turn runs *detached*: no client reads it as it runs. Its stream is
+recorded in the stream store like any turn, so ``GET {api}/{chatId}/stream`` (the AI SDK's
+``resumeStream``) and protocol B's ``resume`` replay and follow it, and it stays there for
+the store's retention after it ends. The turn holds the chat's turn lock like any other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import replace
+from typing import Any, Final
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from ..core.asgi import (
+    ClientGone,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    read_body,
+    send_error,
+    send_json,
+)
+from ..core.errors import RequestError, chat_not_found, session_unavailable, store_unavailable
+from ..core.request import valid_chat_id
+from ..core.sessions import failure
+from ..stores import StoreUnavailable
+from .endpoint import ChatEndpoint
+from .stream import TurnStream
+from .turn import plan_completion
+
+__all__ = ("ToolOutput", "complete_tool_call", "post_tool_output")
+
+logger = logging.getLogger("adk_asgi")
+
+MAX_OUTPUT_BYTES: Final = 1024 * 1024
+
+
+class ToolOutput(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
+    """The body of ``POST {api}/{chatId}/tool-output``: the call and its final result (an
+    object, or ``errorText`` when it failed)."""
+
+    tool_call_id: str
+    output: dict[str, Any] | UnsetType = UNSET
+    error_text: str | UnsetType = UNSET
+
+    def result(self) -> dict[str, Any]:
+        if (self.output is UNSET) == (self.error_text is UNSET):
+            raise RequestError(422, "invalid_tool_output",
+                               "Give either `output` (an object) or `errorText`.")
+        return {"error": self.error_text} if isinstance(self.error_text, str) \
+            else dict(self.output) if isinstance(self.output, dict) else {}
+
+
+async def complete_tool_call(chat: ChatEndpoint, user_id: str, chat_id: str, call_id: str,
+                             result: dict[str, Any], *, wait: bool = False) -> str:
+    """Complete ``call_id`` of ``chat_id`` (owned by ``user_id``) with ``result``; returns
+    the id of the assistant message the turn streams (``wait``: once the turn ended).
+    Raises ``RequestError`` (404 ``chat_not_found``, 409 ``unknown_tool_call``, 422
+    ``wrong_answer_kind``, 503 ``shutting_down``)."""
+    if chat.draining:
+        raise RequestError(503, "shutting_down",
+                           "The server is restarting. Please try again in a moment.",
+                           retry_after=2)
+    if len(msgspec.json.encode(result)) > MAX_OUTPUT_BYTES:
+        raise RequestError(413, "output_too_large",
+                           f"A tool output exceeds {MAX_OUTPUT_BYTES} bytes.")
+    await chat.runtime.startup()
+    try:
+        owner = await chat.store.owner(chat_id) if valid_chat_id(chat_id) else None
+    except StoreUnavailable as exc:
+        logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
+        raise store_unavailable() from None
+    if owner != user_id:
+        raise chat_not_found()
+    started: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    task = asyncio.create_task(_run(chat, user_id, chat_id, call_id, result, started),
+                               name="adk-asgi-tool-output")
+    try:
+        message_id = await asyncio.shield(started)
+    except BaseException:
+        if not started.done():  # cancelled while waiting for the lock: nothing started
+            task.cancel()
+        raise
+    if wait:
+        await task
+    return message_id
+
+
+async def _run(chat: ChatEndpoint, user_id: str, chat_id: str, call_id: str,
+               result: dict[str, Any], started: asyncio.Future[str]) -> None:
+    try:
+        await _locked_run(chat, user_id, chat_id, call_id, result, started)
+    except StoreUnavailable as exc:
+        if started.done():
+            raise
+        logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
+        started.set_exception(store_unavailable())
+
+
+async def _locked_run(chat: ChatEndpoint, user_id: str, chat_id: str, call_id: str,
+                      result: dict[str, Any], started: asyncio.Future[str]) -> None:
+    runtime = chat.runtime
+    async with chat.store.lock(chat_id):
+        try:
+            session = await runtime.session_service.get_session(
+                app_name=runtime.app_name, user_id=user_id, session_id=chat_id)
+            plan = plan_completion(session, runtime.tools, call_id, result)
+        except RequestError as error:
+            started.set_exception(error)
+            return
+        except Exception as exc:
+            logger.error("Session store failed for chat %r: %s", chat_id, failure(exc))
+            started.set_exception(session_unavailable())
+            return
+        recorder = await chat.store.record(chat_id)
+        started.set_result(plan.message_id)
+        # Nobody reads it: no pings, no stuck-client watchdog.
+        options = replace(chat.stream_options, ping_interval=None, send_timeout=None)
+        stream = TurnStream(runtime, chat.store, options, plan, user_id, chat_id)
+        stream.detached = True
+        await chat.run_turn(stream, _discard, _never, recorder)
+
+
+async def _discard(message: Message) -> None:
+    return None
+
+
+async def _never() -> Message:
+    await asyncio.Event().wait()
+    return {"type": "http.disconnect"}  # pragma: no cover - never reached
+
+
+async def post_tool_output(chat: ChatEndpoint, scope: Scope, receive: Receive, send: Send,
+                           chat_id: str) -> None:
+    """``POST {api}/{chatId}/tool-output``: 202 ``{"messageId"}`` once the turn started."""
+    user_id = await chat.authorize(scope, send)
+    if user_id is None:
+        return
+    try:
+        body = await read_body(scope, receive, chat.options.limits.max_body_bytes)
+        try:
+            request = msgspec.json.decode(body, type=ToolOutput)
+        except msgspec.ValidationError as error:
+            raise RequestError(422, "invalid_tool_output", f"Invalid tool output: {error}") \
+                from None
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+            raise RequestError(400, "invalid_json", "The body is not valid JSON.") from None
+        message_id = await complete_tool_call(chat, user_id, chat_id, request.tool_call_id,
+                                              request.result())
+    except ClientGone:
+        return
+    except RequestError as error:
+        await send_error(send, error)
+        return
+    with contextlib.suppress(ClientGone):
+        await send_json(send, 202, msgspec.json.encode({"messageId": message_id}))

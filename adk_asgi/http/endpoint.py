@@ -1,0 +1,272 @@
+"""ChatEndpoint: the HTTP side of the app — ``POST`` a chat request and get the assistant
+message back as SSE; ``GET``/``DELETE {chatId}/stream`` resume or stop a chat's stream.
+
+request bytes -> ChatRequest -> TurnPlan (with the session) -> TurnStream (Runner.run_async
+-> ADK events -> EventTranslator -> UI chunks -> SSE bytes -> socket + stream store).
+
+A turn holds the chat's turn lock from before the session is read until its stream ends,
+so two tabs on one chat take turns instead of interleaving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.asgi import ClientGone, Receive, Scope, Send, read_body, send_error, send_json
+from ..core.auth import Authenticate, AuthError, anonymous, resolve_user
+from ..core.errors import (
+    UNAVAILABLE_RETRY_AFTER,
+    RequestError,
+    chat_not_found,
+    session_unavailable,
+    store_unavailable,
+)
+from ..core.limits import Limits
+from ..core.message import ConfirmationStyle, DescribeError, describe_error_generic
+from ..core.request import ChatRequest, decode_chat_request
+from ..core.runtime import AgentRuntime
+from ..core.sessions import failure
+from ..observability.logs import log_context
+from ..observability.metrics import METRICS
+from ..observability.tracing import TURN, current, end_span, start_span
+from ..stores import StoreUnavailable, StreamRecorder, StreamStore
+from .seed import SEED_MAX_CHARS, SEED_MAX_MESSAGES, create_seeded, incomplete_seed, seed_events
+from .sse import SSEChannel
+from .stream import StreamOptions, TurnStream
+from .turn import TurnPlan, plan_turn
+
+__all__ = ("SEED_MAX_CHARS", "SEED_MAX_MESSAGES", "ChatEndpoint", "ChatOptions")
+
+logger = logging.getLogger("adk_asgi")
+
+
+
+@dataclass(frozen=True, slots=True)
+class ChatOptions:
+    limits: Limits = field(default_factory=Limits)
+    ping_interval: float | None = 15.0
+    send_timeout: float | None = 60.0
+    confirmation_style: ConfirmationStyle = "native"
+    authenticate: Authenticate = anonymous
+    resume_grace: float = 0.0
+    """Seconds a turn keeps running after its client disconnected, so a reload can resume
+    it (``GET {api}/{chatId}/stream``); 0 aborts the run at once."""
+    describe_error: DescribeError = describe_error_generic
+
+
+class ChatEndpoint:
+    """The HTTP side of the app: one instance serves every chat."""
+
+    def __init__(self, runtime: AgentRuntime, options: ChatOptions, store: StreamStore) -> None:
+        self.runtime = runtime
+        self.options = options
+        self.store = store
+        self.turns: set[TurnStream] = set()
+        self.draining = False
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._stream_options = StreamOptions(
+            ping_interval=options.ping_interval, send_timeout=options.send_timeout,
+            resume_grace=options.resume_grace, confirmation_style=options.confirmation_style,
+            describe_error=options.describe_error)
+
+    @property
+    def stream_options(self) -> StreamOptions:
+        return self._stream_options
+
+    async def authorize(self, scope: Scope, send: Send) -> str | None:
+        """The user of this request, or None after answering 401/403."""
+        try:
+            return await resolve_user(self.options.authenticate, scope)
+        except AuthError as error:
+            await send_error(send, RequestError(
+                error.status, "unauthorized" if error.status == 401 else "forbidden",
+                error.message))
+            return None
+
+    # -- POST / -------------------------------------------------------------------
+
+    async def post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        received = time.perf_counter()
+        if self.draining:
+            await send_error(send, _shutting_down())
+            return
+        user_id = await self.authorize(scope, send)
+        if user_id is None:
+            return
+        limits = self.options.limits
+        try:
+            body = await read_body(scope, receive, limits.max_body_bytes)
+            request = decode_chat_request(body, limits)
+            fields = self.runtime.body_fields.read(body) if self.runtime.body_fields else {}
+        except ClientGone:
+            return
+        except RequestError as error:
+            await send_error(send, error)
+            return
+        await self.runtime.startup()
+        # The turn's span is current while ADK runs: ADK's spans become its children.
+        span = start_span(TURN, "sse", request.id, user_id)
+        outcome = "error"
+        with log_context(request.id, user_id), current(span):
+            try:
+                outcome = await self._turn(request, user_id, send, receive, fields, received)
+            except StoreUnavailable as exc:
+                # Only before the response starts: once it streams, the store's failures are
+                # logged and the turn goes on unrecorded.
+                logger.error("Stream store unavailable for chat %r: %s", request.id, exc)
+                METRICS.store_error("streams", "turn")
+                outcome = "unavailable"
+                await send_error(send, store_unavailable())
+            finally:
+                end_span(span, outcome)
+
+    async def _turn(self, request: ChatRequest, user_id: str, send: Send, receive: Receive,
+                    fields: dict[str, Any], received: float) -> str:
+        """The turn of a decoded request; its outcome (``refused``/``unavailable`` when it
+        did not run)."""
+        if not await self.store.claim(request.id, user_id):
+            await send_error(send, chat_not_found())
+            return "refused"
+        async with self.store.lock(request.id):
+            try:
+                plan = await self._prepare(request, user_id)
+                plan.state_delta = fields
+            except RequestError as error:
+                await send_error(send, error)
+                return "refused"
+            except Exception as exc:
+                logger.error("Session store failed for chat %r: %s", request.id,
+                             failure(exc), exc_info=logger.isEnabledFor(logging.DEBUG))
+                METRICS.store_error("sessions", "prepare")
+                await send_error(send, session_unavailable())
+                return "unavailable"
+            recorder = await self.store.record(request.id)
+            stream = TurnStream(self.runtime, self.store, self._stream_options, plan, user_id,
+                                request.id, received=received)
+            await self.run_turn(stream, send, receive, recorder)
+            return stream.outcome
+
+    async def run_turn(self, stream: TurnStream, send: Send, receive: Receive,
+                       recorder: StreamRecorder) -> None:
+        """Run a turn (the caller holds the chat's turn lock and took ``recorder`` from
+        ``store.record`` before answering); ``drain`` waits for it."""
+        self.turns.add(stream)
+        self._idle.clear()
+        try:
+            await stream.run(send, receive, recorder)
+        finally:
+            self.turns.discard(stream)
+            if not self.turns:
+                self._idle.set()
+
+    async def _prepare(self, request: ChatRequest, user_id: str) -> TurnPlan:
+        runtime = self.runtime
+        service = runtime.session_service
+        app_name = runtime.app_name
+        session = await service.get_session(app_name=app_name, user_id=user_id,
+                                            session_id=request.id)
+        if session is not None and incomplete_seed(session):
+            logger.warning("Chat %r holds an incomplete history restore: restoring it again",
+                           request.id)
+            await service.delete_session(app_name=app_name, user_id=user_id,
+                                         session_id=request.id)
+            session = None
+        fresh = session is None or not session.events
+        plan = plan_turn(request, None if fresh else session, runtime.tools,
+                         self.options.limits.max_file_bytes)
+        if fresh:
+            events = seed_events(plan.seed, runtime.agent_name)
+            if session is None or events:
+                await create_seeded(service, app_name=app_name, user_id=user_id,
+                                    session_id=request.id, events=events, session=session)
+        elif plan.rewind_before is not None:
+            await runtime.runner.rewind_async(user_id=user_id, session_id=request.id,
+                                              rewind_before_invocation_id=plan.rewind_before)
+        return plan
+
+    # -- GET / DELETE /{chatId}/stream ---------------------------------------------
+
+    async def resume(self, scope: Scope, receive: Receive, send: Send, chat_id: str) -> None:
+        """``GET {api}/{chatId}/stream``: replay the chat's active stream from its start and
+        follow it (the AI SDK's ``resumeStreamIsReplay``); 204 when there is none."""
+        user_id = await self.authorize(scope, send)
+        if user_id is None:
+            return
+        try:
+            owner = await self.store.owner(chat_id)
+            follow = await self.store.follow(chat_id) if owner == user_id else None
+        except StoreUnavailable as exc:
+            logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
+            METRICS.store_error("streams", "resume")
+            await send_error(send, store_unavailable())
+            return
+        if owner is not None and owner != user_id:
+            await send_error(send, chat_not_found())
+            return
+        if scope["method"] != "HEAD":
+            METRICS.resumed("sse", follow is not None)
+        if follow is None or scope["method"] == "HEAD":
+            status = 204 if follow is None else 200
+            await send({"type": "http.response.start", "status": status, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            if follow is not None:
+                await follow.aclose()
+            return
+        channel = SSEChannel(send, receive, ping_interval=self.options.ping_interval,
+                             send_timeout=self.options.send_timeout)
+        await channel.open()
+        try:
+            async for blob in follow:
+                await channel.write(blob)
+                if channel.gone:
+                    break
+        finally:
+            await follow.aclose()
+            await channel.close()
+
+    async def stop(self, scope: Scope, receive: Receive, send: Send, chat_id: str) -> None:
+        """``DELETE {api}/{chatId}/stream``: stop the chat's running turn, on any worker
+        (with resumable streams a disconnect does not stop it; this does)."""
+        user_id = await self.authorize(scope, send)
+        if user_id is None:
+            return
+        try:
+            if await self.store.owner(chat_id) != user_id:
+                await send_error(send, chat_not_found())
+                return
+            stopped = await self.store.stop(chat_id)
+        except StoreUnavailable as exc:
+            logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
+            METRICS.store_error("streams", "stop")
+            await send_error(send, store_unavailable())
+            return
+        await send_json(send, 200, b'{"stopped":true}' if stopped else b'{"stopped":false}')
+
+    # -- shutdown ---------------------------------------------------------------------
+
+    async def drain(self, grace: float) -> None:
+        """Refuse new turns (503); give running turns ``grace`` seconds to end, then end
+        the rest with an ``error`` chunk and ``[DONE]``."""
+        self.draining = True
+        if self.turns:
+            try:
+                await asyncio.wait_for(self._idle.wait(), grace)
+            except TimeoutError:
+                for stream in list(self.turns):
+                    stream.stop("shutdown")
+                try:
+                    await asyncio.wait_for(self._idle.wait(), 5.0)
+                except TimeoutError:
+                    logger.warning("%d chat stream(s) did not end after shutdown",
+                                   len(self.turns))
+
+
+def _shutting_down() -> RequestError:
+    return RequestError(503, "shutting_down",
+                        "The server is restarting. Please try again in a moment.",
+                        retry_after=UNAVAILABLE_RETRY_AFTER)

@@ -1,0 +1,264 @@
+"""TurnStream: one POST's turn — run ADK, translate every event, write the chunks as SSE
+bytes to the client and to the stream store (so a reload can resume it).
+
+One ADK event -> one socket write. How a turn stops early, and what the stream then ends
+with:
+
+=================  =========================================  ======================
+cause              what happens                               last chunks
+=================  =========================================  ======================
+client gone        ADK run aborted at once (``abort_signal``); (nobody listens)
+                   with ``resume_grace`` > 0 it keeps running
+                   detached until it ends, or until nobody
+                   resumed it within the grace
+stuck client       no send completed for ``send_timeout``:    (nobody listens)
+                   dropped, run aborted
+``DELETE`` stream  the owner asked to stop (any worker)       ``abort``, ``[DONE]``
+server shutdown    ``drain``: runs get ``shutdown_grace`` to  ``error``, ``[DONE]``
+                   finish, then are aborted
+ADK/model error    one ``error`` chunk, never a trace         ``error``, ``[DONE]``
+=================  =========================================  ======================
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from typing import Literal
+
+from ..chunks import DONE_FRAME, ToolOutputDenied, UIChunk, sse_frame
+from ..core.asgi import Receive, Send
+from ..core.errors import SHUTDOWN_ERROR
+from ..core.failures import log_error_event, log_exception, serving
+from ..core.message import ConfirmationStyle, DescribeError, ErrorInfo
+from ..core.runtime import AgentRuntime
+from ..core.translator import EventTranslator
+from ..observability.metrics import METRICS, Outcome
+from ..stores import StreamRecorder, StreamStore
+from .sse import GoneReason, SSEChannel
+from .turn import TurnPlan
+
+__all__ = ("StopReason", "StreamOptions", "TurnStream")
+
+logger = logging.getLogger("adk_asgi")
+
+StopReason = Literal["client", "stuck", "stopped", "shutdown"]
+
+
+@dataclass(frozen=True, slots=True)
+class StreamOptions:
+    ping_interval: float | None
+    send_timeout: float | None
+    resume_grace: float
+    confirmation_style: ConfirmationStyle
+    describe_error: DescribeError
+
+
+class TurnStream:
+    """One POST's turn: runs ADK, writes every event's chunks to the client and the store."""
+
+    __slots__ = (
+        "_abort",
+        "_answered",
+        "_channel",
+        "_grace_task",
+        "_reason",
+        "_received",
+        "_recorder",
+        "_translator",
+        "chat_id",
+        "detached",
+        "options",
+        "outcome",
+        "plan",
+        "runtime",
+        "store",
+        "user_id",
+    )
+
+    def __init__(self, runtime: AgentRuntime, store: StreamStore, options: StreamOptions,
+                 plan: TurnPlan, user_id: str, chat_id: str, *,
+                 received: float | None = None) -> None:
+        self.runtime = runtime
+        self.store = store
+        self.options = options
+        self.plan = plan
+        self.user_id = user_id
+        self.chat_id = chat_id
+        self._abort = asyncio.Event()
+        self._reason: StopReason | None = None
+        self._channel: SSEChannel | None = None
+        self._recorder: StreamRecorder | None = None
+        self._grace_task: asyncio.Task[None] | None = None
+        self.detached = False
+        """No client reads the turn as it runs (a server-side completion): its stream
+        stays resumable after it ends."""
+        # For the metrics: when the request came (perf_counter), whether the model's first
+        # chunk was sent, how the turn ended.
+        self._received = time.perf_counter() if received is None else received
+        self._answered = False
+        self._translator = self._new_translator()
+        self.outcome: Outcome = "error"
+
+    def stop(self, reason: StopReason) -> None:
+        if self._reason is None:
+            self._reason = reason
+        self._abort.set()
+
+    def _on_gone(self, reason: GoneReason) -> None:
+        grace = self.options.resume_grace
+        if reason == "client" and grace > 0:
+            # Keep running detached: a reload may resume this stream.
+            self._grace_task = asyncio.create_task(self._detached(grace),
+                                                   name="adk-asgi-resume-grace")
+        else:
+            self.stop(reason)
+
+    async def _detached(self, grace: float) -> None:
+        assert self._recorder is not None
+        while True:
+            await asyncio.sleep(grace)
+            if not await self._recorder.has_followers():
+                self.stop("client")
+                return
+
+    async def _emit(self, chunks: list[UIChunk], done: bool = False) -> None:
+        # One write per ADK event, not per chunk.
+        blob = sse_frame(chunks[0]) if len(chunks) == 1 else b"".join(
+            [sse_frame(c) for c in chunks])
+        if done:
+            blob += DONE_FRAME
+        chunks.clear()
+        assert self._recorder is not None and self._channel is not None
+        self._recorder.append(blob)
+        await self._channel.write(blob)
+
+    async def run(self, send: Send, receive: Receive, recorder: StreamRecorder) -> None:
+        """Stream the turn; ``recorder`` (from ``store.record``, taken by the endpoint
+        before the response starts, so a store outage is still a 503) records it."""
+        options = self.options
+        self._recorder = recorder
+        recorder.on_stop(lambda: self.stop("stopped"))
+        self._channel = channel = SSEChannel(send, receive, ping_interval=options.ping_interval,
+                                             send_timeout=options.send_timeout,
+                                             on_gone=self._on_gone)
+        await channel.open()
+        METRICS.turn_started("sse")
+        try:
+            await self._produce()
+        finally:
+            translator = self._translator
+            METRICS.turn_ended("sse", self.outcome, time.perf_counter() - self._received,
+                               tokens=translator.output_tokens,
+                               approvals=translator.approvals_requested)
+            if self._grace_task is not None:
+                self._grace_task.cancel()
+                await asyncio.gather(self._grace_task, return_exceptions=True)
+            await channel.close()
+            # Resumable: nobody received its end (detached: nobody was reading at all).
+            resumable = self._reason is None and (channel.gone or self.detached)
+            await recorder.end(resumable=resumable)
+
+    def _new_translator(self) -> EventTranslator:
+        plan = self.plan
+        return EventTranslator(plan.message_id,
+                               confirmation_style=self.options.confirmation_style,
+                               denied_call_ids=plan.denied_call_ids,
+                               tools=self.runtime.tools,
+                               awaiting=plan.still_pending,
+                               resumed=plan.resumed_calls,
+                               describe_error=self.options.describe_error,
+                               surface=self.runtime.surface, steps_before=plan.steps_before)
+
+    async def _produce(self) -> None:
+        plan = self.plan
+        translator = self._translator
+        out: list[UIChunk] = translator.start()
+        if plan.new_message is None:
+            # Only an approval for a browser tool: nothing for ADK until the page sends the
+            # tool's result. Acknowledge on the same message.
+            out.extend(translator.finish())
+            self.outcome = "awaiting" if translator.awaiting_client else "completed"
+            await self._emit(out, done=True)
+            return
+        out.extend(ToolOutputDenied(tool_call_id=call_id) for call_id in plan.denied_client_calls)
+        for call_id, name, args in plan.restated:
+            translator.restate_call(call_id, name, args, out)
+        for call_id, output in plan.completed.items():
+            translator.tools.outcome(call_id, output, out)
+        await self._emit(out)
+        runtime = self.runtime
+        run = runtime.runner.run_async(
+            user_id=self.user_id,
+            session_id=self.chat_id,
+            new_message=plan.new_message,
+            state_delta=plan.state_delta or None,
+            run_config=runtime.run_config_for(plan.run_metadata()),
+            abort_signal=self._abort,
+        )
+        finished = False
+        try:
+            with serving():
+                async for event in run:
+                    translator.translate(event, out)
+                    if out:
+                        if not self._answered:
+                            self._first_chunk()
+                        await self._emit(out)
+            finished = True
+            if (failure := translator.failure) is not None:
+                log_error_event("ADK reported an error", self.chat_id, failure.code,
+                                failure.message)
+        except asyncio.CancelledError:
+            if not self._absorb_stuck_cancel():
+                raise
+        except Exception as exc:
+            log_exception("ADK run failed", self.chat_id, exc)
+            out.clear()
+            out.extend(translator.fail(ErrorInfo(type(exc).__name__, str(exc), exc)))
+        finally:
+            if not finished:
+                self._abort.set()
+            try:
+                await run.aclose()
+            except Exception:
+                logger.exception("Error while closing the ADK run of chat %r", self.chat_id)
+        reason = self._reason
+        if reason == "shutdown":
+            out.extend(translator.fail(SHUTDOWN_ERROR))
+        elif reason is not None:
+            out.extend(translator.abort())
+        else:
+            out.extend(translator.finish())
+        self.outcome = _outcome(reason, translator.failure is not None,
+                                bool(translator.awaiting_client))
+        await self._emit(out, done=True)
+
+    def _first_chunk(self) -> None:
+        self._answered = True
+        METRICS.first_token("sse", time.perf_counter() - self._received)
+
+    def _absorb_stuck_cancel(self) -> bool:
+        """The stuck-send watchdog's cancel landed outside a send: the client is gone."""
+        channel = self._channel
+        task = asyncio.current_task()
+        if not (channel is not None and channel.stuck and task is not None
+                and task.cancelling()):
+            return False
+        task.uncancel()
+        self.stop("stuck")
+        return True
+
+
+_STOPPED: dict[StopReason, Outcome] = {"client": "client_gone", "stuck": "stuck_client",
+                                       "stopped": "stopped", "shutdown": "shutdown"}
+
+
+def _outcome(reason: StopReason | None, failed: bool, awaiting: bool) -> Outcome:
+    if reason is not None:
+        return _STOPPED[reason]
+    if failed:
+        return "error"
+    return "awaiting" if awaiting else "completed"

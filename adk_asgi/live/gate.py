@@ -1,0 +1,362 @@
+"""The live gate: tool confirmations and browser-executed tools inside ``run_live``.
+
+ADK 2.13 enforces ``require_confirmation`` in live mode but never asks anyone: the call is
+answered with an error and no ``adk_request_confirmation`` is emitted. A long-running tool
+that returns ``None`` gets no function response at all, so the model waits forever.
+``LiveGatePlugin`` closes both gaps with ADK's own tool callbacks, which run in live mode
+as in ``run_async``:
+
+- ``before_tool_callback`` (it runs before ADK's confirmation gate): if the tool needs a
+  confirmation, announce it to the connection and wait on a future the client's answer
+  resolves; then set ``tool_context.tool_confirmation`` so ADK's own gate lets an approved
+  call run (and answers a denied one with its standard "rejected" error, which the model
+  is told about).
+- ``after_tool_callback``: a long-running tool that returned ``None`` is run by the
+  browser; wait for its result and return it, so ADK builds the function response and
+  sends it back to the model itself.
+
+Which answers are accepted is decided by ``core/approvals.py``; the gate is its
+``PendingCalls`` source for one connection: ids are bound to the connection, so nothing
+else can answer them. The plugin is registered once per runner and does nothing unless
+the invocation is a live run whose ``LiveRequestQueue`` belongs to a connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+import weakref
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Final, cast
+
+from google.adk.agents.live_request_queue import LiveRequestQueue
+from google.adk.plugins import BasePlugin
+from google.adk.tools import BaseTool, ToolContext
+from google.adk.tools.tool_confirmation import ToolConfirmation
+
+from ..core.approvals import CallKind, Decision, PendingCall, with_reason
+from ..core.tools import FrontendTool
+from ..observability.metrics import METRICS
+
+__all__ = (
+    "PLUGIN_NAME",
+    "ApprovalNotice",
+    "GateNotice",
+    "LiveGate",
+    "LiveGatePlugin",
+    "ResolvedNotice",
+    "SettledNotice",
+    "WaitNotice",
+)
+
+PLUGIN_NAME: Final = "adk_asgi_live_gate"
+# Early browser results kept per connection; more is a misbehaving client.
+_MAX_EARLY: Final = 64
+_REFUSED: Final = ("Too many tool calls are already waiting for the user on this "
+                   "connection; this call was not run.")
+_APPROVAL_TIMEOUT: Final = ("The user did not answer the confirmation request in time; "
+                           "the tool call was not run.")
+_RESULT_TIMEOUT: Final = "The browser did not return a result in time."
+_HINT: Final = ("Please approve or reject the tool call {name}() by responding with a "
+                "FunctionResponse with an expected ToolConfirmation payload.")
+
+Kind = CallKind
+
+
+def _replaced(result: Any, new: Any) -> Any:
+    """``new`` as the call's result; a dict result is replaced in place, so the agent's own
+    after-tool callbacks (which run after the plugins) see the final one."""
+    if isinstance(result, dict) and isinstance(new, dict):
+        result.clear()
+        result.update(new)
+        return result
+    return new
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalNotice:
+    """A call waits for the user's approval (``key`` is the id the client answers)."""
+
+    key: str
+    call_id: str
+    name: str
+    args: dict[str, Any]
+    hint: str
+    payload: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class WaitNotice:
+    """A browser-executed call waits for its result."""
+
+    call_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SettledNotice:
+    """A call finished on the server without waiting for the client."""
+
+    call_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedNotice:
+    """A wait ended: answered, denied or timed out."""
+
+    key: str
+    call_id: str
+    kind: Kind
+    confirmed: bool
+    timed_out: bool = False
+
+
+GateNotice = ApprovalNotice | WaitNotice | SettledNotice | ResolvedNotice
+Notify = Callable[[GateNotice], Awaitable[None]]
+
+
+@dataclass(slots=True)
+class _Waiter:
+    call: PendingCall
+    future: asyncio.Future[Decision] = field(repr=False)
+
+
+class LiveGate:
+    """The waits of one connection (the ``PendingCalls`` of ``core/approvals``)."""
+
+    def __init__(self, notify: Notify, *, timeout: float | None, max_waiting: int = 32,
+                 approval_tools: frozenset[str] = frozenset()) -> None:
+        self._notify = notify
+        self._timeout = timeout
+        self._max_waiting = max_waiting
+        self._approval_tools = approval_tools
+        self._waiting: dict[str, _Waiter] = {}
+        self._answered: set[str] = set()
+        self._known_calls: set[str] = set()
+        # Browser calls the model made whose result may come before the tool waits.
+        self._expected: dict[str, str] = {}   # call id -> tool name
+        self._approved: set[str] = set()
+        self._early: dict[str, Decision] = {}
+        # Approvals applied whose call's outcome the client has not been sent yet:
+        # answer id -> (call id, confirmed).
+        self._unshown: dict[str, tuple[str, bool]] = {}
+        self._closed = False
+
+    # -- the model's side ---------------------------------------------------------
+
+    def know_calls(self, calls: dict[str, str], long_running: set[str]) -> None:
+        """Function calls the model made on this connection (``id -> name``); those in
+        ``long_running`` are browser tools, whose result may come early."""
+        self._known_calls.update(calls)
+        for call_id, name in calls.items():
+            if call_id in long_running:
+                self._expected[call_id] = name
+
+    @property
+    def busy(self) -> bool:
+        """Something waits for the client."""
+        return bool(self._waiting)
+
+    # -- PendingCalls (core/approvals) -------------------------------------------------
+
+    def waiting(self, answer_id: str) -> PendingCall | None:
+        waiter = self._waiting.get(answer_id)
+        if waiter is not None:
+            return waiter.call
+        name = self._expected.get(answer_id)
+        if name is not None and answer_id not in self._answered \
+                and len(self._early) < _MAX_EARLY:
+            # A browser result that beat the wait (the tool has not run yet).
+            return PendingCall("client-tool", answer_id, answer_id, name,
+                               needs_approval=name in self._approval_tools
+                               and answer_id not in self._approved)
+        return None
+
+    def is_known(self, answer_id: str) -> bool:
+        return answer_id in self._answered or answer_id in self._known_calls
+
+    def repeated(self, answer_id: str, confirmed: bool) -> bool:
+        return self._unshown.get(answer_id, ("", not confirmed))[1] == confirmed
+
+    def shown(self, call_ids: set[str]) -> None:
+        """The outcomes of these calls were sent to the client."""
+        if self._unshown and call_ids:
+            self._unshown = {k: v for k, v in self._unshown.items() if v[0] not in call_ids}
+
+    def apply(self, decision: Decision) -> ResolvedNotice:
+        """Resolve the wait a decision settles (``approvals.decide`` checked it)."""
+        call = decision.call
+        self._answered.add(call.answer_id)
+        self._expected.pop(call.answer_id, None)
+        if call.kind == "approval":
+            self._unshown[call.answer_id] = (call.call_id, decision.confirmed)
+            if decision.confirmed:
+                self._approved.add(call.call_id)
+        waiter = self._waiting.pop(call.answer_id, None)
+        if waiter is None:
+            self._early[call.answer_id] = decision
+        elif not waiter.future.done():
+            waiter.future.set_result(decision)
+        return ResolvedNotice(call.answer_id, call.call_id, call.kind,
+                              call.kind == "client-tool" or decision.confirmed)
+
+    # -- the tool callbacks' side --------------------------------------------------
+
+    async def approve(self, call_id: str, name: str, args: dict[str, Any], *,
+                      browser: bool, hint: str | None = None,
+                      payload: Any = None) -> Decision | str:
+        """Announce an approval request and wait for the user's decision; a ``str`` is the
+        error the model gets instead (too many calls wait, or no answer in time)."""
+        if len(self._waiting) >= self._max_waiting:
+            return _REFUSED
+        key = f"adk-{uuid.uuid4()}"
+        hint = hint or _HINT.format(name=name)
+        waiter = self._register(PendingCall("approval", key, call_id, name, browser=browser,
+                                            payload=payload))
+        METRICS.approval_waiting(key)
+        decided = "cancelled"
+        try:
+            await self._notify(ApprovalNotice(key, call_id, name, args, hint, payload))
+            decision = await self._wait(waiter, _APPROVAL_TIMEOUT)
+            decided = "timed_out" if isinstance(decision, str) else (
+                "approved" if decision.confirmed else "denied")
+            return decision
+        finally:
+            METRICS.approval_done(key, decided)
+
+    async def client_result(self, call_id: str, name: str) -> Decision | str:
+        """Wait for the browser's result of ``call_id`` (it may already be here)."""
+        self._known_calls.add(call_id)
+        self._expected.pop(call_id, None)
+        early = self._early.pop(call_id, None)
+        if early is not None:
+            await self._notify(ResolvedNotice(call_id, call_id, "client-tool", True))
+            return early
+        if len(self._waiting) >= self._max_waiting:
+            return _REFUSED
+        waiter = self._register(PendingCall("client-tool", call_id, call_id, name))
+        await self._notify(WaitNotice(call_id))
+        return await self._wait(waiter, _RESULT_TIMEOUT)
+
+    async def settled(self, call_id: str) -> None:
+        """The call ran on the server: no browser result is expected for it."""
+        self._expected.pop(call_id, None)
+        await self._notify(SettledNotice(call_id))
+
+    def _register(self, call: PendingCall) -> _Waiter:
+        if self._closed:
+            raise asyncio.CancelledError  # the connection is gone: run nothing
+        waiter = _Waiter(call, asyncio.get_running_loop().create_future())
+        self._waiting[call.answer_id] = waiter
+        return waiter
+
+    async def _wait(self, waiter: _Waiter, timed_out: str) -> Decision | str:
+        call = waiter.call
+        try:
+            # shield: a timeout must not cancel the future the client resolves.
+            return await asyncio.wait_for(asyncio.shield(waiter.future), self._timeout)
+        except TimeoutError:
+            if waiter.future.done() and not waiter.future.cancelled():
+                return waiter.future.result()  # answered at the very last moment
+            waiter.future.cancel()
+            self._answered.add(call.answer_id)
+            await self._notify(ResolvedNotice(call.answer_id, call.call_id, call.kind, False,
+                                              timed_out=True))
+            return timed_out
+        finally:
+            self._waiting.pop(call.answer_id, None)
+
+    def close(self) -> None:
+        """The connection is gone: every wait is cancelled, so no gated call runs."""
+        self._closed = True
+        for waiter in self._waiting.values():
+            waiter.future.cancel()
+        self._waiting.clear()
+
+
+class LiveGatePlugin(BasePlugin):
+    """ADK plugin that routes confirmations and browser tools of live runs to their gate."""
+
+    def __init__(self) -> None:
+        super().__init__(name=PLUGIN_NAME)
+        # Keyed by the LiveRequestQueue object: it is what the tool context carries that
+        # identifies the connection.
+        self._gates: dict[int, tuple[LiveRequestQueue, LiveGate]] = {}
+        # Denied calls' reasons, from the approval to the call's result.
+        self._reasons: weakref.WeakKeyDictionary[ToolContext, str] = \
+            weakref.WeakKeyDictionary()
+
+    def attach(self, queue: LiveRequestQueue, gate: LiveGate) -> None:
+        self._gates[id(queue)] = (queue, gate)
+
+    def detach(self, queue: LiveRequestQueue) -> None:
+        self._gates.pop(id(queue), None)
+
+    def _gate(self, tool_context: ToolContext) -> LiveGate | None:
+        queue = tool_context._invocation_context.live_request_queue
+        if queue is None:
+            return None
+        entry = self._gates.get(id(queue))
+        return entry[1] if entry is not None and entry[0] is queue else None
+
+    async def before_tool_callback(self, *, tool: BaseTool, tool_args: dict[str, Any],
+                                   tool_context: ToolContext) -> dict[str, Any] | None:
+        gate = self._gate(tool_context)
+        if gate is None or tool_context.tool_confirmation is not None:
+            return None
+        call_id = tool_context.function_call_id or ""
+        browser = isinstance(tool, FrontendTool) and tool.require_approval
+        if not browser and (
+                await tool.check_require_confirmation(tool_args, tool_context) is not True):
+            return None
+        decision = await gate.approve(call_id, tool.name, dict(tool_args), browser=browser)
+        if isinstance(decision, str):
+            return {"error": decision}
+        if browser:
+            # The bridge's own approval of a browser tool (``frontend_tool(...,
+            # require_approval=True)``): ADK's gate knows nothing of it.
+            return None if decision.confirmed else decision.response
+        # ADK's own gate (next in the pipeline) now runs an approved call and answers a
+        # denied one with "This tool call is rejected." (the reason is added after).
+        self._confirm(tool_context, decision, _HINT.format(name=tool.name))
+        return None
+
+    def _confirm(self, tool_context: ToolContext, decision: Decision, hint: str) -> None:
+        tool_context.tool_confirmation = ToolConfirmation(
+            hint=hint, confirmed=decision.confirmed, payload=decision.response.get("payload"))
+        if not decision.confirmed and decision.reason:
+            self._reasons[tool_context] = decision.reason
+
+    async def after_tool_callback(self, *, tool: BaseTool, tool_args: dict[str, Any],
+                                  tool_context: ToolContext,
+                                  result: dict[str, Any]) -> dict[str, Any] | None:
+        gate = self._gate(tool_context)
+        if gate is None:
+            return None
+        call_id = tool_context.function_call_id or ""
+        final: Any = result
+        asked = tool_context.actions.requested_tool_confirmations.pop(call_id, None)
+        if asked is not None and tool_context.tool_confirmation is None:
+            # The tool asked itself (``tool_context.request_confirmation``): ask the user
+            # as for ``require_confirmation``, then run it again with the answer, as ADK
+            # resumes a paused call.
+            decision = await gate.approve(call_id, tool.name, dict(tool_args), browser=False,
+                                          hint=asked.hint or None, payload=asked.payload)
+            if isinstance(decision, str):
+                final = _replaced(final, {"error": decision})
+            else:
+                self._confirm(tool_context, decision, asked.hint)
+                final = _replaced(final, await tool.run_async(args=tool_args,
+                                                              tool_context=tool_context))
+        reason = self._reasons.pop(tool_context, None)
+        if reason is not None:
+            final = with_reason(final, reason) or final
+        if asked is not None or reason is not None:
+            # None: changed in place, the agent's own callbacks run on it.
+            return None if final is result else cast(dict[str, Any], final)
+        if result is None and isinstance(tool, FrontendTool):
+            # The browser runs it: its result becomes the function response.
+            decision = await gate.client_result(call_id, tool.name)
+            return {"error": decision} if isinstance(decision, str) else decision.response
+        await gate.settled(call_id)
+        return None

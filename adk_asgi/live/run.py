@@ -1,0 +1,157 @@
+"""LiveRun: the ``Runner.run_live`` side of one connection — the chat's session, the
+``LiveRequestQueue``, and the pump task that feeds run_live's events to the connection.
+
+The run starts with the first message (or the first audio) and is restarted with a fresh
+queue after a model error, up to ``MAX_RESTARTS`` times, so the connection stays usable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Final
+
+from google.adk.agents import RunConfig
+from google.adk.agents.live_request_queue import LiveRequestQueue
+from google.adk.events import Event
+from google.genai import types
+
+from ..core.errors import CHAT_NOT_FOUND
+from ..core.failures import log_exception, original, serving
+from ..core.runtime import AgentRuntime
+from ..core.sessions import META_KEY, SessionUnavailable, failure, get_or_create_session
+from ..observability.logs import current_log_context
+from ..stores import StreamStore
+from .gate import LiveGate, LiveGatePlugin
+
+__all__ = ("FAILED_ANSWER", "MAX_RESTARTS", "LiveRun", "RunEnded", "RunFailed", "RunItem")
+
+
+FAILED_ANSWER: Final = "(This answer failed with an error.)"
+MAX_RESTARTS: Final = 5
+
+
+@dataclass(frozen=True, slots=True)
+class RunFailed:
+    """The run raised; it is restarted (a fresh queue) unless it failed too often."""
+
+    error: BaseException
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnded:
+    """The run is over for good."""
+
+
+RunItem = Event | RunFailed | RunEnded
+
+
+class LiveRun:
+    """One connection's live run (not started until ``start``)."""
+
+    def __init__(self, runtime: AgentRuntime, plugin: LiveGatePlugin, gate: LiveGate,
+                 store: StreamStore, *, user_id: str, config: RunConfig,
+                 deliver: Callable[[RunItem], Awaitable[None]]) -> None:
+        self._runtime = runtime
+        self._plugin = plugin
+        self._gate = gate
+        self._store = store
+        self._user_id = user_id
+        self._config = config
+        self._deliver = deliver
+        self.chat_id: str | None = None
+        self.queue = LiveRequestQueue()
+        self._pump: asyncio.Task[None] | None = None
+        self._closed = False
+
+    @property
+    def user_id(self) -> str:
+        return self._user_id
+
+    @property
+    def started(self) -> bool:
+        return self._pump is not None
+
+    async def claim(self, chat_id: str) -> str | None:
+        """Why this connection cannot run ``chat_id`` (another chat's, or not the user's),
+        else None."""
+        if self._pump is not None:
+            return None if chat_id == self.chat_id else "This connection serves another chat."
+        if not await self._store.claim(chat_id, self._user_id):
+            return CHAT_NOT_FOUND
+        return None
+
+    async def start(self, chat_id: str) -> str | None:
+        """Start the run of ``chat_id`` (its model connection reads the session's history
+        now: start it under the chat's turn lock); the reason it cannot, else None."""
+        problem = await self.claim(chat_id)
+        if problem is not None or self._pump is not None:
+            return problem
+        runtime = self._runtime
+        try:
+            await get_or_create_session(runtime.session_service, runtime.app_name,
+                                        self._user_id, chat_id)
+        except Exception as exc:
+            raise SessionUnavailable(failure(exc)) from exc
+        self.chat_id = chat_id
+        context = current_log_context()
+        if context is not None:
+            context.chat_id = chat_id  # the connection's log lines name the chat from now on
+        self._pump = asyncio.create_task(self._run(), name="adk-asgi-live-pump")
+        return None
+
+    async def close(self) -> None:
+        """Stop the run: no gated call runs, ADK closes the model connection."""
+        self._closed = True
+        self._gate.close()
+        self.queue.close()
+        if self._pump is not None:
+            self._pump.cancel()
+            await asyncio.gather(self._pump, return_exceptions=True)
+        self._plugin.detach(self.queue)
+
+    async def _run(self) -> None:
+        restarts = 0
+        while True:
+            queue = self.queue
+            self._plugin.attach(queue, self._gate)
+            try:
+                run = self._runtime.runner.run_live(
+                    user_id=self._user_id, session_id=self.chat_id, live_request_queue=queue,
+                    run_config=self._config)
+                with serving():
+                    async with contextlib.aclosing(run) as events:
+                        async for event in events:
+                            await self._deliver(event)
+                await self._deliver(RunEnded())
+                return
+            except Exception as raised:
+                exc = original(raised)
+                log_exception("Live run failed", self.chat_id, exc)
+                self._plugin.detach(queue)
+                await self._deliver(RunFailed(exc))
+                restarts += 1
+                if restarts > MAX_RESTARTS or self._closed:
+                    await self._deliver(RunEnded())
+                    return
+                # A fresh queue and run: the connection stays usable after a model error.
+                self.queue = LiveRequestQueue()
+                await self._close_failed_exchange()
+
+    async def _close_failed_exchange(self) -> None:
+        """Record that the last answer failed, so the restarted run's history does not end
+        on the user's message (the model would answer it again, and fail again)."""
+        runtime = self._runtime
+        assert self.chat_id is not None
+        session = await runtime.session_service.get_session(
+            app_name=runtime.app_name, user_id=self._user_id, session_id=self.chat_id)
+        if session is None or not session.events or session.events[-1].author != "user":
+            return
+        await runtime.session_service.append_event(session, Event(
+            invocation_id=session.events[-1].invocation_id,
+            author=runtime.agent_name,
+            content=types.Content(role="model", parts=[types.Part(text=FAILED_ANSWER)]),
+            custom_metadata={META_KEY: {"liveError": True}},
+        ))

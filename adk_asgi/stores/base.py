@@ -1,0 +1,117 @@
+"""StreamStore: the per-chat state that every worker must agree on (the interface).
+
+- **owners**: a chat id belongs to the user who created it; other users get 404;
+- **turn locks**: one turn of a chat at a time (ADK interleaves concurrent runs on a
+  session), across workers when the store is shared;
+- **streams**: the frames of each chat's active stream, recorded as they are sent,
+  so ``GET {api}/{chatId}/stream`` (and protocol B's ``resume``) can replay it from
+  the start and follow it to its end — on any worker that shares the store.
+
+``MemoryStreamStore`` (the default) serves one process; ``RedisStreamStore``
+(``stores/redis.py``) serves several workers or replicas.
+
+A recorded stream is a list of *blobs*: the SSE bytes of one write
+(``data: {json}\\n\\n`` frames, ``data: [DONE]\\n\\n`` last). When the stream ends with a
+client attached that received it all, it is dropped at once; when it ends while no
+client was attached (a reload in progress, a dropped connection), it stays
+resumable for ``retention`` seconds.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncGenerator, Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Final
+
+from ..chunks import DONE_FRAME, Error, sse_frame
+from ..core.errors import INTERRUPTED_ERROR
+
+__all__ = ("INTERRUPTED_BLOB", "StoreUnavailable", "StreamRecorder", "StreamStore",
+           "split_frames")
+
+INTERRUPTED_BLOB: Final = sse_frame(Error(error_text=INTERRUPTED_ERROR)) + DONE_FRAME
+"""How a stream ends for its followers when its producer is gone (a worker killed
+mid-turn, the store lost): an ``error`` chunk and ``[DONE]``."""
+
+
+class StoreUnavailable(Exception):
+    """The stream store cannot be reached (e.g. Redis is down). Requests get
+    ``503 store_unavailable`` with ``Retry-After``, WebSockets close 1013; the store recovers
+    by itself when its backend is back."""
+
+
+def split_frames(blob: bytes) -> list[bytes]:
+    """The chunk JSON of each ``data: ...`` frame of a blob (``[DONE]`` and comments dropped)."""
+    out: list[bytes] = []
+    for frame in blob.split(b"\n\n"):
+        if frame.startswith(b"data: ") and frame != b"data: [DONE]":
+            out.append(frame[6:])
+    return out
+
+
+class StreamRecorder(ABC):
+    """Records one stream. ``append`` is on the hot path: it must not block. No method
+    raises when the store's backend fails mid-stream: the turn goes on unrecorded."""
+
+    stream_id: str
+
+    @abstractmethod
+    def append(self, blob: bytes) -> None:
+        """Record the bytes of one write (in order)."""
+
+    @abstractmethod
+    async def end(self, *, resumable: bool) -> None:
+        """The stream is complete. ``resumable``: no client received its end (it ran on
+        detached after a disconnect), so it stays resumable for a while; otherwise there
+        is nothing left to resume and it is dropped."""
+
+    @abstractmethod
+    async def has_followers(self) -> bool:
+        """Somebody (on any worker) is following this stream right now."""
+
+    @abstractmethod
+    def on_stop(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (once) when ``StreamStore.stop`` is asked for this stream,
+        from any worker."""
+
+
+class StreamStore(ABC):
+    """Per-chat coordination shared by the workers serving one app.
+
+    The coroutines below raise ``StoreUnavailable`` (and nothing else) when the store's
+    backend cannot be reached."""
+
+    @abstractmethod
+    async def claim(self, chat_id: str, user_id: str) -> bool:
+        """Make ``user_id`` the owner of ``chat_id`` unless somebody else is.
+        True when ``user_id`` owns the chat (now or before)."""
+
+    @abstractmethod
+    async def owner(self, chat_id: str) -> str | None:
+        """The user who owns ``chat_id``, if it is known."""
+
+    @abstractmethod
+    def lock(self, chat_id: str) -> AbstractAsyncContextManager[None]:
+        """Hold the turn lock of ``chat_id`` (turns of one chat run one at a time).
+        Taking it may raise ``StoreUnavailable``; releasing it never raises."""
+
+    @abstractmethod
+    async def record(self, chat_id: str) -> StreamRecorder:
+        """Start recording a new stream; it becomes the chat's active stream."""
+
+    @abstractmethod
+    async def follow(self, chat_id: str) -> AsyncGenerator[bytes, None] | None:
+        """The chat's active (or recently undelivered) stream from its first blob,
+        following it until it ends; None when there is nothing to resume."""
+
+    @abstractmethod
+    async def stop(self, chat_id: str) -> bool:
+        """Ask the producer of the chat's running stream (on any worker) to stop.
+        True when there was a running stream."""
+
+    async def ping(self) -> None:  # noqa: B027 - nothing to reach by default
+        """Raise when the store cannot serve requests now (``GET /readyz`` asks)."""
+
+    async def close(self) -> None:  # noqa: B027 - optional hook, nothing to release by default
+        """Release connections (called at the app's shutdown)."""

@@ -1,0 +1,402 @@
+"""RedisStreamStore: the stream store shared by several workers or replicas.
+
+Needs the ``redis`` package (``pip install 'adk-asgi[redis]'``). Keys, under a
+prefix (default ``adk-asgi``):
+
+=========================  ===================================================
+``{p}:owner:{chat}``       the chat's owner (``SET NX``), kept ``owner_ttl``
+``{p}:lock:{chat}``        the turn lock: ``host:pid:random``, ``PX lock_ttl``,
+                           renewed while held, released only by its holder
+``{p}:active:{chat}``      the id of the chat's current stream
+``{p}:stream:{id}``        a Redis stream: one entry per flushed batch of
+                           blobs (field ``b``), then an ``end`` entry
+``{p}:alive:{id}``         the producer's lease (``PX``, renewed every
+                           ``heartbeat``)
+``{p}:followers:{id}``     followers on any worker (sorted set, by expiry)
+``{p}:stop:{id}``          a stop request (``DELETE {api}/{chatId}/stream``)
+=========================  ===================================================
+
+``append`` never touches the network: blobs are batched by a per-stream flush
+task (one ``XADD`` per batch), which also renews the lease and looks for stop
+requests every ``heartbeat`` seconds.
+
+**A worker that dies mid-turn** (``kill -9``, a lost machine) leaves a stream without
+its ``end`` and a held lock. Both are leases: the stream's lapses after ``3 s`` without
+a heartbeat, the lock's after ``lock_ttl`` (5 s). The first follower or resume that
+finds a lapsed stream *finalizes* it (atomically, in a script): an ``error`` chunk
+("the server stopped while answering") and ``[DONE]`` are appended, the stream ends for
+every follower and stays replayable for ``retention`` like any undelivered stream; that
+follower logs it once, with the chat id.
+
+**Redis down**: every call a request makes raises ``StoreUnavailable`` (the endpoints
+answer 503 / close 1013); a running turn's recorder and lock release log one line and
+go on without Redis; everything recovers by itself once Redis is back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import time
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+try:
+    from redis.asyncio import Redis
+    from redis.asyncio.retry import Retry
+    from redis.backoff import ExponentialWithJitterBackoff
+    from redis.exceptions import RedisError
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError("RedisStreamStore needs the redis package: "
+                      "pip install 'adk-asgi[redis]'") from exc
+
+from ..observability.metrics import METRICS
+from .base import INTERRUPTED_BLOB, StoreUnavailable, StreamRecorder, StreamStore
+
+__all__ = ("RedisStreamStore",)
+
+logger = logging.getLogger("adk_asgi")
+
+# Delete the lock only if it still holds our token (it may have lapsed and been taken by
+# another worker meanwhile).
+_RELEASE = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0
+"""
+# Renew our lock; take it back if it lapsed and nobody took it (a Redis blip).
+_RENEW = """
+local holder = redis.call('get', KEYS[1])
+if holder == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
+if not holder then return redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) and 1 or 0 end
+return 0
+"""
+# End a stream whose producer's lease lapsed (KEYS: stream, alive, active; ARGV: the
+# error blob, retention, stream id). 1 when this call ended it, 0 when it is alive or
+# already ended.
+_FINALIZE = """
+if redis.call('exists', KEYS[2]) == 1 then return 0 end
+local blob = ARGV[1]
+local last = redis.call('xrevrange', KEYS[1], '+', '-', 'COUNT', 1)[1]
+if last then
+  local fields = last[2]
+  for i = 1, #fields, 2 do
+    if fields[i] == 'end' then return 0 end
+  end
+  if fields[1] == 'b' and string.sub(fields[2], -14) == 'data: [DONE]\\n\\n' then
+    blob = false  -- it had sent its last chunk: only the end marker is missing
+  end
+end
+if blob then redis.call('xadd', KEYS[1], '*', 'b', blob) end
+redis.call('xadd', KEYS[1], '*', 'end', 1)
+redis.call('expire', KEYS[1], ARGV[2])
+if redis.call('get', KEYS[3]) == ARGV[3] then redis.call('expire', KEYS[3], ARGV[2]) end
+return 1
+"""
+
+_ERRORS = (RedisError, OSError)
+
+
+@contextlib.contextmanager
+def _reachable() -> Iterator[None]:
+    """Redis errors (down, timed out, refusing writes) as ``StoreUnavailable``."""
+    try:
+        yield
+    except _ERRORS as exc:
+        raise StoreUnavailable(f"Redis: {type(exc).__name__}: {exc}") from exc
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+class RedisStreamStore(StreamStore):
+    """Owners, turn locks and resumable streams in Redis, for any number of workers.
+
+    >>> AdkApp(agent, session_db="sqlite:///chats.db",
+    ...        stream_store=RedisStreamStore("redis://localhost:6379/0"))
+    """
+
+    def __init__(self, url: str = "redis://localhost:6379/0", *, prefix: str = "adk-asgi",
+                 owner_ttl: float = 30 * 24 * 3600, lock_ttl: float = 5.0,
+                 retention: float = 300.0, max_stream_bytes: int = 8 * 1024 * 1024,
+                 heartbeat: float = 0.5, client: Redis | None = None) -> None:
+        # Fail fast when Redis is down (redis-py's default retries for ~10 s): the
+        # request gets its 503 and the client retries.
+        self.redis: Redis = client or Redis.from_url(
+            url, socket_connect_timeout=2, socket_timeout=max(5.0, heartbeat * 4),
+            retry=Retry(ExponentialWithJitterBackoff(base=0.01, cap=0.2), 2))
+        self.prefix = prefix
+        self.owner_ttl = int(owner_ttl)
+        self.lock_ttl_ms = int(lock_ttl * 1000)
+        self.retention = int(retention)
+        self.max_stream_bytes = max_stream_bytes
+        self.heartbeat = heartbeat
+        self._release = self.redis.register_script(_RELEASE)
+        self._renew = self.redis.register_script(_RENEW)
+        self._finalize_script = self.redis.register_script(_FINALIZE)
+        self._holder = f"{socket.gethostname()}:{os.getpid()}"
+
+    def key(self, kind: str, name: str) -> str:
+        return f"{self.prefix}:{kind}:{name}"
+
+    # -- owners -------------------------------------------------------------------
+
+    async def claim(self, chat_id: str, user_id: str) -> bool:
+        key = self.key("owner", chat_id)
+        with _reachable():
+            if await self.redis.set(key, user_id, nx=True, ex=self.owner_ttl):
+                return True
+            owner = await self.redis.get(key)
+            if owner is None:  # expired between the two calls
+                return await self.claim(chat_id, user_id)
+            if _text(owner) != user_id:
+                return False
+            await self.redis.expire(key, self.owner_ttl)
+            return True
+
+    async def owner(self, chat_id: str) -> str | None:
+        with _reachable():
+            owner = await self.redis.get(self.key("owner", chat_id))
+        return _text(owner) if owner is not None else None
+
+    # -- turn locks ------------------------------------------------------------------
+
+    def lock(self, chat_id: str) -> AbstractAsyncContextManager[None]:
+        return self._lock(chat_id)
+
+    @asynccontextmanager
+    async def _lock(self, chat_id: str) -> AsyncIterator[None]:
+        key = self.key("lock", chat_id)
+        # Who holds it, for operators reading Redis: host:pid:random.
+        token = f"{self._holder}:{uuid.uuid4().hex[:12]}"
+        delay = 0.01
+        with _reachable():
+            while not await self.redis.set(key, token, nx=True, px=self.lock_ttl_ms):
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 0.1)
+        renew = asyncio.create_task(self._keep(key, token, chat_id),
+                                    name="adk-asgi-redis-lock")
+        try:
+            yield
+        finally:
+            renew.cancel()
+            await asyncio.gather(renew, return_exceptions=True)
+            try:
+                await self._release(keys=[key], args=[token])
+            except _ERRORS as exc:
+                METRICS.store_error("streams", "lock_release")
+                logger.warning("Could not release the turn lock of chat %r (Redis: %s); it "
+                               "lapses in %.0f s", chat_id, exc, self.lock_ttl_ms / 1000)
+
+    async def _keep(self, key: str, token: str, chat_id: str) -> None:
+        failing = False
+        while True:
+            await asyncio.sleep(self.lock_ttl_ms / 3000)
+            try:
+                kept = await self._renew(keys=[key], args=[token, self.lock_ttl_ms])
+            except _ERRORS as exc:
+                METRICS.store_error("streams", "lock_renew")
+                if not failing:
+                    logger.warning("Could not renew the turn lock of chat %r (Redis: %s)",
+                                   chat_id, exc)
+                failing = True
+                continue
+            failing = False
+            if not kept:
+                logger.warning("The turn lock of chat %r lapsed and was taken by another "
+                               "turn", chat_id)
+                return
+
+    # -- streams ----------------------------------------------------------------------
+
+    async def record(self, chat_id: str) -> StreamRecorder:
+        stream_id = uuid.uuid4().hex
+        with _reachable():
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.set(self.key("alive", stream_id), 1, px=self._alive_ms)
+                pipe.set(self.key("active", chat_id), stream_id, ex=24 * 3600)
+                await pipe.execute()
+        return _RedisRecorder(self, chat_id, stream_id)
+
+    @property
+    def _alive_ms(self) -> int:
+        return int(max(self.heartbeat * 6, 3.0) * 1000)
+
+    async def follow(self, chat_id: str) -> AsyncGenerator[bytes, None] | None:
+        with _reachable():
+            stream_id = await self.redis.get(self.key("active", chat_id))
+            if stream_id is None:
+                return None
+            sid = _text(stream_id)
+            alive, stored = await asyncio.gather(self.redis.exists(self.key("alive", sid)),
+                                                 self.redis.exists(self.key("stream", sid)))
+            if not alive:
+                if not stored:
+                    return None
+                await self._finalize(chat_id, sid)
+        return self._follow(chat_id, sid)
+
+    async def _finalize(self, chat_id: str, sid: str) -> None:
+        """End a stream whose producer's lease lapsed (see the module docstring)."""
+        ended = await self._finalize_script(
+            keys=[self.key("stream", sid), self.key("alive", sid), self.key("active", chat_id)],
+            args=[INTERRUPTED_BLOB, self.retention, sid])
+        if ended:
+            logger.warning("The worker answering chat %r stopped mid-turn (its lease lapsed): "
+                           "its stream ends with an error", chat_id)
+
+    async def _follow(self, chat_id: str, sid: str) -> AsyncGenerator[bytes, None]:
+        redis = self.redis
+        stream_key = self.key("stream", sid)
+        followers = self.key("followers", sid)
+        me = uuid.uuid4().hex
+        ttl = max(self.heartbeat * 4, 2.0)
+        last = "0-0"
+        try:
+            await redis.zadd(followers, {me: time.time() + ttl})
+            await redis.expire(followers, int(ttl) + 60)
+            refreshed = time.monotonic()
+            while True:
+                if time.monotonic() - refreshed > ttl / 2:
+                    await redis.zadd(followers, {me: time.time() + ttl})
+                    refreshed = time.monotonic()
+                answer: Any = await redis.xread({stream_key: last}, count=256,
+                                                block=int(self.heartbeat * 1000))
+                if not answer:
+                    if not await redis.exists(self.key("alive", sid)):
+                        await self._finalize(chat_id, sid)  # then read its end
+                    continue
+                for entry_id, fields in answer[0][1]:
+                    last = entry_id
+                    if b"end" in fields:
+                        return
+                    yield fields[b"b"]
+        except _ERRORS as exc:
+            METRICS.store_error("streams", "follow")
+            logger.warning("Lost Redis while following chat %r's stream: %s", chat_id, exc)
+            yield INTERRUPTED_BLOB
+        finally:
+            with contextlib.suppress(Exception):
+                await redis.zrem(followers, me)
+
+    async def stop(self, chat_id: str) -> bool:
+        with _reachable():
+            stream_id = await self.redis.get(self.key("active", chat_id))
+            if stream_id is None:
+                return False
+            sid = _text(stream_id)
+            if not await self.redis.exists(self.key("alive", sid)):
+                return False
+            await self.redis.set(self.key("stop", sid), 1, ex=60)
+            return True
+
+    async def ping(self) -> None:
+        await self.redis.ping()  # the probe names the error's class (/readyz)
+
+    async def close(self) -> None:
+        await self.redis.aclose()
+
+
+class _RedisRecorder(StreamRecorder):
+    def __init__(self, store: RedisStreamStore, chat_id: str, stream_id: str) -> None:
+        self._store = store
+        self._chat_id = chat_id
+        self.stream_id = stream_id
+        self._pending: list[bytes] = []
+        self._size = 0
+        self._full = False
+        self._closing = False
+        self._failing = False
+        self._on_stop: Callable[[], None] | None = None
+        self._wake = asyncio.Event()
+        self._flusher = asyncio.create_task(self._flush_loop(), name="adk-asgi-redis-flush")
+
+    def append(self, blob: bytes) -> None:
+        if self._full or self._closing:
+            return
+        self._size += len(blob)
+        if self._size > self._store.max_stream_bytes:
+            self._full = True  # keep a prefix; a replay ends there (see MemoryStreamStore)
+            return
+        self._pending.append(blob)
+        self._wake.set()
+
+    def on_stop(self, callback: Callable[[], None]) -> None:
+        self._on_stop = callback
+
+    async def has_followers(self) -> bool:
+        store = self._store
+        try:
+            count = await store.redis.zcount(store.key("followers", self.stream_id),
+                                             time.time(), "+inf")
+        except _ERRORS:
+            return False  # nobody can follow through a Redis that is down
+        return bool(count)
+
+    def _failed(self, what: str, exc: BaseException) -> None:
+        """One log line per stream while Redis fails (the turn goes on unrecorded)."""
+        METRICS.store_error("streams", what)
+        if not self._failing:
+            logger.warning("Could not %s chat %r's stream (Redis: %s); the turn goes on",
+                           what, self._chat_id, exc)
+        self._failing = True
+
+    async def _flush_loop(self) -> None:
+        store = self._store
+        redis = store.redis
+        stream_key = store.key("stream", self.stream_id)
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), store.heartbeat)
+            self._wake.clear()
+            batch, self._pending = self._pending, []
+            try:
+                async with redis.pipeline(transaction=False) as pipe:
+                    if batch:
+                        pipe.xadd(stream_key, {"b": b"".join(batch)})
+                        # A producer that dies never writes its end: the stream expires.
+                        pipe.expire(stream_key, 24 * 3600)
+                    pipe.set(store.key("alive", self.stream_id), 1, px=store._alive_ms)
+                    pipe.get(store.key("stop", self.stream_id))
+                    results = await pipe.execute()
+            except _ERRORS as exc:
+                self._pending[:0] = batch  # in order, with the next beat (bounded by _full)
+                self._failed("record", exc)
+                if self._closing:
+                    return
+                continue
+            self._failing = False
+            if results[-1] is not None and self._on_stop is not None:
+                callback, self._on_stop = self._on_stop, None
+                callback()
+            if self._closing and not self._pending:
+                return
+
+    async def end(self, *, resumable: bool) -> None:
+        self._closing = True
+        self._wake.set()
+        await asyncio.gather(self._flusher, return_exceptions=True)
+        store = self._store
+        sid = self.stream_id
+        stream_key = store.key("stream", sid)
+        active = store.key("active", self._chat_id)
+        try:
+            async with store.redis.pipeline(transaction=False) as pipe:
+                if self._pending:  # what the flusher could not write
+                    pipe.xadd(stream_key, {"b": b"".join(self._pending)})
+                pipe.xadd(stream_key, {"end": 1})
+                pipe.expire(stream_key, store.retention if resumable else 30)
+                pipe.delete(store.key("alive", sid), store.key("stop", sid))
+                if resumable:
+                    pipe.expire(active, store.retention)
+                else:
+                    await store._release(keys=[active], args=[sid], client=pipe)
+                await pipe.execute()
+        except _ERRORS as exc:
+            self._failing = False
+            self._failed("end", exc)

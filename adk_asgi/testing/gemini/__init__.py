@@ -1,0 +1,52 @@
+"""A Gemini API emulator for testing agents offline.
+
+`GeminiEmulator` is a real HTTPS/WSS server on loopback that speaks the Gemini
+Developer API wire protocol google-genai uses:
+
+* ``POST /v1beta/models/{model}:generateContent`` and
+  ``:streamGenerateContent?alt=sse`` (also ``v1alpha`` and ``v1``);
+* the Live API WebSocket
+  ``/ws/google.ai.generativelanguage.{v1alpha|v1beta}.GenerativeService.BidiGenerateContent``.
+
+Point google-genai (and ADK's ``Gemini`` model) at it with ``GOOGLE_GEMINI_BASE_URL``, any
+API key, and ``SSL_CERT_FILE`` set to its CA bundle — `GeminiEmulator.env` holds the
+three. Replies come from a script (`Script`, `Rule`, `Reply`; by
+default the adk-asgi demo agent's phrases), and the emulator enforces the real service's
+documented rules: ``setup`` first and once, activity signals only with manual activity
+detection, 16-bit PCM audio input, tool responses only for pending calls, a connection
+lifetime announced by ``goAway``, the context window, session resumption handles and API
+keys.
+
+From a shell: ``python -m adk_asgi.testing.gemini --port 0 --env-file gemini.env``.
+"""
+
+from __future__ import annotations
+
+from .emulator import GeminiEmulator
+from .errors import ApiError
+from .journal import Journal, Record
+from .script import Reply, Request, Rule, Script, ScriptFn
+from .settings import DEFAULT_API_KEY, DEFAULT_HEARD_TEXT, EmulatorSettings
+
+__all__ = [
+    "DEFAULT_API_KEY",
+    "DEFAULT_HEARD_TEXT",
+    "ApiError",
+    "EmulatorSettings",
+    "GeminiEmulator",
+    "Journal",
+    "Record",
+    "Reply",
+    "Request",
+    "Rule",
+    "Script",
+    "ScriptFn",
+    "demo_reply",
+]
+
+
+def demo_reply(request: Request) -> Reply:
+    """The adk-asgi demo agent's reply to ``request`` (the default script)."""
+    from .demo import demo_reply as reply
+
+    return reply(request)

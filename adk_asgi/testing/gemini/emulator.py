@@ -1,0 +1,289 @@
+"""``GeminiEmulator``: the emulator as a real server on loopback, run in a thread."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import shutil
+import socket
+import ssl
+import tempfile
+import threading
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import uvicorn
+
+from .app import build_app
+from .journal import Journal
+from .script import ScriptFn
+from .settings import EmulatorSettings
+from .tls import TlsMaterial
+
+if TYPE_CHECKING:
+    from google import genai
+    from google.adk.models import Gemini
+    from google.genai import types
+
+__all__ = ("GeminiEmulator",)
+
+_STARTUP_TIMEOUT = 30.0
+
+
+class _Server(uvicorn.Server):
+    """Stops at once: idle keep-alive TLS connections would otherwise hold a graceful
+    shutdown for its whole timeout (the TLS close waits for clients that are not reading)."""
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for server in self.servers:
+            server.close()
+        for sock in sockets or []:
+            sock.close()
+        for connection in list(self.server_state.connections):
+            with contextlib.suppress(Exception):
+                connection.shutdown()
+        await asyncio.sleep(0.05)
+        for connection in list(self.server_state.connections):
+            transport = getattr(connection, "transport", None)
+            if transport is not None:
+                transport.abort()
+        try:
+            await asyncio.wait_for(
+                self._wait_tasks_to_complete(), timeout=self.config.timeout_graceful_shutdown
+            )
+        except TimeoutError:
+            for task in self.server_state.tasks:
+                task.cancel()
+        await self.lifespan.shutdown()
+
+
+class GeminiEmulator:
+    """A Gemini API emulator listening on loopback (HTTPS and WSS on one port).
+
+    Use it as a context manager; `env` is the environment a process needs to reach it
+    through google-genai (and so through ADK's `Gemini` model):
+
+    >>> with GeminiEmulator(tokens_per_chunk=8) as emulator:
+    ...     os.environ.update(emulator.env)   # or pass it to a subprocess
+    ...     ...                               # run your agent: it talks to the emulator
+
+    Args:
+        script: Decides every reply: a `Script` or any callable `(Request) -> Reply`.
+            The default answers like the adk-asgi demo agent's scripted model.
+        settings: The knobs (`EmulatorSettings`); keyword arguments named after its
+            fields override single knobs, e.g.
+            `GeminiEmulator(connection_lifetime=2.0, go_away_lead=0.5)`.
+        host: The address to listen on.
+        port: The port; 0 picks a free one (see `port` once started).
+        tls: Serve HTTPS/WSS with a throwaway CA (needed for the Live API, which
+            google-genai always reaches over `wss://`). False serves plain HTTP.
+        cert_dir: Where to write the CA, certificate and CA bundle; by default a
+            temporary directory removed by `stop()`.
+        **knobs: Single `EmulatorSettings` fields, overriding `settings`.
+    """
+
+    def __init__(
+        self,
+        script: ScriptFn | None = None,
+        *,
+        settings: EmulatorSettings | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        tls: bool = True,
+        cert_dir: str | os.PathLike[str] | None = None,
+        **knobs: Any,
+    ) -> None:
+        settings = settings or EmulatorSettings()
+        if knobs:
+            settings = dataclasses.replace(settings, **knobs)
+        self.settings = settings
+        """The knobs in force."""
+        self.journal = Journal()
+        """What the emulator received (see `adk_asgi.testing.gemini.Journal`)."""
+        if script is None:
+            from .script import Script
+
+            script = Script()
+        self._script = script
+        self._host = host
+        self._requested_port = port
+        self._tls_enabled = tls
+        self._cert_dir = Path(cert_dir) if cert_dir is not None else None
+        self._own_cert_dir = False
+        self._tls: TlsMaterial | None = None
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._port = 0
+
+    # ---- lifecycle -------------------------------------------------------------------
+
+    def start(self) -> GeminiEmulator:
+        """Start serving; returns once the server listens."""
+        if self._thread is not None:
+            raise RuntimeError("the emulator is already running")
+        server = self._build_server()
+        self._server = server
+        self._thread = threading.Thread(target=self._run, name="gemini-emulator", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + _STARTUP_TIMEOUT
+        while not server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"the Gemini emulator did not start on {self._host}")
+            time.sleep(0.01)
+        self._port = server.servers[0].sockets[0].getsockname()[1]
+        return self
+
+    def stop(self) -> None:
+        """Stop serving (closing open connections) and remove temporary files."""
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=15)
+        self._server = self._thread = self._loop = None
+        if self._own_cert_dir and self._cert_dir is not None:
+            shutil.rmtree(self._cert_dir, ignore_errors=True)
+            self._cert_dir = None
+            self._own_cert_dir = False
+        self._tls = None
+
+    def __enter__(self) -> GeminiEmulator:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> GeminiEmulator:
+        return await asyncio.to_thread(self.start)
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await asyncio.to_thread(self.stop)
+
+    def _build_server(self) -> uvicorn.Server:
+        tls: dict[str, Any] = {}
+        if self._tls_enabled:
+            if self._cert_dir is None:
+                self._cert_dir = Path(tempfile.mkdtemp(prefix="gemini-emulator-"))
+                self._own_cert_dir = True
+            hosts = () if self._host in ("0.0.0.0", "::", "") else (self._host,)
+            self._tls = TlsMaterial(self._cert_dir, hosts)
+            tls = {"ssl_certfile": str(self._tls.cert_file)}
+        config = uvicorn.Config(
+            build_app(self.settings, self._script, self.journal),
+            host=self._host,
+            port=self._requested_port,
+            log_level="warning",
+            lifespan="off",
+            timeout_graceful_shutdown=2,
+            **tls,
+        )
+        return _Server(config)
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        asyncio.set_event_loop(loop)
+        assert self._server is not None
+        try:
+            loop.run_until_complete(self._server.serve())
+        finally:
+            loop.close()
+
+    # ---- how to reach it -------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        """The port it listens on (once started)."""
+        if not self._port:
+            raise RuntimeError("the emulator is not running")
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        """``https://127.0.0.1:<port>``: the value for ``GOOGLE_GEMINI_BASE_URL``."""
+        host = "127.0.0.1" if self._host in ("0.0.0.0", "") else self._host
+        host = "[::1]" if host == "::" else (f"[{host}]" if ":" in host else host)
+        scheme = "https" if self._tls_enabled else "http"
+        return f"{scheme}://{host}:{self.port}"
+
+    @property
+    def api_key(self) -> str:
+        """An API key the emulator accepts."""
+        return self.settings.client_api_key
+
+    @property
+    def ca_file(self) -> Path | None:
+        """The throwaway CA's certificate (None without TLS)."""
+        return self._tls.ca_file if self._tls else None
+
+    @property
+    def ca_bundle(self) -> Path | None:
+        """certifi's roots plus the throwaway CA: the value for ``SSL_CERT_FILE``."""
+        return self._tls.bundle_file if self._tls else None
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The environment a process needs to reach the emulator through google-genai:
+        ``GOOGLE_GEMINI_BASE_URL``, ``GOOGLE_API_KEY`` and (with TLS) ``SSL_CERT_FILE``."""
+        env = {"GOOGLE_GEMINI_BASE_URL": self.base_url, "GOOGLE_API_KEY": self.api_key}
+        if self.ca_bundle is not None:
+            env["SSL_CERT_FILE"] = str(self.ca_bundle)
+        return env
+
+    def write_env_file(self, path: str | os.PathLike[str]) -> None:
+        """Write `env` as ``KEY=VALUE`` lines, atomically (readers never see half)."""
+        target = Path(path)
+        partial = target.with_name(target.name + ".partial")
+        partial.write_text("".join(f"{key}={value}\n" for key, value in self.env.items()))
+        partial.replace(target)
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """A client SSL context that trusts the emulator."""
+        if self._tls is None:
+            raise RuntimeError("the emulator serves plain HTTP (tls=False) or is not running")
+        return self._tls.client_context()
+
+    def http_options(self, api_version: str | None = None) -> types.HttpOptions:
+        """google-genai ``HttpOptions`` that reach the emulator without any environment:
+        the base URL and an SSL context for httpx, aiohttp and websockets."""
+        from google.genai import types
+
+        args: dict[str, Any] = {}
+        if self._tls is not None:
+            context = self.ssl_context()
+            args = {"verify": context, "ssl": context}
+        return types.HttpOptions(
+            base_url=self.base_url,
+            api_version=api_version,
+            client_args=args or None,
+            async_client_args=args or None,
+        )
+
+    def client(self, api_version: str | None = None) -> genai.Client:
+        """A ``google.genai.Client`` connected to the emulator."""
+        from google import genai
+
+        return genai.Client(api_key=self.api_key, http_options=self.http_options(api_version))
+
+    def gemini(self, model: str = "gemini-2.5-flash", **fields: Any) -> Gemini:
+        """ADK's real ``Gemini`` model, connected to the emulator without environment
+        variables (for ``LlmAgent(model=emulator.gemini("gemini-2.5-flash"))``)."""
+        from google.adk.models import Gemini
+
+        client_kwargs = {"api_key": self.api_key, "http_options": self.http_options()}
+        return Gemini(model=model, client_kwargs=client_kwargs, **fields)

@@ -1,0 +1,193 @@
+"""Scripting the emulated model: what it answers to each request.
+
+A script is any callable `(Request) -> Reply`. `Script` builds one from rules (`Rule`)
+tried in order, falling back to the demo agent's rules:
+
+>>> script = Script(
+...     Rule("refund", Reply.call("issue_refund", order_id="A-1")),
+...     Rule.tool_result("issue_refund", Reply("Your refund is on its way.")),
+...     Rule("busy", Reply.fail(503)),
+...     Rule(re.compile(r"\\bhello\\b", re.I), Reply("Hi!", thought="A greeting.")),
+... )
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from google.genai import types
+
+from .errors import ApiError
+
+__all__ = ("Matcher", "Reply", "ReplyFactory", "Request", "Rule", "Script", "ScriptFn")
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """What a script sees of one model call (an HTTP request or a Live API turn)."""
+
+    model: str
+    """The model name, without ``models/``."""
+    contents: tuple[types.Content, ...]
+    """The conversation so far, newest last (a voice turn appears as its transcript)."""
+    system_instruction: str = ""
+    function_names: frozenset[str] = frozenset()
+    """Names of the functions the request declares as tools."""
+    live: bool = False
+    """True on a Live API connection."""
+
+    @property
+    def text(self) -> str:
+        """The text of the newest content when it is a user message, else ``""``."""
+        if not self.contents or self.contents[-1].role not in (None, "user"):
+            return ""
+        return "".join(p.text for p in self.contents[-1].parts or () if p.text and not p.thought)
+
+    @property
+    def tool_results(self) -> tuple[types.FunctionResponse, ...]:
+        """The function responses of the newest content (empty for a text turn)."""
+        if not self.contents:
+            return ()
+        return tuple(
+            p.function_response for p in self.contents[-1].parts or () if p.function_response
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """One model turn: thoughts, text and function calls, or an error.
+
+    ``Reply("Hello")`` streams "Hello"; ``Reply.call("get_weather", location="Paris")``
+    asks for a function call; ``Reply.fail(429)`` answers with an API error.
+    """
+
+    text: str = ""
+    thought: str = ""
+    """Thought text: sent as ``thought`` parts only when the request asks for thoughts
+    (``thinkingConfig.includeThoughts``), otherwise only counted in the usage."""
+    calls: tuple[types.FunctionCall, ...] = ()
+    error: ApiError | None = None
+    """Fail the request with this error instead of answering (see ``fail_after``)."""
+    fail_after: int | None = None
+    """Stream this many text tokens (words) of ``text`` first, then fail with
+    ``error`` (500 INTERNAL if unset): an error in the middle of the stream."""
+    finish_reason: str = "STOP"
+    """The candidate's ``finishReason``; anything but ``STOP`` without text is what
+    ADK reports as an error (``error_code``)."""
+    finish_message: str | None = None
+    grounding: types.GroundingMetadata | None = None
+    """``groundingMetadata`` of the answer (as if a search tool had grounded it)."""
+
+    def __post_init__(self) -> None:
+        if self.finish_reason not in types.FinishReason.__members__:
+            raise ValueError(f"unknown finish reason {self.finish_reason!r}")
+        if self.fail_after is not None and self.fail_after < 0:
+            raise ValueError("fail_after must not be negative")
+
+    @classmethod
+    def call(cls, name: str, text: str = "", /, **args: Any) -> Reply:
+        """Ask for one function call (optionally after some text)."""
+        return cls(text=text, calls=(types.FunctionCall(name=name, args=args),))
+
+    @classmethod
+    def calls_of(cls, *calls: tuple[str, Mapping[str, Any]], text: str = "") -> Reply:
+        """Ask for several function calls at once (parallel calls)."""
+        return cls(
+            text=text,
+            calls=tuple(types.FunctionCall(name=name, args=dict(args)) for name, args in calls),
+        )
+
+    @classmethod
+    def fail(cls, code: int, message: str = "", *, after: int | None = None) -> Reply:
+        """Answer with the API error ``code`` (e.g. 429, 500, 503); with ``after``,
+        fail only after that many streamed tokens."""
+        return cls(error=ApiError(code, message), fail_after=after)
+
+    @classmethod
+    def blocked(cls, message: str, reason: str = "OTHER") -> Reply:
+        """A turn that ends with ``finishReason`` ``reason`` and no content."""
+        return cls(finish_reason=reason, finish_message=message)
+
+
+ScriptFn = Callable[[Request], Reply]
+"""A script: decides the reply to each request."""
+
+ReplyFactory = Reply | str | Callable[[Request], Reply]
+Matcher = str | re.Pattern[str] | Callable[[Request], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """Answer with ``reply`` when ``match`` matches.
+
+    For text turns (``on="text"``, the default) ``match`` is a case-insensitive
+    substring or a regular expression searched in `Request.text`, or a
+    predicate on the request. For tool-result turns (``on="tool_result"``, see
+    `tool_result`) a string matches the name of any returned function.
+    ``reply`` is a `Reply`, a plain string, or a callable building one.
+    """
+
+    match: Matcher
+    reply: ReplyFactory
+    on: Literal["text", "tool_result"] = "text"
+
+    @classmethod
+    def tool_result(cls, match: Matcher, reply: ReplyFactory) -> Rule:
+        """A rule for the turn after function results (``match`` names a function)."""
+        return cls(match, reply, on="tool_result")
+
+    def matches(self, request: Request) -> bool:
+        if self.on == "tool_result":
+            if not request.tool_results:
+                return False
+            names = [r.name or "" for r in request.tool_results]
+            if isinstance(self.match, str):
+                return self.match in names
+            if isinstance(self.match, re.Pattern):
+                return any(self.match.search(name) for name in names)
+            return self.match(request)
+        if request.tool_results:
+            return False
+        if isinstance(self.match, str):
+            return self.match.lower() in request.text.lower()
+        if isinstance(self.match, re.Pattern):
+            return self.match.search(request.text) is not None
+        return self.match(request)
+
+    def build(self, request: Request) -> Reply:
+        if isinstance(self.reply, Reply):
+            return self.reply
+        if isinstance(self.reply, str):
+            return Reply(self.reply)
+        return self.reply(request)
+
+
+class Script:
+    """Rules tried in order; the first that matches answers.
+
+    When none matches, ``fallback`` answers: a `Reply`, a callable, or None for
+    the demo agent's rules (weather, payments, "think ...", an echo of anything else,
+    and a sentence about any function result).
+    """
+
+    def __init__(self, *rules: Rule, fallback: Reply | ScriptFn | None = None) -> None:
+        self.rules: tuple[Rule, ...] = rules
+        self.fallback = fallback
+
+    def __repr__(self) -> str:
+        return f"Script({len(self.rules)} rules, fallback={self.fallback!r})"
+
+    def __call__(self, request: Request) -> Reply:
+        for rule in self.rules:
+            if rule.matches(request):
+                return rule.build(request)
+        if isinstance(self.fallback, Reply):
+            return self.fallback
+        if self.fallback is not None:
+            return self.fallback(request)
+        from .demo import demo_reply
+
+        return demo_reply(request)

@@ -1,0 +1,33 @@
+/**
+ * adk-asgi for the browser: what an AI SDK (`ai` 5, 6 or 7) chat UI needs beyond the
+ * SDK itself to talk to an adk-asgi server.
+ */
+export {
+  AdkLiveTransport,
+  type AdkLiveTransportOptions,
+  type WebSocketConstructor,
+  type WebSocketLike,
+} from './live-transport';
+export { liveUrl, type LiveUrlOptions } from './live-url';
+export { lastAssistantMessageIsCompleteWithAnswers } from './send-automatically';
+export {
+  answerApproval,
+  runBrowserTool,
+  toolNameOf,
+  type ApprovalTarget,
+  type ApprovalToolPart,
+  type BrowserToolCall,
+  type BrowserTools,
+  type ToolAnswerTarget,
+} from './browser-tools';
+export { decodePcm16, Microphone, PcmPlayer } from './audio';
+export {
+  adkToolCallMetadata,
+  type AdkDataTypes,
+  type AdkMessageMetadata,
+  type AdkToolCallMetadata,
+  type AdkUIMessage,
+  type AdkUsage,
+  type PcmData,
+  type TranscriptionData,
+} from './types';

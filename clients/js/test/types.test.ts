@@ -1,0 +1,37 @@
+/**
+ * The data-part and metadata types: what `useChat<AdkUIMessage>` / `onData` see (checked
+ * by `npm run typecheck`), and `adkToolCallMetadata`.
+ */
+import type { ChatOnDataCallback, DataUIPart } from 'ai';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+
+import { adkToolCallMetadata, type AdkDataTypes, type AdkUIMessage, type PcmData, type TranscriptionData } from '../src/types';
+
+describe('types', () => {
+  it('onData narrows data-pcm and data-transcription by their type', () => {
+    const seen: string[] = [];
+    const onData: ChatOnDataCallback<AdkUIMessage> = part => {
+      if (part.type === 'data-pcm') {
+        expectTypeOf(part.data).toEqualTypeOf<PcmData>();
+        seen.push(`${part.data.sampleRate}`);
+      } else if (part.type === 'data-transcription') {
+        expectTypeOf(part.data).toEqualTypeOf<TranscriptionData>();
+        seen.push(part.data.text);
+      }
+    };
+    onData({ type: 'data-pcm', data: { content: '', sampleRate: 24000, channels: 1, bitDepth: 16 } });
+    onData({ type: 'data-transcription', data: { role: 'user', text: 'hi', finished: true } });
+    expect(seen).toEqual(['24000', 'hi']);
+    expectTypeOf<DataUIPart<AdkDataTypes>['type']>().toEqualTypeOf<'data-pcm' | 'data-transcription'>();
+    // @ts-expect-error: not a data part the server sends
+    onData({ type: 'data-other', data: {} });
+  });
+
+  it('adkToolCallMetadata reads the adk provider metadata of a tool part', () => {
+    const part = { callProviderMetadata: { adk: { approvalId: 'a1', hint: 'Sure?', payload: { n: 1 } } } };
+    expect(adkToolCallMetadata(part)).toEqual({ approvalId: 'a1', hint: 'Sure?', payload: { n: 1 } });
+    expect(adkToolCallMetadata({})).toBeUndefined();
+    expect(adkToolCallMetadata({ callProviderMetadata: { other: {} } })).toBeUndefined();
+    expect(adkToolCallMetadata({ callProviderMetadata: { adk: { hint: 'no id' } } })).toBeUndefined();
+  });
+});

@@ -1,0 +1,1 @@
+"""Test agents: ADK apps built for the tests (offline, scripted models)."""

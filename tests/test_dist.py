@@ -1,0 +1,292 @@
+"""The Python distributions as users get them: `python -m build` makes an sdist and a wheel
+that `twine check` accepts; the wheel carries the built page and `py.typed`; installed
+into a fresh virtual environment (no editable install: the wheel's dependencies come
+from the package index, through pip's cache), `adk-asgi serve` serves the page and a chat
+turn; and each extra brings what its feature imports (`redis`: the Redis stream store,
+`postgres`: sessions in PostgreSQL, `otel`: the metrics endpoint), checked against real
+servers."""
+
+from __future__ import annotations
+
+import asyncio
+import email
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+import tomllib
+import venv
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import httpx
+import pytest
+import redis
+from pg_server import PostgresServer, find_bindir
+from redis_server import RedisServer
+
+import adk_asgi
+from adk_asgi.cli.site import WEB_DIR
+
+from conftest import chat_body, parse_sse, types_of, user_message
+from web_harness import ROOT, free_port
+
+VERSION: Final = adk_asgi.__version__
+# How long each step took (printed at the end of the module, for the report).
+TIMES: dict[str, float] = {}
+
+
+@contextmanager
+def _timed(step: str) -> Iterator[None]:
+    start = time.monotonic()
+    yield
+    TIMES[step] = time.monotonic() - start
+
+
+def _run(*argv: str | Path, cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("GOOGLE_", "VIRTUAL_ENV", "PYTHON"))}
+    return subprocess.run([str(a) for a in argv], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, check=False, env=env)
+
+
+@dataclass(frozen=True)
+class Dists:
+    sdist: Path
+    wheel: Path
+
+
+@pytest.fixture(scope="module")
+def dists(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dists]:
+    out = tmp_path_factory.mktemp("dist")
+    with _timed("python -m build (sdist, then the wheel from it)"):
+        done = _run(sys.executable, "-m", "build", "--outdir", out, ROOT, cwd=ROOT)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    yield Dists(out / f"adk_asgi-{VERSION}.tar.gz", out / f"adk_asgi-{VERSION}-py3-none-any.whl")
+    print("\n" + "\n".join(f"  {step}: {seconds:.1f} s" for step, seconds in TIMES.items()))
+
+
+@pytest.fixture(scope="module")
+def env(dists: Dists, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh virtual environment (no system site-packages) with the wheel installed."""
+    where = tmp_path_factory.mktemp("venv") / "venv"
+    with _timed("fresh venv + pip install the wheel"):
+        venv.create(where, with_pip=True, system_site_packages=False)
+        done = _pip(where, str(dists.wheel))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return where
+
+
+def _pip(where: Path, *requirements: str) -> subprocess.CompletedProcess[str]:
+    # --no-compile: no .pyc for the ~100 dependencies up front (what is imported compiles
+    # on first use); downloads come from pip's cache when it has them.
+    return _run(where / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-compile",
+                "--disable-pip-version-check", *requirements, cwd=where.parent)
+
+
+# -- the distributions ------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_twine_check(dists: Dists) -> None:
+    done = _run(sys.executable, "-m", "twine", "check", "--strict", dists.sdist, dists.wheel,
+                cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("PASSED") == 2, done.stdout
+
+
+@pytest.mark.slow
+def test_wheel_contents(dists: Dists) -> None:
+    with zipfile.ZipFile(dists.wheel) as wheel:
+        names = set(wheel.namelist())
+        metadata = email.message_from_bytes(wheel.read(f"adk_asgi-{VERSION}.dist-info/METADATA"))
+        page = {name: wheel.read(name) for name in names if name.startswith("adk_asgi/_web/")}
+        license_text = wheel.read(f"adk_asgi-{VERSION}.dist-info/licenses/LICENSE")
+    assert "adk_asgi/py.typed" in names and "adk_asgi/demo/__init__.py" in names
+    # the page, byte for byte as committed (and so as tests/test_web_page.py rebuilds it)
+    committed = {f"adk_asgi/_web/{p.relative_to(WEB_DIR)}": p.read_bytes()
+                 for p in WEB_DIR.rglob("*") if p.is_file()}
+    assert page == committed
+    assert license_text == (ROOT / "LICENSE").read_bytes()
+    assert metadata["Name"] == "adk-asgi" and metadata["Version"] == VERSION
+    assert metadata["License-Expression"] == "Apache-2.0"
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    assert sorted(metadata.get_all("Provides-Extra") or []) == sorted(extras)
+    requires = metadata.get_all("Requires-Dist") or []
+    assert 'redis>=5; extra == "redis"' in requires
+    assert 'asyncpg>=0.29; extra == "postgres"' in requires
+    assert 'google-adk[db]==2.13.0; extra == "postgres"' in requires
+    assert not any(name.startswith(("tests/", "examples/", "clients/")) for name in names)
+
+
+@pytest.mark.slow
+def test_sdist_carries_what_rebuilds_the_page(dists: Dists) -> None:
+    prefix = f"adk_asgi-{VERSION}/"
+    with tarfile.open(dists.sdist) as sdist:
+        names = {n.removeprefix(prefix) for n in sdist.getnames()}
+    for required in ("pyproject.toml", "MANIFEST.in", "README.md", "CHANGELOG.md", "LICENSE",
+                     "SECURITY.md", "adk_asgi/__init__.py", "adk_asgi/py.typed",
+                     "adk_asgi/_web/index.html",
+                     # the page's sources and lockfile, and those of the npm client it imports
+                     "examples/web/package.json", "examples/web/package-lock.json",
+                     "examples/web/vite.config.ts", "examples/web/src/App.tsx",
+                     "clients/js/package.json", "clients/js/package-lock.json",
+                     "clients/js/tsup.config.ts", "clients/js/src/index.ts",
+                     "clients/js/LICENSE", "clients/js/README.md", "clients/js/CHANGELOG.md",
+                     "examples/mount_in_fastapi.py"):
+        assert required in names, required
+    for name in names:
+        assert not re.search(r"(^|/)(node_modules|dist|__pycache__|\.venv)(/|$)", name), name
+        assert not name.startswith(("tests/", "benchmarks/", "scripts/")), name
+
+
+def test_version_is_written_once() -> None:
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" not in pyproject["project"] and "version" in pyproject["project"]["dynamic"]
+    dynamic = pyproject["tool"]["setuptools"]["dynamic"]
+    assert dynamic["version"] == {"attr": "adk_asgi.__version__"}
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    assert "## [Unreleased]" in changelog and f"## [{VERSION}]" in changelog
+
+
+# -- the installed wheel ------------------------------------------------------------------
+
+
+@contextmanager
+def _serve(where: Path, *args: str) -> Iterator[str]:
+    """`adk-asgi serve` from the venv, run outside the checkout (so nothing of it is
+    importable); yields its base URL."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("GOOGLE_", "VIRTUAL_ENV", "PYTHON"))}
+    proc = subprocess.Popen(
+        [str(where / "bin" / "adk-asgi"), "serve", "--host", "127.0.0.1", "--port", str(port),
+         "--token-delay", "0", "--log-level", "warning", *args],
+        cwd=where.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if httpx.get(f"{url}/", timeout=5).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                out = proc.stdout.read() if proc.stdout else ""
+                raise AssertionError(f"adk-asgi serve {' '.join(args)} did not start:\n{out}")
+            time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _chat_turn(url: str, chat_id: str) -> str:
+    response = httpx.post(f"{url}/api/chat", json=chat_body(chat_id, user_message("hello there")),
+                          timeout=30)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("text/event-stream")
+    chunks = parse_sse(response.text)
+    assert types_of(chunks)[0] == "start" and types_of(chunks)[-2:] == ["finish", "[DONE]"]
+    return "".join(c["delta"] for c in chunks if isinstance(c, dict) and c["type"] == "text-delta")
+
+
+@pytest.mark.slow
+def test_wheel_serves_the_page_and_a_chat_turn(env: Path) -> None:
+    where = _run(env / "bin" / "python", "-c",
+                 "import adk_asgi; print(adk_asgi.__file__); print(adk_asgi.__version__)",
+                 cwd=env.parent)
+    assert where.returncode == 0, where.stderr
+    installed_at, version = where.stdout.split()
+    assert Path(installed_at).is_relative_to(env) and version == VERSION
+    with _timed("adk-asgi serve from the venv: up, page, one chat turn"), _serve(env) as url:
+        page = httpx.get(f"{url}/", timeout=10)
+        assert page.status_code == 200 and '<div id="root"></div>' in page.text
+        script = re.search(r'src="\./(assets/[^"]+\.js)"', page.text)
+        assert script, page.text
+        asset = httpx.get(f"{url}/{script.group(1)}", timeout=10)
+        assert asset.status_code == 200 and "javascript" in asset.headers["content-type"]
+        assert asset.content == (WEB_DIR / script.group(1)).read_bytes()
+        assert 'You said: "hello there"' in _chat_turn(url, "dist-chat")
+
+
+def _python(where: Path, code: str) -> subprocess.CompletedProcess[str]:
+    return _run(where / "bin" / "python", "-c", code, cwd=where.parent)
+
+
+PG_CHECK: Final = ("from adk_asgi import session_service_from_url; "
+                   "session_service_from_url('postgresql+asyncpg://u@127.0.0.1:9/db')")
+
+
+@pytest.mark.slow
+def test_each_extra_brings_what_its_feature_imports(
+    env: Path, dists: Dists, tmp_path: Path
+) -> None:
+    if shutil.which("redis-server") is None or find_bindir() is None:
+        pytest.fail("needs redis-server and PostgreSQL's server binaries (scripts/test "
+                    "installs them)", pytrace=False)
+    # Without extras the features say which extra they need (or at least fail).
+    redis_missing = _python(env, "from adk_asgi import RedisStreamStore")
+    assert redis_missing.returncode != 0
+    assert "pip install 'adk-asgi[redis]'" in redis_missing.stderr
+    assert _python(env, PG_CHECK).returncode != 0
+
+    with _timed("pip install the wheel's [redis] extra"):
+        assert _pip(env, f"{dists.wheel}[redis]").returncode == 0
+    assert _python(env, PG_CHECK).returncode != 0  # redis brought nothing for postgres
+
+    with RedisServer(tmp_path) as server, _serve(env, "--redis-url", server.url) as url:
+        assert 'You said: "hello there"' in _chat_turn(url, "dist-redis")
+        store = redis.Redis.from_url(server.url)
+        try:
+            assert any(b"dist-redis" in key for key in store.keys("*"))  # the store was used
+        finally:
+            store.close()
+
+    with _timed("pip install the wheel's [postgres] extra"):
+        assert _pip(env, f"{dists.wheel}[postgres]").returncode == 0
+    pg = PostgresServer(find_bindir() or Path()).start()
+    try:
+        db = pg.create_database("dist")
+        with _serve(env, "--session-db", db) as url:
+            assert 'You said: "hello there"' in _chat_turn(url, "dist-pg")
+        assert asyncio.run(_session_ids(db)) == ["dist-pg"]
+    finally:
+        pg.stop()
+
+    # Without the otel extra, --metrics-port says which extra it needs; with it, it serves.
+    missing = _run(env / "bin" / "adk-asgi", "serve", "--metrics-port", str(free_port()),
+                   cwd=env.parent, timeout=120)
+    assert missing.returncode != 0
+    assert "pip install 'adk-asgi[otel]'" in missing.stderr
+    with _timed("pip install the wheel's [otel] extra"):
+        assert _pip(env, f"{dists.wheel}[otel]").returncode == 0
+    metrics_port = free_port()
+    with _serve(env, "--metrics-port", str(metrics_port)) as url:
+        assert 'You said: "hello there"' in _chat_turn(url, "dist-otel")
+        scraped = httpx.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).text
+        assert 'adk_asgi_turns_total{' in scraped
+
+
+async def _session_ids(url: str) -> list[str]:
+    asyncpg = pytest.importorskip("asyncpg")
+    connection = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://"))
+    try:
+        rows = await connection.fetch("SELECT id FROM sessions")
+    finally:
+        await connection.close()
+    return [row["id"] for row in rows]
