@@ -17,9 +17,9 @@ from .app import AdkApp
 from .core.auth import Authenticate, AuthError, bearer_token
 from .core.errors import RequestError
 from .core.limits import Limits
+from .core.message import ErrorInfo, describe_error_generic
 from .core.surface import EventParts
 from .core.tools import FrontendTool, frontend_tool
-from .core.translator import ErrorInfo, describe_error_generic
 from .live.endpoint import LiveOptions
 from .middleware import AdkMiddleware
 from .mount import mount

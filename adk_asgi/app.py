@@ -30,11 +30,11 @@ from .core.asgi import Receive, Scope, Send, route_path, send_error, send_json_e
 from .core.auth import Authenticate, anonymous
 from .core.errors import chat_not_found
 from .core.limits import Limits
+from .core.message import ConfirmationStyle, DescribeError, describe_error_generic
 from .core.origin import OriginPolicy
 from .core.request import valid_chat_id
 from .core.runtime import AgentRuntime
 from .core.surface import OnEvent, SurfaceOptions, state_filter
-from .core.translator import ConfirmationStyle, DescribeError, describe_error_generic
 from .http.completion import complete_tool_call, post_tool_output
 from .http.endpoint import ChatEndpoint, ChatOptions
 from .live.endpoint import LiveEndpoint, LiveOptions

@@ -104,13 +104,13 @@ class WsContender:
     session_path: Callable[[str], str] | None = None
 
 
-# Contenders of the default run (`--contenders` picks others, e.g. adk-asgi-live-b).
-DEFAULT_CONTENDERS = ("adk-asgi", "adk-api-server", "ag-ui-adk", "adk-asgi-live",
-                      "adk-api-server-live")
-
+# The client protocol of each row (``benchmarks.rows`` says which row uses which).
 CONTENDERS: dict[str, Contender | WsContender] = {
     "adk-asgi": Contender("adk-asgi", "/api/chat", _adk_asgi_body,
                           b'"type":"text-delta"', b"data: [DONE]"),
+    # The naive bridge speaks the same protocol, with json.dumps' ", " separators.
+    "adk-naive": Contender("adk-naive", "/api/chat", _adk_asgi_body,
+                           b'"type": "text-delta"', b"data: [DONE]"),
     "adk-api-server": Contender("adk-api-server", "/run_sse", _api_server_body,
                                 b'"partial":true', None),
     "ag-ui-adk": Contender("ag-ui-adk", "/agui", _ag_ui_body,

@@ -1,4 +1,11 @@
-"""Markdown report (and a PNG chart of the concurrency sweep) from ``results.json``."""
+"""Markdown report (and a PNG chart of the sweeps) from ``results.json``.
+
+The tables lead with what issue 14 asks: per reply length and concurrency level,
+server CPU µs per token and tokens/s of every row, and the ratios against the naive
+bridge (``adk-naive``) and the plain in-process ceiling (``ceiling-plain``) from the
+same run. "Paired" ratios are the median of per-repetition ratios (repetition *i* of
+one row against repetition *i* of the other, which ran next to each other).
+"""
 
 from __future__ import annotations
 
@@ -6,25 +13,21 @@ import math
 from pathlib import Path
 from typing import Any
 
-SSE_NAMES = ("adk-asgi", "adk-api-server", "ag-ui-adk")
-WS_NAMES = ("adk-asgi-live", "adk-api-server-live", "adk-asgi-live-b")
-NAMES = SSE_NAMES + WS_NAMES
-LABELS = {
-    "ceiling": "ceiling (in-process `Runner.run_async`)",
-    "adk-asgi": "adk-asgi SSE (`POST /api/chat`)",
-    "adk-api-server": "ADK api_server (`POST /run_sse`, streaming)",
-    "ag-ui-adk": "ag-ui-adk (FastAPI endpoint, SSE)",
-    "ceiling-live": "live ceiling (in-process `Runner.run_live`)",
-    "adk-asgi-live": "adk-asgi live (WebSocket `/api/chat`, protocol A)",
-    "adk-api-server-live": "ADK api_server `/run_live` (WebSocket)",
-    "adk-asgi-live-b": "adk-asgi live, protocol B (AI SDK v7 `chunk` frames)",
-}
+NAIVE = "adk-naive"
+PLAIN = "ceiling-plain"
+OURS = "adk-asgi"
+OURS_LIVE = "adk-asgi-live"
+LIVE_CEILING = "ceiling-live"
 
 
 def _f(value: Any, digits: int = 0, suffix: str = "") -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     return f"{value:,.{digits}f}{suffix}"
+
+
+def _mb(kb: Any) -> str:
+    return _f(kb / 1024 if kb else None)
 
 
 def _get(d: dict[str, Any] | None, *keys: str) -> Any:
@@ -42,116 +45,101 @@ def _ratio(a: Any, b: Any) -> float | None:
     return float(a) / float(b)
 
 
+def _median(values: list[float]) -> float | None:
+    values = sorted(v for v in values if v == v)
+    if not values:
+        return None
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
 def _measured(results: dict[str, Any], name: str) -> dict[str, Any] | None:
     row = results.get("contenders", {}).get(name)
     return row if row and row.get("status") == "measured" else None
 
 
-def _level(row: dict[str, Any] | None, concurrency: int) -> dict[str, Any] | None:
-    for level in (row or {}).get("sweep", []):
-        if level["concurrency"] == concurrency:
-            return dict(level)
+def _names(results: dict[str, Any], live: bool | None = None) -> list[str]:
+    rows = results.get("rows", {})
+    return [n for n in rows if live is None or rows[n]["live"] == live]
+
+
+def _level(row: dict[str, Any] | None, tokens: int, concurrency: int) -> dict[str, Any] | None:
+    for lv in (row or {}).get("sweep", []):
+        if lv["tokens"] == tokens and lv["concurrency"] == concurrency:
+            return dict(lv)
     return None
 
 
+def _workloads(results: dict[str, Any]) -> list[tuple[int, int]]:
+    """Every (tokens, concurrency) measured, longest replies first."""
+    seen: dict[tuple[int, int], None] = {}
+    for row in results.get("contenders", {}).values():
+        for lv in row.get("sweep", []) if isinstance(row, dict) else []:
+            seen[(lv["tokens"], lv["concurrency"])] = None
+    return sorted(seen, key=lambda k: (-k[0], k[1]))
+
+
+def paired(a: dict[str, Any] | None, b: dict[str, Any] | None, key: str) -> dict[str, Any]:
+    """Ratio of medians, and the median/min/max of per-repetition ratios."""
+    if not a or not b:
+        return {}
+    per = [ra[key] / rb[key] for ra, rb in zip(a["reps"], b["reps"], strict=False)
+           if ra.get(key) and rb.get(key)]
+    return {"ratio": _ratio(a.get(key), b.get(key)), "paired": _median(per),
+            "min": min(per) if per else None, "max": max(per) if per else None}
+
+
+def _pr(p: dict[str, Any]) -> str:
+    if not p or p.get("ratio") is None:
+        return "–"
+    text = f"{p['ratio']:.2f}×"
+    if p.get("paired") is not None and p.get("min") is not None:
+        text += f" ({p['paired']:.2f}, {p['min']:.2f}–{p['max']:.2f})"
+    return text
+
+
+# -- targets ----------------------------------------------------------------------------
+
+
 def targets(results: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """(target, verdict, numbers)."""
+    """Issue 14's targets: (target, verdict, numbers)."""
     out: list[tuple[str, str, str]] = []
-    ours = _measured(results, "adk-asgi")
-    ceiling = results.get("ceiling", {})
-    c_ours = _get(ours, "cpu", "cpu_ms_per_stream")
-    c_ceil = _get(ceiling, "cpu", "cpu_ms_per_stream")
-    r = _ratio(c_ours, c_ceil)
-    if r is not None:
-        out.append(("adk-asgi SSE adds ≤ 10 % server CPU per chunk over the in-process ceiling",
-                    "met" if r <= 1.10 else "not met",
-                    f"{c_ours:.1f} ms vs {c_ceil:.1f} ms CPU per {results['plan']['tokens']}-token "
-                    f"stream: +{(r - 1) * 100:.0f} % "
-                    f"({_get(ours, 'cpu', 'cpu_us_per_frame'):.0f} µs per SSE frame vs "
-                    f"{_get(ceiling, 'cpu', 'cpu_us_per_frame'):.0f} µs per ADK event)"))
-    for peer in ("adk-api-server", "ag-ui-adk"):
-        row = _measured(results, peer)
-        if row is None:
-            status = results.get("contenders", {}).get(peer, {}).get("status", "not run")
-            out.append((f"single-stream throughput ≥ 1.5× {peer}", "not measured", status))
-            out.append((f"200 concurrent streams ≥ 2× {peer}", "not measured", status))
-            continue
-        a, b = _get(ours, "single", "tokens_per_s"), _get(row, "single", "tokens_per_s")
-        r = _ratio(a, b)
-        if r is not None:
-            out.append((f"single-stream throughput ≥ 1.5× {peer}",
-                        "met" if r >= 1.5 else "not met",
-                        f"{a:,.0f} vs {b:,.0f} tokens/s = {r:.2f}×"))
-        la, lb = _level(ours, 200), _level(row, 200)
-        if la and lb:
-            r = _ratio(la["tokens_per_s"], lb["tokens_per_s"])
-            out.append((f"200 concurrent streams ≥ 2× {peer}",
-                        "met" if r is not None and r >= 2 else "not met",
-                        f"{la['tokens_per_s']:,.0f} vs {lb['tokens_per_s']:,.0f} tokens/s"
-                        + (f" = {r:.2f}×" if r else "")))
-        else:
-            out.append((f"200 concurrent streams ≥ 2× {peer}", "not measured",
-                        "level 200 not in this run (quick mode)"))
-    l1000 = _level(ours, 1000)
-    if l1000:
-        out.append(("1000 concurrent SSE streams all complete (2 cores)",
-                    "met" if l1000["completion"] >= 1 else "not met",
-                    f"worst rep {l1000['completion']:.1%} complete, median wall "
-                    f"{l1000['wall']:.1f} s"))
-    else:
-        out.append(("1000 concurrent SSE streams all complete (2 cores)", "not measured",
-                    "level 1000 not in this run (quick mode)"))
-    out += ws_summary(results)
-    enc = _get(results, "micro", "encoding")
-    if enc:
-        worst = max(v["msgspec sse_frame"] for v in enc.values())
-        typical = enc["text-delta"]["msgspec sse_frame"]
-        out.append(("typical chunk encoding ≤ 1 µs", "met" if typical <= 1000 else "not met",
-                    f"text-delta {typical:.0f} ns; slowest of the three typical chunks "
-                    f"{worst:.0f} ns"))
+    ours, naive, plain = (_measured(results, n) for n in (OURS, NAIVE, PLAIN))
+    for tokens, c in _workloads(results):
+        la, ln, lp = _level(ours, tokens, c), _level(naive, tokens, c), _level(plain, tokens, c)
+        if la and ln:
+            cpu = paired(la, ln, "cpu_us_per_token")
+            tput = paired(la, ln, "tokens_per_s")
+            ok = (cpu["ratio"] or 9) <= 1.0 and (tput["ratio"] or 0) >= 1.0
+            out.append((f"{c} streams × {tokens} tokens: CPU/token ≤ naive and tokens/s ≥ "
+                        "naive", "met" if ok else "not met",
+                        f"CPU {la['cpu_us_per_token']:.0f} vs {ln['cpu_us_per_token']:.0f} µs "
+                        f"= {_pr(cpu)}; tokens/s {la['tokens_per_s']:,.0f} vs "
+                        f"{ln['tokens_per_s']:,.0f} = {_pr(tput)}"))
+        if la and lp and c <= 200:
+            cpu = paired(la, lp, "cpu_us_per_token")
+            out.append((f"{c} streams × {tokens} tokens: CPU/token ≤ 1.0× plain ceiling",
+                        "met" if (cpu["ratio"] or 9) <= 1.0 else "not met",
+                        f"{la['cpu_us_per_token']:.0f} vs {lp['cpu_us_per_token']:.0f} µs = "
+                        f"{_pr(cpu)}"))
+        if la and c >= 1000:
+            out.append((f"peak RSS at {c} streams × {tokens} tokens (≤ +10 % over the "
+                        "baseline of 2026-11-23)", "measured",
+                        f"{_mb(la.get('peak_rss_kb'))} MB peak, "
+                        f"{_mb(la.get('rss_after_kb'))} MB after the level"))
+    live, ceiling = _measured(results, OURS_LIVE), _measured(results, LIVE_CEILING)
+    for tokens, c in _workloads(results):
+        la, lc = _level(live, tokens, c), _level(ceiling, tokens, c)
+        if la and lc:
+            cpu = paired(la, lc, "cpu_us_per_token")
+            out.append((f"live, {c} connections × {tokens} tokens: CPU/token ≤ 1.5× live "
+                        "ceiling", "met" if (cpu["ratio"] or 9) <= 1.5 else "not met",
+                        f"{la['cpu_us_per_token']:.0f} vs {lc['cpu_us_per_token']:.0f} µs = "
+                        f"{_pr(cpu)}"))
     return out
 
 
-def ws_summary(results: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """adk-asgi live vs ADK /run_live: ratios only (the issue sets no WebSocket target)."""
-    contenders = results.get("contenders", {})
-    ours, peer = _measured(results, "adk-asgi-live"), _measured(results, "adk-api-server-live")
-    if ours is None or peer is None:
-        missing = "adk-asgi-live" if ours is None else "adk-api-server-live"
-        status = contenders.get(missing, {}).get("status", "not run")
-        return [("WebSocket: adk-asgi live vs ADK `/run_live`", "not measured",
-                 f"{missing}: {status}")]
-    out: list[tuple[str, str, str]] = []
-    a, b = _get(ours, "single", "tokens_per_s"), _get(peer, "single", "tokens_per_s")
-    if (r := _ratio(a, b)) is not None:
-        out.append(("WebSocket single-stream throughput, adk-asgi live ÷ ADK `/run_live`",
-                    "ratio", f"{a:,.0f} vs {b:,.0f} tokens/s = {r:.2f}×"))
-    a, b = _get(ours, "cpu", "cpu_ms_per_stream"), _get(peer, "cpu", "cpu_ms_per_stream")
-    if (r := _ratio(a, b)) is not None:
-        out.append(("WebSocket server CPU per connection-turn (lower is better)", "ratio",
-                    f"{a:.1f} vs {b:.1f} ms = {r:.2f}×"))
-    c = _get(results.get("ceiling-live"), "cpu", "cpu_ms_per_stream")
-    if (r := _ratio(a, c)) is not None:
-        out.append(("adk-asgi live server CPU over the in-process `run_live` ceiling", "ratio",
-                    f"{a:.1f} vs {c:.1f} ms = {(r - 1) * 100:+.0f} %"))
-    for level in (200, 1000):
-        la, lb = _level(ours, level), _level(peer, level)
-        what = f"WebSocket, {level} simultaneous connections (one turn each)"
-        if la and lb:
-            r = _ratio(la["tokens_per_s"], lb["tokens_per_s"])
-            out.append((what, "ratio",
-                        f"{la['tokens_per_s']:,.0f} vs {lb['tokens_per_s']:,.0f} tokens/s"
-                        + (f" = {r:.2f}×" if r else "")
-                        + f"; completion {la['completion']:.1%} vs {lb['completion']:.1%}"))
-        else:
-            out.append((what, "not measured", f"level {level} not in this run (quick mode)"))
-    for key, what in (("kb_per_stream", "just connected"),
-                      ("kb_per_stream_after_turn", "after one turn")):
-        a, b = _get(ours, "idle", key), _get(peer, "idle", key)
-        if (r := _ratio(a, b)) is not None:
-            out.append((f"memory per idle WebSocket, {what} (lower is better)", "ratio",
-                        f"{a:.1f} vs {b:.1f} KiB = {r:.2f}×"))
-    return out
+# -- chart ------------------------------------------------------------------------------
 
 
 def chart(results: dict[str, Any], path: Path) -> bool:
@@ -162,125 +150,263 @@ def chart(results: dict[str, Any], path: Path) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
-    for name in NAMES:
-        row = _measured(results, name)
-        if not row:
-            continue
-        levels = row.get("sweep", [])
-        xs = [lv["concurrency"] for lv in levels]
-        ws = name in WS_NAMES
-        style, label = ("--", f"{name} (WebSocket)") if ws else ("-", f"{name} (SSE)")
-        ax1.plot(xs, [lv["tokens_per_s"] for lv in levels], style, marker="o", label=label)
-        ax2.plot(xs, [lv["completion"] * 100 for lv in levels], style, marker="o", label=label)
-    for ax in (ax1, ax2):
-        ax.set_xscale("log")
-        ax.set_xlabel("simultaneous streams (SSE) / connections (WebSocket)")
-        ax.grid(True, alpha=0.3)
-    ax1.set_ylabel("total tokens/s (median of reps)")
-    ax1.set_ylim(bottom=0)
-    ax2.set_ylabel("completed streams (%)")
-    ax2.set_ylim(0, 105)
-    if ax1.get_lines():
-        ax1.legend(fontsize=8)
-    tokens = results["plan"]["sweep_tokens"]
-    fig.suptitle(f"Concurrency sweep: every stream 'bench {tokens}' (demo agent, 2 cores)")
+    token_sizes = sorted({t for t, _ in _workloads(results)}, reverse=True)
+    if not token_sizes:
+        return False
+    fig, axes = plt.subplots(len(token_sizes), 2, figsize=(11, 4 * len(token_sizes)),
+                             squeeze=False)
+    for (ax1, ax2), tokens in zip(axes, token_sizes, strict=True):
+        for name in _names(results):
+            levels = [lv for lv in (_measured(results, name) or {}).get("sweep", [])
+                      if lv["tokens"] == tokens]
+            if not levels:
+                continue
+            xs = [lv["concurrency"] for lv in levels]
+            style = "--" if results["rows"][name]["live"] else "-"
+            ax1.plot(xs, [lv["tokens_per_s"] for lv in levels], style, marker="o", label=name)
+            ax2.plot(xs, [lv["cpu_us_per_token"] for lv in levels], style, marker="o",
+                     label=name)
+        for ax in (ax1, ax2):
+            ax.set_xscale("log")
+            ax.set_xlabel("simultaneous streams (WebSocket rows dashed)")
+            ax.grid(True, alpha=0.3)
+            ax.set_ylim(bottom=0)
+        ax1.set_ylabel(f"tokens/s, {tokens}-token replies")
+        ax2.set_ylabel(f"server CPU µs per token, {tokens}-token replies")
+        if ax1.get_lines():
+            ax1.legend(fontsize=7)
+    fig.suptitle("Sweeps: medians of repetitions (demo agent, 2 cores)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
     return True
 
 
-def _rss_cells(row: dict[str, Any]) -> str:
-    """The three RSS cells (MB) every memory table starts with, each followed by '| '."""
-    return (f"| {_f(row.get('rss_after_warmup_kb', 0) / 1024)} "
-            f"| {_f(row.get('peak_rss_single_kb', 0) / 1024)} "
-            f"| {_f(row.get('peak_rss_sweep_kb', 0) / 1024)} ")
+# -- sections ---------------------------------------------------------------------------
 
 
-def _status(results: dict[str, Any], name: str) -> str:
-    row = results.get(name) if name.startswith("ceiling") else \
-        results.get("contenders", {}).get(name)
-    return str((row or {}).get("status", "not run"))
+def _sweep_tables(results: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    for tokens in sorted({t for t, _ in _workloads(results)}, reverse=True):
+        levels = sorted({c for t, c in _workloads(results) if t == tokens})
+        lines += [f"### {tokens}-token replies\n",
+                  "CPU µs per token (server process, user+sys) and tokens/s, medians of "
+                  "repetitions; `GC` is the collector's share of that CPU "
+                  "(`gc.callbacks` clock).\n",
+                  "| row | " + " | ".join(f"{c} streams: µs/token · tokens/s · GC µs"
+                                           for c in levels) + " |",
+                  "|---|" + "---:|" * len(levels)]
+        for name in _names(results):
+            row = _measured(results, name)
+            cells = []
+            for c in levels:
+                lv = _level(row, tokens, c)
+                cells.append("–" if lv is None else
+                             f"**{_f(lv['cpu_us_per_token'])}** · {_f(lv['tokens_per_s'])} · "
+                             f"{_f(lv.get('gc_us_per_token'))}"
+                             + ("" if lv["completion"] >= 1 else
+                                f" ({lv['completion']:.0%} complete)"))
+            if any(c != "–" for c in cells):
+                lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines += ["", "| row | streams | reps | completion | tokens/s | CPU µs/token "
+                  "| of which kernel | GC µs/token | GCs per 1k tokens (gen 0/1/2) "
+                  "| first token p50 ms | server CPU | client CPU | peak RSS MB "
+                  "| RSS after MB |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for name in _names(results):
+            for c in levels:
+                lv = _level(_measured(results, name), tokens, c)
+                if lv is None:
+                    continue
+                streams = str(c) if lv["waves"] == 1 else f"{c} ×{lv['waves']}"
+                lines.append(
+                    f"| {name} | {streams} | {len(lv['reps'])} | {lv['completion']:.1%} "
+                    f"| {_f(lv['tokens_per_s'])} | {_f(lv['cpu_us_per_token'])} "
+                    f"| {_f(lv.get('sys_us_per_token'))} "
+                    f"| {_f(lv.get('gc_us_per_token'))} | {_gcs(lv.get('gc_per_ktoken'))} "
+                    f"| {_f(lv['ttft_p50_ms'], 1)} | {lv['server_cpu_util']:.0%} "
+                    f"| {lv['client_cpu_util']:.0%} | {_mb(lv.get('peak_rss_kb'))} "
+                    f"| {_mb(lv.get('rss_after_kb'))} |")
+        lines.append("")
+    return lines
 
 
-def _single_table(results: dict[str, Any], names: tuple[str, ...], ws: bool) -> list[str]:
-    lines = []
-    connect = " connect ms |" if ws else ""
-    lines.append("| contender | tokens/s | frames/s | frames/stream | stream ms |" + connect
-                 + " first chunk ms | first token ms | gap p50 µs | gap p99 µs "
-                 "| server CPU ms/stream | CPU µs/frame | client CPU µs/frame | peak RSS MB |")
-    lines.append("|---|" + "---:|" * (13 if ws else 12))
-    for name in names:
-        row = results.get(name) if name.startswith("ceiling") else \
-            results.get("contenders", {}).get(name)
-        if not row or row.get("status") != "measured":
-            lines.append(f"| {LABELS[name]} | {_status(results, name)} |"
-                         + "|" * (12 if ws else 11) + " ")
+def _gcs(per_k: list[float] | None) -> str:
+    return "–" if not per_k else " / ".join(_f(x, 1 if x < 10 else 0) for x in per_k)
+
+
+def _ratio_tables(results: dict[str, Any]) -> list[str]:
+    lines = ["Ratio of medians, then in brackets the paired median and range of "
+             "per-repetition ratios. CPU: lower is better; tokens/s: higher is better.\n"]
+    for ref, label in ((NAIVE, "the naive bridge"), (PLAIN, "the plain ceiling"),
+                       (LIVE_CEILING, "the live ceiling")):
+        base = _measured(results, ref)
+        if base is None:
             continue
-        s, c = row.get("single", {}), row.get("cpu", {})
-        peak = row.get("peak_rss_single_kb")
-        client = None if name.startswith("ceiling") else c.get("client_cpu_us_per_frame")
-        cells = [_f(s.get("tokens_per_s")), _f(s.get("frames_per_s")), _f(s.get("frames")),
-                 _f(s.get("duration_ms"), 1)]
-        if ws:
+        rows = [n for n in _names(results) if n != ref
+                and (ref != LIVE_CEILING or results["rows"][n]["live"])
+                and (ref == LIVE_CEILING or not results["rows"][n]["live"])]
+        table = [f"### Against {label} (`{ref}`)\n",
+                 "| row | replies × streams | CPU/token ÷ ref | tokens/s ÷ ref |",
+                 "|---|---|---:|---:|"]
+        for name in rows:
+            row = _measured(results, name)
+            for tokens, c in _workloads(results):
+                la, lb = _level(row, tokens, c), _level(base, tokens, c)
+                if la and lb:
+                    table.append(f"| {name} | {tokens} × {c} "
+                                 f"| {_pr(paired(la, lb, 'cpu_us_per_token'))} "
+                                 f"| {_pr(paired(la, lb, 'tokens_per_s'))} |")
+        if len(table) > 3:
+            lines += [*table, ""]
+    ab = ["### Knob A/B: each `ROW@KNOBS` against `ROW`\n",
+          "| row | replies × streams | CPU/token ÷ ROW | tokens/s ÷ ROW | GC µs/token "
+          "(ROW → this) | peak RSS MB (ROW → this) |",
+          "|---|---|---:|---:|---:|---:|"]
+    for name in _names(results):
+        base_name = name.partition("@")[0]
+        if "@" not in name or base_name not in results.get("rows", {}):
+            continue
+        row, base = _measured(results, name), _measured(results, base_name)
+        for tokens, c in _workloads(results):
+            la, lb = _level(row, tokens, c), _level(base, tokens, c)
+            if la and lb:
+                ab.append(f"| {name} | {tokens} × {c} "
+                          f"| {_pr(paired(la, lb, 'cpu_us_per_token'))} "
+                          f"| {_pr(paired(la, lb, 'tokens_per_s'))} "
+                          f"| {_f(lb.get('gc_us_per_token'))} → "
+                          f"{_f(la.get('gc_us_per_token'))} "
+                          f"| {_mb(lb.get('peak_rss_kb'))} → {_mb(la.get('peak_rss_kb'))} |")
+    if len(ab) > 3:
+        lines += [*ab, ""]
+    return lines
+
+
+def _single_table(results: dict[str, Any], live: bool) -> list[str]:
+    lines = ["| row | tokens/s | frames/stream | stream ms |"
+             + (" connect ms |" if live else "")
+             + " first chunk ms | first token ms | gap p50 µs | gap p99 µs |",
+             "|---|" + "---:|" * (8 if live else 7)]
+    for name in _names(results, live):
+        row = _measured(results, name)
+        s = (row or {}).get("single")
+        if not s:
+            continue
+        cells = [_f(s["tokens_per_s"]), _f(s["frames"]), _f(s["duration_ms"], 1)]
+        if live:
             cells.append(_f(s.get("connect_ms"), 2))
-        cells += [_f(s.get("ttfc_ms"), 2), _f(s.get("ttft_ms"), 2), _f(s.get("gap_p50_us")),
-                  _f(s.get("gap_p99_us")), _f(c.get("cpu_ms_per_stream"), 1),
-                  _f(c.get("cpu_us_per_frame")), _f(client),
-                  _f(peak / 1024 if peak else None, 0)]
-        lines.append(f"| {LABELS[name]} | " + " | ".join(cells) + " |")
+        cells += [_f(s["ttfc_ms"], 2), _f(s["ttft_ms"], 2), _f(s["gap_p50_us"]),
+                  _f(s["gap_p99_us"])]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines.append("")
     return lines
 
 
-def _ratio_table(results: dict[str, Any], ours_name: str, names: tuple[str, ...],
-                 sweep: list[Any]) -> list[str]:
-    ours = _measured(results, ours_name)
-    lines = ["| contender | single-stream tokens/s | server CPU per stream (lower is better) "
-             "| first token | " + " | ".join(f"sweep c={c}" for c, _ in sweep) + " |",
-             "|---|---:|---:|---:|" + "---:|" * len(sweep)]
-    for name in names:
-        row = results.get(name) if name.startswith("ceiling") else _measured(results, name)
-        if name == ours_name or not row or row.get("status") != "measured" or not ours:
+def _memory(results: dict[str, Any]) -> list[str]:
+    lines = ["| row | RSS after warm-up MB | peak RSS, single MB | peak RSS, whole run MB "
+             "| idle streams open | KiB per idle stream (WebSocket: connected · after a "
+             "turn) |", "|---|---:|---:|---:|---:|---:|"]
+    for name in _names(results):
+        row = _measured(results, name)
+        if not row:
             continue
-        cells = [
-            _f(_ratio(_get(ours, "single", "tokens_per_s"), _get(row, "single", "tokens_per_s")),
-               2, "×"),
-            _f(_ratio(_get(ours, "cpu", "cpu_ms_per_stream"),
-                      _get(row, "cpu", "cpu_ms_per_stream")), 2, "×"),
-            _f(_ratio(_get(ours, "single", "ttft_ms"), _get(row, "single", "ttft_ms")), 2, "×"),
-        ]
-        for c, _ in sweep:
-            la, lb = _level(ours, c), _level(row, c)
-            cells.append(_f(_ratio(la and la["tokens_per_s"], lb and lb["tokens_per_s"]), 2,
-                            "×") if not name.startswith("ceiling") else "–")
-        lines.append(f"| {LABELS[name]} | " + " | ".join(cells) + " |")
+        idle = row.get("idle", {})
+        per = _f(idle.get("kb_per_stream"), 1)
+        if "kb_per_stream_after_turn" in idle:
+            per += " · " + _f(idle.get("kb_per_stream_after_turn"), 1)
+        lines.append(f"| {name} | {_mb(row.get('rss_after_warmup_kb'))} "
+                     f"| {_mb(row.get('peak_rss_single_kb'))} "
+                     f"| {_mb(row.get('peak_rss_sweep_kb'))} "
+                     f"| {idle.get('opened', '–')}/{idle.get('streams', '–')} | {per} |"
+                     + (f" {idle['error']}" if "error" in idle else ""))
     lines.append("")
     return lines
 
 
-def _profile_section(prof: dict[str, Any] | None, title: str, unit: str) -> list[str]:
-    if not prof:
+def _is_measured_apart(centre: str) -> bool:
+    """Centres the account takes from unprofiled measurements instead of samples."""
+    return centre.startswith(("GC", "kernel:"))
+
+
+def account(results: dict[str, Any], key: str) -> dict[str, float] | None:
+    """µs per token by cost centre for one profile (``"ROW c=N"``).
+
+    Totals come from the same row and level of the sweep (no profiler running): server
+    CPU ``T``, the collector's time ``G`` (``gc.callbacks``) and kernel time ``K``
+    (psutil). The profile splits the rest, ``T − G − K``, by its samples outside the
+    collector and outside socket-write syscalls. Those two are left out of the shares
+    because they are measured directly, and because a blocking profiler's pause lands
+    at the next kernel entry, which over-samples the frames that enter the kernel
+    (py-spy put 14–25 % of the samples in ``write`` where psutil measured 3 % kernel
+    time); dropping them and renormalizing keeps the rest unbiased.
+    """
+    prof = (results.get("profiles") or {}).get(key)
+    if not prof or "centres" not in prof:
+        return None
+    row = _measured(results, prof["row"])
+    lv = _level(row, prof["tokens"], prof["concurrency"])
+    if lv is None:
+        return None
+    total, gc = lv["cpu_us_per_token"], lv.get("gc_us_per_token") or 0.0
+    kernel = lv.get("sys_us_per_token") or 0.0
+    rest = {c: v["samples"] for c, v in prof["centres"].items() if not _is_measured_apart(c)}
+    n = sum(rest.values()) or 1
+    out = {c: k / n * (total - gc - kernel) for c, k in rest.items()}
+    out["GC (gc.callbacks clock, unprofiled sweep)"] = gc
+    out["kernel (psutil system time, unprofiled sweep)"] = kernel
+    out["total"] = total
+    return out
+
+
+def _profiles(results: dict[str, Any]) -> list[str]:
+    profs = results.get("profiles")
+    if not profs:
         return []
-    if "groups" not in prof:
-        return [f"## {title}\n", f"{prof.get('status', 'not run')}\n"]
-    lines = [f"## {title}\n",
-             f"{prof['streams']} sequential {unit} of \"bench {prof['tokens']}\" after warm-up; "
-             f"self time summed by source file ({prof['total_s']:.2f} s profiled, "
-             f"≈ {prof['per_frame_us']:.0f} µs per frame under the profiler, which inflates "
-             "Python-heavy code).\n",
-             "| group | s | share |", "|---|---:|---:|"]
-    for g, v in prof["groups"].items():
-        lines.append(f"| {g} | {v['s']:.3f} | {v['share']:.1%} |")
-    lines += ["", "| component | s | share |", "|---|---:|---:|"]
-    for c, v in prof["components"].items():
-        if v["share"] >= 0.003:
-            lines.append(f"| {c} | {v['s']:.3f} | {v['share']:.1%} |")
+    if "status" in profs:
+        return ["## Profiles (py-spy)\n", f"{profs['status']}\n"]
+    accounts = {k: a for k in profs if (a := account(results, k)) is not None}
+    lines: list[str] = []
+    if accounts:
+        keys = list(accounts)
+        centres: dict[str, None] = {}
+        for a in accounts.values():
+            centres.update(dict.fromkeys(c for c in a if c != "total"))
+        order = sorted(centres, key=lambda c: -max(a.get(c, 0.0) for a in accounts.values()))
+        diffs = [(f"{OURS} − {NAIVE} c={c}", f"{OURS} c={c}", f"{NAIVE} c={c}")
+                 for c in sorted({profs[k]["concurrency"] for k in keys})
+                 if f"{OURS} c={c}" in accounts and f"{NAIVE} c={c}" in accounts]
+        lines += ["## Account: CPU µs per token by cost centre\n",
+                  "Per profiled level: server CPU per token `T`, collector time `G` and "
+                  "kernel time `K` from the same row and level of the sweep (no profiler); "
+                  "`T − G − K` split by the py-spy samples outside the collector and "
+                  "outside socket-write syscalls (`benchmarks/report.py: account`; the "
+                  "cost centres are `benchmarks/spy.py: classify`).\n",
+                  "| cost centre | " + " | ".join(keys + [d[0] for d in diffs]) + " |",
+                  "|---|" + "---:|" * (len(keys) + len(diffs))]
+        for c in order:
+            cells = [_f(accounts[k].get(c), 1) if accounts[k].get(c) else "–" for k in keys]
+            cells += [_f(accounts[a].get(c, 0.0) - accounts[b].get(c, 0.0), 1, "")
+                      for _, a, b in diffs]
+            lines.append(f"| {c} | " + " | ".join(cells) + " |")
+        cells = [f"**{_f(accounts[k]['total'])}**" for k in keys]
+        cells += [f"**{accounts[a]['total'] - accounts[b]['total']:+.0f}**" for _, a, b in diffs]
+        lines.append("| **total** | " + " | ".join(cells) + " |")
+        lines.append("")
+    keys = list(profs)
+    lines += ["### Raw py-spy shares (% of working samples)\n",
+              "| cost centre | " + " | ".join(keys) + " |", "|---|" + "---:|" * len(keys)]
+    centres = {}
+    for p in profs.values():
+        centres.update(dict.fromkeys(p["centres"]))
+    for c in centres:
+        cells = [_f((_get(profs[k], "centres", c, "share") or 0.0) * 100, 1) for k in keys]
+        lines.append(f"| {c} | " + " | ".join(cells) + " |")
+    lines.append("| CPU µs/token under the profiler | " + " | ".join(
+        _f(profs[k].get("profiled_cpu_us_per_token", profs[k].get("cpu_us_per_token")))
+        for k in keys) + " |")
+    lines.append("| samples (idle dropped) | " + " | ".join(
+        f"{profs[k]['samples']} ({profs[k].get('idle_samples', 0)})" for k in keys) + " |")
     lines.append("")
-    if prof.get("inclusive_s"):
-        lines.append("Inclusive time of our functions: " + ", ".join(
-            f"`{k}` {v * 1000:.1f} ms" for k, v in prof["inclusive_s"].items()) + ".\n")
     return lines
 
 
@@ -296,110 +422,59 @@ def render(results: dict[str, Any], chart_name: str | None) -> str:
     add("## Machine\n")
     add(f"- {m['nproc']} cores: {m['cpu_model']}; {m['mem_total_gb']} GiB; Linux "
         f"{m['kernel']} (a VM; other jobs may share the host, so expect noise)")
+    load = results.get("loadavg", {})
+    add("- load average (1/5/15 min) at the start: "
+        + " / ".join(_f(x, 2) for x in load.get("start", []))
+        + "; after the measurements: "
+        + " / ".join(_f(x, 2) for x in load.get("after_measurements", [])))
     add(f"- Python {m['python']}; "
         + ", ".join(f"{k} {v}" for k, v in m["versions"].items()))
-    compression = results.get("ws_compression", "deflate") or "none"
-    add(f"- clients, all in one process: {results['client']} asyncio HTTP/1.1 streams (SSE); "
-        f"the `websockets` asyncio client, permessage-deflate offered: {compression} "
-        "(WebSocket); every server a separate `python -m benchmarks.serve <contender>` "
-        "process under uvicorn (uvloop + httptools, websockets-sansio, access log off), "
-        "loopback TCP\n")
-    add("## What is measured\n")
-    add(f"Same agent everywhere: `adk_asgi.demo.build_demo_agent(token_delay=0)` with its 7 "
-        f"tools, in-memory sessions, a new chat/session per stream. A stream is the reply to "
-        f"\"bench {plan['tokens']}\" (exactly {plan['tokens']} streamed tokens, one partial "
-        f"ADK event each). Contenders send different numbers of frames for the same reply "
-        f"(adk-asgi SSE and live: tokens + 7 UI chunks incl. `[DONE]`; api_server `/run_sse`: "
-        f"tokens + 1 events; `/run_live`: tokens + 2 events; ag-ui-adk: tokens + 5 events), "
-        f"so **throughput is compared in tokens/s** (same work); frames/s is shown too.\n")
-    add(f"- single stream: {plan['single_runs']} sequential runs, medians; time to first "
-        "chunk (any frame) and to first token (first text-delta frame) from the request's "
-        "first byte (SSE) or from sending the user frame on the open socket (WebSocket; "
-        "the handshake is the `connect` column); gaps between consecutive frames as read by "
-        "the client (frames arriving in one read count as a 0 gap)")
-    add(f"- server CPU: psutil user+system CPU time of the server process before/after "
-        f"{plan['cpu_batches']} batches of {plan['cpu_batch']} sequential streams (WebSocket: "
-        "connections, one turn each); median of the batches (the ceilings use "
-        "`time.process_time()` in this process, same batches); client CPU the same way "
-        "around the same batches")
-    add(f"- concurrency sweep: N streams (WebSocket: N connections, one turn each) of \"bench "
-        f"{plan['sweep_tokens']}\" started at once, levels × reps = {plan['sweep']}, each rep "
-        f"bounded by {plan['sweep_timeout']:.0f} s; completion = 200/101 + all tokens + the "
-        "terminal marker/clean end; throughput = completed tokens / wall time")
-    add(f"- idle SSE streams: a fresh server with `--token-delay {plan['idle_delay']:.0f}`, "
-        f"{plan['idle_streams']} streams opened and held (headers received, run sleeping in "
-        "the model), RSS delta / streams (after 5 warm-up streams)")
-    add(f"- idle WebSockets: a fresh server (no token delay), {plan['idle_streams']} "
-        "connections opened and held; RSS delta / connections right after the handshakes "
-        "(\"connected\"), then again after each did one \"bench 2\" turn and sits idle with "
-        "its live run open (\"after a turn\"); ADK `/run_live` sessions are created over REST "
-        "after the baseline reading, so they count (adk-asgi creates its own on the first "
-        "message). All idle servers are measured side by side.")
-    add("- ADK `/run_live` needs its session before the socket opens: created over REST "
-        "before every timed part and before every CPU reading\n")
-    add("## Single stream: SSE\n")
-    lines += _single_table(results, ("ceiling", *SSE_NAMES), ws=False)
-    add("## Single stream: WebSocket (one connection, one turn)\n")
-    lines += _single_table(results, ("ceiling-live", *WS_NAMES), ws=True)
-    add("## Ratios (adk-asgi SSE ÷ contender, medians)\n")
-    lines += _ratio_table(results, "adk-asgi", ("ceiling", *SSE_NAMES), plan["sweep"])
-    add("## Ratios (adk-asgi live ÷ contender, medians)\n")
-    lines += _ratio_table(results, "adk-asgi-live", ("ceiling-live", *WS_NAMES), plan["sweep"])
-    add("## Concurrency sweep\n")
-    add(f"Every stream: \"bench {plan['sweep_tokens']}\" (WebSocket: one connection doing one "
-        "turn). Medians over reps; completion is the worst rep.\n")
-    add("| contender | streams | completed | tokens/s | frames/s | first chunk p50 ms "
-        "| wall s | server CPU | client CPU |")
-    add("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name in NAMES:
-        row = _measured(results, name)
-        if not row:
-            add(f"| {name} | {_status(results, name)} |||||||| ")
-            continue
-        for lv in row.get("sweep", []):
-            add(f"| {name} | {lv['concurrency']} | {lv['completion']:.1%} "
-                f"| {_f(lv['tokens_per_s'])} | {_f(lv['frames_per_s'])} "
-                f"| {_f(lv['ttfc_p50_ms'], 1)} | {_f(lv['wall'], 2)} "
-                f"| {lv['server_cpu_util']:.0%} | {lv['client_cpu_util']:.0%} |")
+    add(f"- clients in this process: {results['client']} asyncio HTTP/1.1 streams (SSE), the "
+        "`websockets` client (permessage-deflate offered: "
+        f"{results.get('ws_compression') or 'none'}); loopback TCP\n")
+    add("## Rows\n")
+    add("| row | what | process knobs | seen in the process after warm-up |")
+    add("|---|---|---|---|")
+    for name, info in results.get("rows", {}).items():
+        row = results.get("contenders", {}).get(name, {})
+        status = row.get("status", "not run")
+        seen = ", ".join(f"{k} {v}" for k, v in (row.get("process") or {}).items())
+        add(f"| {name} | {info['label']}"
+            + ("" if status == "measured" else f" (**{status}**)")
+            + f" | {info['knobs']} | {seen or '–'} |")
     add("")
+    add("Same agent everywhere: `adk_asgi.demo.build_demo_agent(token_delay=0)`, in-memory "
+        "sessions, a new chat/session per stream; \"bench N\" streams exactly N tokens, one "
+        "partial ADK event each. Server CPU is the row process's user+system time "
+        "(psutil) over a level, divided by the tokens the client received. A 1-stream "
+        "level streams replies one after another (`×N` in the tables) so that each "
+        "repetition runs long enough for the CPU clock. Every level round-robins over the "
+        "rows, the order rotating per repetition.\n")
+    add("## Targets (issue 14)\n")
+    add("| target | verdict | numbers |")
+    add("|---|---|---|")
+    for target, verdict, numbers in targets(results):
+        add(f"| {target} | **{verdict}** | {numbers} |")
+    add("")
+    add("## Sweeps\n")
+    lines += _sweep_tables(results)
     if chart_name:
-        add(f"![concurrency sweep]({chart_name})\n")
-    add("Server/client CPU are CPU seconds per wall second (100 % = one core saturated).\n")
+        add(f"![sweeps]({chart_name})\n")
+    add("## Ratios\n")
+    lines += _ratio_tables(results)
+    lines += _profiles(results)
+    add("## Single stream\n")
+    add(f"{plan['single_runs']} interleaved rounds of one \"bench {plan['tokens']}\" stream, "
+        "medians. First chunk/token from the request's first byte (SSE) or from sending the "
+        "user frame on the open socket (WebSocket; the handshake is `connect`).\n")
+    lines += _single_table(results, live=False)
+    lines += _single_table(results, live=True)
     add("## Memory\n")
-    add("| contender | RSS after warm-up MB | peak RSS, single-stream phase MB "
-        "| peak RSS after sweep MB | idle streams open | KiB per open idle stream |")
-    add("|---|---:|---:|---:|---:|---:|")
-    for name in SSE_NAMES:
-        row = _measured(results, name)
-        if not row:
-            continue
-        idle = row.get("idle", {})
-        add(f"| {name} {_rss_cells(row)}"
-            f"| {idle.get('opened', '–')}/{idle.get('streams', '–')} "
-            f"| {_f(idle.get('kb_per_stream'), 1)} |"
-            + (f" {idle['error']}" if "error" in idle else ""))
-    add("")
-    add("| contender | RSS after warm-up MB | peak RSS, single-stream phase MB "
-        "| peak RSS after sweep MB | idle sockets open / after a turn "
-        "| KiB per idle WebSocket, connected | KiB per idle WebSocket, after a turn |")
-    add("|---|---:|---:|---:|---:|---:|---:|")
-    for name in WS_NAMES:
-        row = _measured(results, name)
-        if not row:
-            continue
-        idle = row.get("idle", {})
-        add(f"| {name} {_rss_cells(row)}"
-            f"| {idle.get('opened', '–')}/{idle.get('streams', '–')} · "
-            f"{idle.get('complete', '–')}/{idle.get('streams', '–')} "
-            f"| {_f(idle.get('kb_per_stream'), 1)} "
-            f"| {_f(idle.get('kb_per_stream_after_turn'), 1)} |"
-            + (f" {idle['error']}" if "error" in idle else ""))
-    add("")
-    add("Tool-call turn (\"What's the weather in Tokyo?\", one request or connection, after "
-        "warm-up, to the end of the answer): "
-        + "; ".join(f"{n} {_f(_get(_measured(results, n), 'tool_call', 'duration_ms'), 1)} ms "
-                    f"/ {_get(_measured(results, n), 'tool_call', 'frames')} frames"
-                    for n in NAMES if _measured(results, n)) + "\n")
+    lines += _memory(results)
+    tools = [f"{n} {_f(_get(_measured(results, n), 'tool_call', 'duration_ms'), 1)} ms"
+             for n in _names(results) if _measured(results, n)]
+    add("Tool-call turn (\"What's the weather in Tokyo?\", after warm-up): "
+        + "; ".join(tools) + "\n")
     micro = results.get("micro")
     if micro:
         add("## Microbenchmarks (ns per call, median of repeats)\n")
@@ -409,14 +484,6 @@ def render(results: dict[str, Any], chart_name: str | None) -> str:
         for chunk, v in micro["encoding"].items():
             add(f"| {chunk} | {v['bytes']} | {_f(v['msgspec sse_frame'])} "
                 f"| {_f(v['json.dumps(dict)'])} | {_f(v['pydantic model_dump_json'])} |")
-        p = micro["parsing"]
-        add("")
-        add(f"Request parsing, 50-message history with tool parts ({p['bytes']:,} bytes):\n")
-        add("| parser | µs per request |")
-        add("|---|---:|")
-        for k, v in p.items():
-            if k != "bytes":
-                add(f"| {k} | {_f(v / 1000, 1)} |")
         add("")
         live = micro.get("live")
         if live:
@@ -436,18 +503,16 @@ def render(results: dict[str, Any], chart_name: str | None) -> str:
             for k, v in instrumentation.items():
                 add(f"| {k} | {_f(v, 1) if v < 100 else _f(v)} |")
             add("")
-    lines += _profile_section(results.get("profile"),
-                              "Profile of the adk-asgi SSE hot path (cProfile, server process)",
-                              "streams")
-    lines += _profile_section(results.get("profile-live"),
-                              "Profile of the adk-asgi live hot path (cProfile, server "
-                              "process)", "WebSocket connections (one turn each)")
-    add("## Targets and WebSocket ratios\n")
-    add("| target | verdict | numbers |")
-    add("|---|---|---|")
-    for target, verdict, numbers in targets(results):
-        add(f"| {target} | **{verdict}** | {numbers} |")
-    add("")
+    for name, prof in (results.get("cprofile") or {}).items():
+        add(f"## cProfile of {name}\n")
+        if "groups" not in prof:
+            add(f"{prof.get('status')}\n")
+            continue
+        add("| group | s | share |")
+        add("|---|---:|---:|")
+        for g, v in prof["groups"].items():
+            add(f"| {g} | {v['s']:.3f} | {v['share']:.1%} |")
+        add("")
     return "\n".join(lines)
 
 

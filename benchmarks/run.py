@@ -1,12 +1,19 @@
-"""``python -m benchmarks [--quick]``: run every contender, the ceilings and the
-microbenchmarks, then write a JSON result file and a Markdown report.
+"""``python -m benchmarks [--quick]``: run every row, then write a JSON result file and a
+Markdown report.
 
-Each contender is a subprocess (``python -m benchmarks.serve``) on a loopback port;
-this process drives it with raw asyncio HTTP/1.1 streams (``--client httpx`` for
-httpx) or, for the WebSocket contenders, the ``websockets`` asyncio client. Every loop
-is bounded in count and time; servers are stopped in ``finally``.
-The exit status is 0 unless the harness itself breaks: a missing peer package is a
-"skipped" row and noisy timings never fail the run.
+Each row is a process of its own (``benchmarks.rows``): servers on loopback ports
+driven by this process's raw asyncio HTTP/1.1 streams (``--client httpx`` for httpx)
+or the ``websockets`` client, and in-process ceilings driven by JSON commands. All rows
+run side by side and every phase round-robins over them (the order rotates per
+repetition), so the drifts of a shared VM hit every row alike; ratios from one run are
+the numbers to compare. Every loop is bounded in count and time; processes are stopped
+in ``finally``. The exit status is 0 unless the harness itself breaks: a missing peer
+package is a "skipped" row and noisy timings never fail the run.
+
+Subsets and experiments: ``--contenders adk-asgi adk-naive ceiling-plain``,
+``--sweep 50,200 --tokens 500 --reps 3``, process knobs for every row (``--gc-threshold
+20000,50,50``, ``--gc-freeze``, ``--loop uvloop``, ``--otel-off``, ``--env K=V``) or per
+row (``--contenders adk-asgi adk-asgi@gc=20000,50,50+freeze``).
 """
 
 from __future__ import annotations
@@ -15,581 +22,315 @@ import argparse
 import asyncio
 import contextlib
 import importlib.util
-import itertools
 import json
 import os
-import signal
-import socket
-import statistics
-import subprocess
 import sys
 import time
-import uuid
 from collections.abc import AsyncIterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import httpx
 import psutil
 
-from .client import (
-    CONTENDERS,
-    DEFAULT_CONTENDERS,
-    Contender,
-    StreamResult,
-    WsContender,
-    WsPhases,
-    httpx_stream,
-    raw_stream,
-    ws_stream,
+from .knobs import Knobs, parse_threshold
+from .phases import (
+    idle_sse,
+    idle_ws,
+    level,
+    med,
+    single,
+    summarize_level,
+    summarize_single,
+    tool_call,
 )
+from .procs import HOST, Driver, Proc, StreamDriver, driver_for, running
+from .rows import DEFAULT_ROWS, QUICK_ROWS, Row, parse_row
 from .serve import raise_fd_limit
 
-ROOT = Path(__file__).resolve().parent.parent
-HOST = "127.0.0.1"
-PEER_MODULES = {"adk-asgi": "adk_asgi", "adk-api-server": "google.adk.cli.fast_api",
-                "ag-ui-adk": "ag_ui_adk", "adk-asgi-live": "adk_asgi",
-                "adk-asgi-live-b": "adk_asgi", "adk-api-server-live": "google.adk.cli.fast_api"}
+
+@dataclass(frozen=True)
+class Sweep:
+    """Levels of simultaneous "bench ``tokens``" streams, for some rows."""
+
+    tokens: int
+    levels: tuple[tuple[int, int], ...]  # (concurrency, repetitions)
+    rows: tuple[str, ...] | None = None  # base names; None: every row
+    skip: tuple[tuple[int, str], ...] = ()  # (concurrency, base name) left out
+
+    def has(self, row: Row, concurrency: int) -> bool:
+        return ((self.rows is None or row.base.name in self.rows)
+                and (concurrency, row.base.name) not in self.skip)
 
 
 @dataclass(frozen=True)
 class Plan:
     mode: str
-    tokens: int = 200
+    tokens: int = 200  # single-stream phase
     single_runs: int = 9
-    cpu_batches: int = 7
-    cpu_batch: int = 20
-    sweep_tokens: int = 50
-    sweep: tuple[tuple[int, int], ...] = ((1, 5), (50, 5), (200, 5), (1000, 3))
+    sweeps: tuple[Sweep, ...] = ()
+    # A rep of the 1-stream level streams one reply after another until it has this
+    # many tokens (psutil's CPU clock ticks at 10 ms: one reply is too short to time).
+    min_rep_tokens: int = 5000
+    # Each rep's time limit: this, or the level's tokens at 500 tokens/s if longer (a
+    # limit is a hang guard; a rep cut by it counts as incomplete streams).
     sweep_timeout: float = 180.0
-    pause: float = 0.5  # between sweep reps
+    pause: float = 0.3  # between reps
     idle_streams: int = 1000
     idle_delay: float = 30.0
     idle_settle: float = 3.0  # wait before each RSS reading of the idle phase
     micro_quick: bool = False
-    profile_streams: int = 30
+    profile_rows: tuple[str, ...] = ("adk-asgi", "adk-naive", "ceiling-plain")
+    profile_levels: tuple[int, ...] = (50, 200)
+    profile_tokens: int = 500
+    profile_rate: int = 250
+    profile_rounds: int = 2
+    cprofile_streams: int = 0
+    fresh_per_level: bool = True  # restart the rows' processes before each level
 
 
-QUICK = Plan(mode="quick", single_runs=5, cpu_batches=3, cpu_batch=5, sweep_tokens=20,
-             sweep=((1, 2), (50, 2)), sweep_timeout=30.0, pause=0.1, idle_streams=100,
-             idle_settle=1.5, micro_quick=True, profile_streams=0)
-FULL = Plan(mode="full")
+QUICK = Plan(mode="quick", single_runs=3, min_rep_tokens=500,
+             sweeps=(Sweep(20, ((1, 2), (50, 2))),), sweep_timeout=30.0, pause=0.1,
+             idle_streams=100, idle_settle=1.5, micro_quick=True, profile_rows=(),
+             fresh_per_level=False)
+# The full run (≈ 35-45 min on this 2-core VM, depending on its load). 5 reps: the
+# issue's workload, 500-token replies, at 1, 50 and 200 streams for adk-asgi, the naive
+# bridge and the plain ceiling (the resumable ceiling at 1 and 50). 3 reps: 1000 streams
+# with 200-token replies for adk-asgi and the naive bridge (1000 × 500 tokens costs
+# ≈ 3 min per rep and row: `--contenders adk-asgi adk-naive --sweep 1000 --tokens 500`);
+# 200-token replies at 1 and 50 streams for every row, and at 200 streams for the
+# WebSocket rows and ADK's api_server.
+FULL = Plan(mode="full", sweeps=(
+    Sweep(500, ((1, 5), (50, 5), (200, 5)), ("adk-asgi", "adk-naive", "ceiling-plain",
+                                             "ceiling"), skip=((200, "ceiling"),)),
+    Sweep(200, ((1, 3), (50, 3))),
+    Sweep(200, ((200, 3),), ("adk-asgi-live", "adk-api-server-live", "ceiling-live",
+                             "adk-api-server")),
+    Sweep(200, ((1000, 3),), ("adk-asgi", "adk-naive")),
+))
 
 
 def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return int(s.getsockname()[1])
+def _rotated(names: list[str], k: int) -> list[str]:
+    k %= max(1, len(names))
+    return names[k:] + names[:k]
 
 
-def pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+@dataclass
+class Live:
+    """The rows that are up: their processes and drivers."""
+
+    procs: dict[str, Proc] = field(default_factory=dict)
+    drivers: dict[str, Driver] = field(default_factory=dict)
 
 
-def med(values: list[float]) -> float:
-    values = [v for v in values if v == v]
-    return statistics.median(values) if values else float("nan")
+async def _start(rows: list[Row], results: dict[str, Any], args: argparse.Namespace,
+                 live: Live, log_dir: Path, first: bool) -> None:
+    """Start and warm up ``rows`` side by side; the first start also records start-up
+    time, a tool-call turn and what the process reports about itself."""
+    out: dict[str, Any] = results["contenders"]
 
+    async def up(row: Row) -> None:
+        proc = Proc(row, log_dir=log_dir)
+        live.procs[row.name] = proc
+        try:
+            await proc.start()
+            startup = await proc.wait_ready()
+            d = driver_for(proc, args.client, args.ws_compression)
+            live.drivers[row.name] = d
+            for _ in range(3):
+                await d.stream("bench 20", limit_s=60)
+            if first:
+                out[row.name] = {"status": "measured", "startup_s": startup,
+                                 "tool_call": await tool_call(d)}
+            proc.warm()
+            stats = await proc.gc_stats()
+            if first:
+                out[row.name]["rss_after_warmup_kb"] = proc.rss_kb()
+                if stats is not None:
+                    info = {k: stats.get(k) for k in ("threshold", "frozen", "loop")}
+                    info.update({k: v for k, v in proc.ready_info.items() if k != "ready"})
+                    out[row.name]["process"] = info
+        except Exception as exc:
+            status = f"error{'' if first else ' in a restart'}: {type(exc).__name__}: {exc}"
+            out.setdefault(row.name, {})["status"] = status
+            live.drivers.pop(row.name, None)
+            log(f"{row.name}: {status}")
 
-def proc_status_kb(pid: int, key: str) -> int:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    return 0
-
-
-# -- servers ------------------------------------------------------------------------
-
-
-class Server:
-    def __init__(self, name: str, *, token_delay: float = 0.0, profile: Path | None = None,
-                 log_dir: Path) -> None:
-        self.name = name
-        self.port = free_port()
-        cmd = [sys.executable, "-m", "benchmarks.serve", name, "--port", str(self.port),
-               "--token-delay", str(token_delay)]
-        if profile is not None:
-            cmd += ["--profile", str(profile)]
-        env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-                   PYTHONWARNINGS="ignore", BENCH_PARENT_PID=str(os.getpid()))
-        log_dir.mkdir(parents=True, exist_ok=True)
-        self._log = open(log_dir / f"server-{name}-{self.port}.log", "wb")
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=self._log,
-                                     stderr=subprocess.STDOUT)
-        self.ps = psutil.Process(self.proc.pid)
-
-    async def wait_ready(self, limit_s: float = 90.0) -> float:
-        start = time.perf_counter()
-        deadline = start + limit_s
-        while time.perf_counter() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server {self.name} exited with {self.proc.returncode}")
-            try:
-                reader, writer = await asyncio.open_connection(HOST, self.port)
-                writer.write(b"GET /__ready HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
-                line = await asyncio.wait_for(reader.readline(), 5)
-                writer.close()
-                if line.startswith(b"HTTP/1.1"):
-                    return time.perf_counter() - start
-            except (OSError, TimeoutError):
-                pass
-            await asyncio.sleep(0.1)
-        raise RuntimeError(f"server {self.name} not ready after {limit_s}s")
-
-    def cpu(self) -> float:
-        t = self.ps.cpu_times()
-        return float(t.user + t.system)
-
-    def rss_kb(self) -> int:
-        return proc_status_kb(self.proc.pid, "VmRSS")
-
-    def hwm_kb(self) -> int:
-        return proc_status_kb(self.proc.pid, "VmHWM")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self._log.close()
+    await asyncio.gather(*[up(row) for row in rows])
 
 
 @contextlib.asynccontextmanager
-async def running(name: str, log_dir: Path, **kwargs: Any) -> AsyncIterator[Server]:
-    server = Server(name, log_dir=log_dir, **kwargs)
+async def fleet(rows: list[Row], results: dict[str, Any], args: argparse.Namespace,
+                log_dir: Path, first: bool = False) -> AsyncIterator[Live]:
+    """``rows`` running side by side (fresh processes), stopped on exit."""
+    live = Live()
     try:
-        await server.wait_ready()
-        yield server
+        await _start(rows, results, args, live, log_dir, first)
+        yield live
     finally:
-        server.stop()
+        for d in live.drivers.values():
+            with contextlib.suppress(Exception):
+                await d.close()
+        await asyncio.gather(*[p.stop() for p in live.procs.values()],
+                             return_exceptions=True)
 
 
-# -- measurements -------------------------------------------------------------------
-
-
-class Driver:
-    def __init__(self, server: Server, contender: Contender | WsContender, client: str,
-                 ws_compression: str | None = "deflate") -> None:
-        self.server = server
-        self.contender = contender
-        self.client_kind = client
-        self.ws_compression = ws_compression
-        self.http: httpx.AsyncClient | None = None
-        self.rest: httpx.AsyncClient | None = None
-        if isinstance(contender, WsContender):
-            if contender.session_path is not None:
-                self.rest = httpx.AsyncClient(base_url=f"http://{HOST}:{server.port}",
-                                              timeout=30, limits=httpx.Limits(
-                                                  max_connections=20))
-        elif client == "httpx":
-            self.http = httpx.AsyncClient(timeout=None, limits=httpx.Limits(
-                max_connections=None, max_keepalive_connections=0))
-
-    async def sessions(self, n: int) -> list[str]:
-        """Session ids for ``n`` WebSocket streams; created over REST first when the
-        contender needs that (ADK's /run_live), outside every timed part."""
-        ids = [uuid.uuid4().hex for _ in range(n)]
-        contender = self.contender
-        if self.rest is None or not isinstance(contender, WsContender) \
-                or contender.session_path is None:
-            return ids
-        path = contender.session_path
-        rest = self.rest
-
-        async def create(session_id: str) -> None:
-            response = await rest.post(path(session_id), json={})
-            response.raise_for_status()
-
-        async with asyncio.timeout(120):
-            for i in range(0, n, 100):
-                await asyncio.gather(*[create(x) for x in ids[i:i + 100]])
-        return ids
-
-    async def stream(self, prompt: str, *, keep_stamps: bool = False,
-                     limit_s: float = 120.0, session_id: str | None = None,
-                     tool: bool = False, phases: WsPhases | None = None) -> StreamResult:
-        contender = self.contender
-        if isinstance(contender, WsContender):
-            if session_id is None:
-                session_id = (await self.sessions(1))[0]
-            return await ws_stream(HOST, self.server.port, contender, prompt,
-                                   session_id=session_id, keep_stamps=keep_stamps,
-                                   limit_s=limit_s, turns=contender.tool_turns if tool else 1,
-                                   compression=self.ws_compression, phases=phases)
-        if self.http is not None:
-            return await httpx_stream(self.http, f"http://{HOST}:{self.server.port}",
-                                      contender, prompt, keep_stamps=keep_stamps,
-                                      limit_s=limit_s)
-        return await raw_stream(HOST, self.server.port, contender, prompt,
-                                keep_stamps=keep_stamps, limit_s=limit_s)
-
-    async def close(self) -> None:
-        for client in (self.http, self.rest):
-            if client is not None:
-                await client.aclose()
-
-
-def _single_row(r: StreamResult, tokens: int) -> dict[str, Any]:
-    gaps = [b - a for a, b in itertools.pairwise(r.stamps)]
-    return {"ok": r.complete(tokens), "duration": r.duration, "ttfc": r.ttfc, "ttft": r.ttft,
-            "connect": r.connect, "frames": r.frames, "token_frames": r.token_frames,
-            "gap_p50": pct(gaps, 0.5), "gap_p99": pct(gaps, 0.99), "error": r.error}
-
-
-def summarize_single(runs: list[dict[str, Any]], tokens: int) -> dict[str, Any]:
-    ok = [r for r in runs if r["ok"]]
-    return {
-        "runs": runs,
-        "ok_runs": len(ok),
-        "duration_ms": med([r["duration"] * 1e3 for r in ok]),
-        "frames": med([r["frames"] for r in ok]),
-        "frames_per_s": med([r["frames"] / r["duration"] for r in ok]),
-        "tokens_per_s": med([tokens / r["duration"] for r in ok]),
-        "ttfc_ms": med([r["ttfc"] * 1e3 for r in ok if r["ttfc"] is not None]),
-        "ttft_ms": med([r["ttft"] * 1e3 for r in ok if r["ttft"] is not None]),
-        "connect_ms": med([r["connect"] * 1e3 for r in ok if r.get("connect") is not None]),
-        "gap_p50_us": med([r["gap_p50"] * 1e6 for r in ok]),
-        "gap_p99_us": med([r["gap_p99"] * 1e6 for r in ok]),
-    }
-
-
-async def cpu_batch(d: Driver, plan: Plan) -> dict[str, Any]:
-    sessions = await d.sessions(plan.cpu_batch)
-    cpu0, ccpu0, wall0 = d.server.cpu(), time.process_time(), time.perf_counter()
-    frames = streams = 0
-    for session_id in sessions:
-        r = await d.stream(f"bench {plan.tokens}", limit_s=60, session_id=session_id)
-        frames += r.frames
-        streams += r.complete(plan.tokens)
-    return {"server_cpu": d.server.cpu() - cpu0, "client_cpu": time.process_time() - ccpu0,
-            "wall": time.perf_counter() - wall0, "frames": frames, "streams": streams}
-
-
-def summarize_cpu(batches: list[dict[str, Any]], plan: Plan) -> dict[str, Any]:
-    good = [b for b in batches if b["streams"] == plan.cpu_batch and b["frames"]]
-    return {
-        "batches": batches,
-        "cpu_us_per_frame": med([b["server_cpu"] / b["frames"] * 1e6 for b in good]),
-        "cpu_ms_per_stream": med([b["server_cpu"] / b["streams"] * 1e3 for b in good]),
-        "cpu_us_per_token": med([b["server_cpu"] / (b["streams"] * plan.tokens) * 1e6
-                                 for b in good]),
-        "client_cpu_us_per_frame": med([b["client_cpu"] / b["frames"] * 1e6 for b in good]),
-    }
-
-
-async def measure_level(d: Driver, plan: Plan, concurrency: int) -> dict[str, Any]:
-    prompt = f"bench {plan.sweep_tokens}"
-    sessions = await d.sessions(concurrency)
-    cpu0, ccpu0 = d.server.cpu(), time.process_time()
-    start = time.perf_counter()
-    results = await asyncio.gather(*[
-        d.stream(prompt, limit_s=plan.sweep_timeout, session_id=session_id)
-        for session_id in sessions])
-    wall = time.perf_counter() - start
-    server_cpu, client_cpu = d.server.cpu() - cpu0, time.process_time() - ccpu0
-    completed = [r for r in results if r.complete(plan.sweep_tokens)]
-    frames = sum(r.frames for r in completed)
-    errors: dict[str, int] = {}
-    for r in results:
-        if not r.complete(plan.sweep_tokens):
-            key = r.error or (f"status {r.status}, {r.token_frames} text deltas, terminal "
-                              f"marker {'seen' if r.done else 'missing'}")
-            errors[key[:100]] = errors.get(key[:100], 0) + 1
-    return {
-        "concurrency": concurrency, "wall": wall, "completed": len(completed),
-        "completion": len(completed) / concurrency,
-        "tokens_per_s": len(completed) * plan.sweep_tokens / wall,
-        "frames_per_s": frames / wall,
-        "ttfc_p50_ms": med([r.ttfc * 1e3 for r in completed if r.ttfc is not None]),
-        "server_cpu_util": server_cpu / wall, "client_cpu_util": client_cpu / wall,
-        "errors": errors,
-    }
-
-
-def summarize_level(concurrency: int, runs: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "concurrency": concurrency, "reps": runs,
-        "completion": min(r["completion"] for r in runs),
-        "tokens_per_s": med([r["tokens_per_s"] for r in runs]),
-        "frames_per_s": med([r["frames_per_s"] for r in runs]),
-        "ttfc_p50_ms": med([r["ttfc_p50_ms"] for r in runs]),
-        "server_cpu_util": med([r["server_cpu_util"] for r in runs]),
-        "client_cpu_util": med([r["client_cpu_util"] for r in runs]),
-        "wall": med([r["wall"] for r in runs]),
-    }
-
-
-async def measure_idle(name: str, plan: Plan, log_dir: Path) -> dict[str, Any]:
-    """RSS growth per open SSE stream whose reply is still pending (slow model)."""
-    contender = CONTENDERS[name]
-    assert isinstance(contender, Contender)
-    async with running(name, log_dir, token_delay=plan.idle_delay) as server:
-        hold = asyncio.Event()
-        tasks: list[asyncio.Task[StreamResult]] = []
-
-        async def open_streams(n: int) -> int:
-            events = [asyncio.Event() for _ in range(n)]
-            tasks.extend(asyncio.create_task(raw_stream(
-                HOST, server.port, contender, "bench 2", opened=e, hold=hold,
-                limit_s=plan.idle_delay * 3)) for e in events)
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(60):
-                    await asyncio.gather(*[e.wait() for e in events])
-            return sum(e.is_set() for e in events)
-
-        try:
-            await open_streams(5)  # pays lazy imports and first-run allocations
-            await asyncio.sleep(plan.idle_settle)
-            before = server.rss_kb()
-            opened = await open_streams(plan.idle_streams)
-            await asyncio.sleep(plan.idle_settle)
-            after = server.rss_kb()
-        finally:
-            hold.set()
-            await asyncio.gather(*tasks, return_exceptions=True)
-        return {"streams": plan.idle_streams, "opened": opened, "rss_before_kb": before,
-                "rss_after_kb": after,
-                "kb_per_stream": (after - before) / opened if opened else float("nan")}
-
-
-async def measure_idle_ws(name: str, plan: Plan, log_dir: Path,
-                          compression: str | None) -> dict[str, Any]:
-    """RSS growth per open idle WebSocket, read twice on the same connections: right
-    after the handshake (nothing sent yet), then after each did one short turn and
-    sits idle with its live run open (the state of a chat page between messages)."""
-    contender = CONTENDERS[name]
-    assert isinstance(contender, WsContender)
-    n = plan.idle_streams
-    async with running(name, log_dir) as server:
-        d = Driver(server, contender, "raw", compression)
-        go, release = asyncio.Event(), asyncio.Event()
-        tasks: list[asyncio.Task[StreamResult]] = []
-
-        async def all_set(events: list[asyncio.Event]) -> int:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(60):
-                    await asyncio.gather(*[e.wait() for e in events])
-            return sum(e.is_set() for e in events)
-
-        try:
-            for _ in range(5):  # pays lazy imports and first-run allocations
-                await d.stream("bench 2", limit_s=30)
-            await asyncio.sleep(plan.idle_settle)
-            before = server.rss_kb()
-            # ADK's /run_live needs its sessions first: created here, so they count.
-            sessions = await d.sessions(n)
-            phases = [WsPhases(go, release) for _ in range(n)]
-            tasks.extend(asyncio.create_task(d.stream(
-                "bench 2", session_id=session_id, phases=p, limit_s=120 + 4 * plan.idle_settle))
-                for session_id, p in zip(sessions, phases, strict=True))
-            connected = await all_set([p.connected for p in phases])
-            await asyncio.sleep(plan.idle_settle)
-            mid = server.rss_kb()
-            go.set()
-            turned = await all_set([p.turned for p in phases])
-            await asyncio.sleep(plan.idle_settle)
-            after = server.rss_kb()
-        finally:
-            go.set()
-            release.set()
-            results = await asyncio.gather(*tasks, return_exceptions=True)
-            await d.close()
-        complete = sum(isinstance(r, StreamResult) and r.complete(2) for r in results)
-        return {"streams": n, "opened": connected, "turned": turned, "complete": complete,
-                "rss_before_kb": before, "rss_connected_kb": mid, "rss_after_turn_kb": after,
-                "kb_per_stream": (mid - before) / connected if connected else float("nan"),
-                "kb_per_stream_after_turn":
-                    (after - before) / turned if turned else float("nan")}
-
-
-class Ceiling:
-    """``Runner.run_async`` (or ``Runner.run_live``, ``live=True``) consumed in this
-    process, interleaved with the servers."""
-
-    def __init__(self, live: bool = False) -> None:
-        from .ceiling import build_runner
-
-        self.live = live
-        self.runner = build_runner()
-
-    async def turn(self, prompt: str) -> dict[str, Any]:
-        from .ceiling import one_live_turn, one_turn
-
-        return await (one_live_turn if self.live else one_turn)(self.runner, prompt)
-
-    async def single(self, tokens: int) -> dict[str, Any]:
-        turn = await self.turn(f"bench {tokens}")
-        stamps = turn["stamps"]
-        gaps = [b - a for a, b in itertools.pairwise(stamps)]
-        ttfc = stamps[0] - turn["start"] if stamps else None
-        return {"ok": len(stamps) > tokens, "duration": turn["end"] - turn["start"],
-                "ttfc": ttfc, "ttft": ttfc, "frames": len(stamps), "token_frames": tokens,
-                "gap_p50": pct(gaps, 0.5), "gap_p99": pct(gaps, 0.99), "error": None}
-
-    async def batch(self, plan: Plan) -> dict[str, Any]:
-        cpu0, wall0 = time.process_time(), time.perf_counter()
-        frames = 0
-        for _ in range(plan.cpu_batch):
-            frames += len((await self.turn(f"bench {plan.tokens}"))["stamps"])
-        return {"server_cpu": time.process_time() - cpu0, "client_cpu": 0.0,
-                "wall": time.perf_counter() - wall0, "frames": frames,
-                "streams": plan.cpu_batch}
-
-
-CEILINGS = {"ceiling": False, "ceiling-live": True}
-
-
-async def measure_all(names: list[str], plan: Plan, args: argparse.Namespace, log_dir: Path,
-                      results: dict[str, Any]) -> None:
-    """All servers up at once; every phase round-robins over the contenders (and the
-    in-process ceilings), so slow drifts of this shared VM hit every row alike."""
-    rows: dict[str, dict[str, Any]] = results["contenders"]
-    ceilings: dict[str, Ceiling] = {}
-    wanted = {"ceiling": any(isinstance(CONTENDERS[n], Contender) for n in names),
-              "ceiling-live": any(isinstance(CONTENDERS[n], WsContender) for n in names)}
-    for key, live in CEILINGS.items():
-        if not wanted[key]:
-            continue
-        try:
-            ceiling = Ceiling(live)
-            for _ in range(3):
-                await ceiling.turn("bench 20")
-            ceilings[key] = ceiling
-            results[key] = {"status": "measured"}
-        except Exception as exc:
-            results[key] = {"status": f"error: {type(exc).__name__}: {exc}"}
-    servers: dict[str, Server] = {}
-    drivers: dict[str, Driver] = {}
-    try:
-        for name in names:
-            servers[name] = Server(name, log_dir=log_dir)
-        for name, server in servers.items():
+async def run_level(sweep: Sweep, concurrency: int, reps: int, names: list[str], plan: Plan,
+                    live: Live, results: dict[str, Any]) -> None:
+    """The reps of one level, round-robin over ``names`` (the order rotates per rep)."""
+    out: dict[str, dict[str, Any]] = results["contenders"]
+    waves = 1 if concurrency > 1 else max(1, -(-plan.min_rep_tokens // sweep.tokens))
+    log(f"sweep: {concurrency} streams × {sweep.tokens} tokens"
+        + (f" ({waves} in a row)" if waves > 1 else "") + f", {reps} reps, "
+        f"{len(names)} rows")
+    limit = max(plan.sweep_timeout, concurrency * sweep.tokens / 500)
+    runs: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
+    for rep in range(reps):
+        for name in _rotated(names, rep):
+            d = live.drivers.get(name)
+            if d is None or (runs[name] and runs[name][-1]["completion"] < 0.5):
+                continue  # failing at this level: more reps only burn time
             try:
-                rows[name] = {"status": "measured", "startup_s": await server.wait_ready()}
-                d = drivers[name] = Driver(server, CONTENDERS[name], args.client,
-                                           args.ws_compression)
-                for _ in range(3):
-                    await d.stream("bench 20", limit_s=60)
-                await d.stream("What's the weather in Tokyo?", limit_s=60, tool=True)
-                tool = await d.stream("What's the weather in Tokyo?", keep_stamps=True,
-                                      limit_s=60, tool=True)
-                rows[name]["tool_call"] = {"status": tool.status, "frames": tool.frames,
-                                           "duration_ms": tool.duration * 1e3,
-                                           "ok": tool.error is None
-                                           and (tool.done or tool.clean_end),
-                                           "error": tool.error}
-                rows[name]["rss_after_warmup_kb"] = server.rss_kb()
+                run = await level(live.procs[name], d, sweep.tokens, concurrency, waves,
+                                  limit)
             except Exception as exc:
-                rows[name] = {"status": f"error: {type(exc).__name__}: {exc}"}
-                drivers.pop(name, None)
+                out[name]["status"] = f"error in sweep: {type(exc).__name__}: {exc}"
+                live.drivers.pop(name, None)
+                log(f"{name}: {out[name]['status']}")
+                continue
+            runs[name].append(run)
+            log(f"  {name}: {run['completed']}/{run['streams']} in {run['wall']:.2f}s, "
+                f"{run['tokens_per_s']:.0f} tok/s, {run['cpu_us_per_token']:.0f} µs "
+                "CPU/token" + (f" (GC {run['gc_us_per_token']:.0f})"
+                               if "gc_us_per_token" in run else ""))
+            await asyncio.sleep(plan.pause)
+    for name, name_runs in runs.items():
+        if name_runs:
+            proc = live.procs[name]
+            summary = summarize_level(name_runs, proc.hwm_kb())
+            out[name].setdefault("sweep", []).append(summary)
+            out[name]["peak_rss_sweep_kb"] = max(out[name].get("peak_rss_sweep_kb", 0),
+                                                 summary["peak_rss_kb"])
 
-        async def each_ceiling(phase: str, fn: Any) -> None:
-            for key, ceiling in list(ceilings.items()):
-                try:
-                    await fn(key, ceiling)
-                except Exception as exc:
-                    results[key] = {"status": f"error in {phase}: {type(exc).__name__}: {exc}"}
-                    ceilings.pop(key)
-                    log(f"{key}: error {exc!r}")
 
-        async def each(phase: str, fn: Any) -> None:
-            for name, d in list(drivers.items()):
-                try:
-                    await fn(name, d)
-                except Exception as exc:
-                    rows[name] = {"status": f"error in {phase}: {type(exc).__name__}: {exc}"}
-                    drivers.pop(name, None)
-                    log(f"{name}: error {exc!r}")
+async def measure_all(rows: list[Row], plan: Plan, args: argparse.Namespace, log_dir: Path,
+                      results: dict[str, Any]) -> None:
+    """Start every row, measure single streams; then each sweep level, on fresh
+    processes of the rows it covers (``plan.fresh_per_level``: a level's numbers do not
+    depend on what the process served before, e.g. the sessions an in-memory store keeps,
+    which the collector scans); then the profiles; then idle memory."""
+    out: dict[str, dict[str, Any]] = results["contenders"]
 
-        log(f"single stream, {plan.single_runs} interleaved rounds")
-        single: dict[str, list[dict[str, Any]]] = {n: [] for n in [*drivers, *ceilings]}
-        for _ in range(plan.single_runs):
+    def measured(names: list[Row]) -> list[Row]:
+        return [r for r in names if out.get(r.name, {}).get("status") == "measured"]
 
-            async def one_ceiling(key: str, ceiling: Ceiling) -> None:
-                single[key].append(await ceiling.single(plan.tokens))
+    levels = [(sweep, c, reps) for sweep in plan.sweeps for c, reps in sweep.levels]
+    async with fleet(rows, results, args, log_dir, first=True) as live:
+        if plan.single_runs:
+            log(f"single stream, {plan.single_runs} interleaved rounds")
+            singles: dict[str, list[dict[str, Any]]] = {n: [] for n in live.drivers}
+            for k in range(plan.single_runs):
+                for name in _rotated(list(singles), k):
+                    if name in live.drivers:
+                        try:
+                            singles[name].append(await single(live.drivers[name],
+                                                              plan.tokens))
+                        except Exception as exc:
+                            out[name]["status"] = (f"error in single: {type(exc).__name__}: "
+                                                   f"{exc}")
+                            live.drivers.pop(name, None)
+            for name, name_singles in singles.items():
+                if name in live.drivers:
+                    out[name]["single"] = summarize_single(name_singles, plan.tokens)
+                    out[name]["peak_rss_single_kb"] = live.procs[name].hwm_kb()
+        if not plan.fresh_per_level:
+            for sweep, c, reps in levels:
+                names = [r.name for r in measured(rows) if sweep.has(r, c)]
+                if names:
+                    await run_level(sweep, c, reps, names, plan, live, results)
+            await profiles(plan, args, live, results)
+    if plan.fresh_per_level:
+        for sweep, c, reps in levels:
+            here = [r for r in measured(rows) if sweep.has(r, c)]
+            if here:
+                async with fleet(here, results, args, log_dir) as live:
+                    await run_level(sweep, c, reps, [r.name for r in here if r.name in
+                                                     live.drivers], plan, live, results)
+        wanted = [r for r in measured(rows) if r.name in plan.profile_rows]
+        if wanted and not args.skip_profile:
+            for c in plan.profile_levels:
+                async with fleet(wanted, results, args, log_dir) as live:
+                    await profiles(replace(plan, profile_levels=(c,)), args, live, results)
+    if args.skip_idle:
+        return
+    servers = [r for r in measured(rows) if r.kind != "ceiling"]
+    log(f"idle streams/sockets: {', '.join(r.name for r in servers)} (fresh servers, "
+        "side by side)")
 
-            await each_ceiling("single", one_ceiling)
-
-            async def one(name: str, d: Driver) -> None:
-                r = await d.stream(f"bench {plan.tokens}", keep_stamps=True, limit_s=60)
-                single[name].append(_single_row(r, plan.tokens))
-
-            await each("single", one)
-        log(f"server CPU, {plan.cpu_batches} interleaved batches")
-        cpu: dict[str, list[dict[str, Any]]] = {n: [] for n in [*drivers, *ceilings]}
-        for _ in range(plan.cpu_batches):
-
-            async def batch_ceiling(key: str, ceiling: Ceiling) -> None:
-                cpu[key].append(await ceiling.batch(plan))
-
-            await each_ceiling("cpu", batch_ceiling)
-
-            async def batch(name: str, d: Driver) -> None:
-                cpu[name].append(await cpu_batch(d, plan))
-
-            await each("cpu", batch)
-        for key in ceilings:
-            results[key]["single"] = summarize_single(single[key], plan.tokens)
-            results[key]["cpu"] = summarize_cpu(cpu[key], plan)
-        for name, d in drivers.items():
-            rows[name]["single"] = summarize_single(single[name], plan.tokens)
-            rows[name]["cpu"] = summarize_cpu(cpu[name], plan)
-            rows[name]["peak_rss_single_kb"] = d.server.hwm_kb()
-        log("concurrency sweep, reps interleaved")
-        for concurrency, reps in plan.sweep:
-            runs: dict[str, list[dict[str, Any]]] = {n: [] for n in drivers}
-            for _ in range(reps):
-
-                async def level(name: str, d: Driver, c: int = concurrency,
-                                runs: dict[str, list[dict[str, Any]]] = runs) -> None:
-                    if runs[name] and runs[name][-1]["completion"] < 0.5:
-                        return  # failing at this level: more reps only burn the budget
-                    run = await measure_level(d, plan, c)
-                    runs[name].append(run)
-                    log(f"  {name} c={c}: {run['completed']}/{c} in {run['wall']:.2f}s, "
-                        f"{run['tokens_per_s']:.0f} tok/s, client cpu "
-                        f"{run['client_cpu_util']:.0%}")
-                    await asyncio.sleep(plan.pause)
-
-                await each("sweep", level)
-            for name in drivers:
-                if runs.get(name):
-                    rows[name].setdefault("sweep", []).append(
-                        summarize_level(concurrency, runs[name]))
-        for name, d in drivers.items():
-            rows[name]["peak_rss_sweep_kb"] = d.server.hwm_kb()
-    finally:
-        for d in drivers.values():
-            await d.close()
-        for server in servers.values():
-            server.stop()
-    measured = [n for n in names if rows.get(n, {}).get("status") == "measured"]
-    log(f"idle streams/sockets: {', '.join(measured)} (fresh servers, side by side)")
-
-    async def idle(name: str) -> None:
+    async def idle(row: Row) -> None:
         try:
-            if isinstance(CONTENDERS[name], WsContender):
-                rows[name]["idle"] = await measure_idle_ws(name, plan, log_dir,
-                                                           args.ws_compression)
+            if row.kind == "ws":
+                out[row.name]["idle"] = await idle_ws(row, plan.idle_streams, plan.idle_settle,
+                                                      log_dir, args.ws_compression)
             else:
-                rows[name]["idle"] = await measure_idle(name, plan, log_dir)
+                out[row.name]["idle"] = await idle_sse(row, plan.idle_streams, plan.idle_delay,
+                                                       plan.idle_settle, log_dir)
         except Exception as exc:
-            rows[name]["idle"] = {"error": f"{type(exc).__name__}: {exc}"}
+            out[row.name]["idle"] = {"error": f"{type(exc).__name__}: {exc}"}
 
     # RSS is per process, so the servers can be measured at the same time.
-    await asyncio.gather(*[idle(name) for name in measured])
+    await asyncio.gather(*[idle(row) for row in servers])
+
+
+async def profiles(plan: Plan, args: argparse.Namespace, live: Live,
+                   results: dict[str, Any]) -> None:
+    """py-spy over one level per profiled row, ``plan.profile_rounds`` times with the rows
+    interleaved (the VM's drifts hit every row alike), rows one at a time (the profiler
+    needs the other core). The raw stacks of a row's rounds are added up."""
+    from collections import Counter
+
+    from .spy import Recorder, Stack, account, py_spy, read_raw, top_self
+
+    wanted = [n for n in plan.profile_rows if n in live.drivers]
+    if args.skip_profile or not wanted or not plan.profile_levels:
+        return
+    if py_spy() is None:
+        results["profiles"] = {"status": "skipped: py-spy not installed"}
+        log("profiles skipped: py-spy not installed (pip install py-spy)")
+        return
+    prof: dict[str, Any] = results.setdefault("profiles", {})
+    for concurrency in plan.profile_levels:
+        stacks: dict[str, Counter[Stack]] = {n: Counter() for n in wanted}
+        runs: dict[str, list[dict[str, Any]]] = {n: [] for n in wanted}
+        for k in range(plan.profile_rounds):
+            for name in _rotated(wanted, k):
+                proc, d = live.procs[name], live.drivers[name]
+                path = args.out / f"spy-{name.replace('@', '_')}-c{concurrency}-{k}.txt"
+                log(f"profile {k + 1}/{plan.profile_rounds} (py-spy --native, "
+                    f"{plan.profile_rate} Hz): {name}, {concurrency} streams × "
+                    f"{plan.profile_tokens} tokens")
+                recorder = Recorder(proc.pid, path, plan.profile_rate)
+                try:
+                    await recorder.start()
+                    runs[name].append(await level(
+                        proc, d, plan.profile_tokens, concurrency, 1,
+                        max(plan.sweep_timeout, concurrency * plan.profile_tokens / 500)))
+                finally:
+                    await recorder.stop()
+                stacks[name] += read_raw(path)
+        for name in wanted:
+            prof[f"{name} c={concurrency}"] = {
+                "row": name, "concurrency": concurrency, "tokens": plan.profile_tokens,
+                "rounds": plan.profile_rounds,
+                # Under the profiler (its pauses inflate these; the account uses the
+                # sweep's unprofiled numbers).
+                "profiled_cpu_us_per_token": med([r["cpu_us_per_token"] for r in runs[name]]),
+                "completion": min(r["completion"] for r in runs[name]),
+                **account(stacks[name]), "top_self": top_self(stacks[name])}
 
 
 async def _get(port: int, path: str) -> None:
@@ -599,28 +340,28 @@ async def _get(port: int, path: str) -> None:
     writer.close()
 
 
-async def run_profile(name: str, streams: int, plan: Plan, args: argparse.Namespace,
-                      log_dir: Path) -> dict[str, Any]:
-    """cProfile of one adk-asgi server process (SSE or live) over ``streams``
-    sequential "bench N" streams, switched on after the warm-up."""
+async def run_cprofile(row: Row, streams: int, tokens: int, args: argparse.Namespace,
+                       log_dir: Path) -> dict[str, Any]:
+    """cProfile of one ``benchmarks.serve`` row over ``streams`` sequential streams,
+    switched on after the warm-up (``/__profile/start|stop``)."""
     from .profile import summarize
 
-    path = args.out / f"{name}.prof"
+    path = args.out / f"{row.name}.prof"
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
-    async with running(name, log_dir, profile=path) as server:
-        d = Driver(server, CONTENDERS[name], "raw", args.ws_compression)
+    async with running(row, log_dir, cprofile=path) as proc:
+        d = StreamDriver(proc, "raw", args.ws_compression)
         try:
             for _ in range(3):
                 await d.stream("bench 20", limit_s=60)
             sessions = await d.sessions(streams)
-            await _get(server.port, "/__profile/start")
+            await _get(proc.port, "/__profile/start")
             for session_id in sessions:
-                await d.stream(f"bench {plan.tokens}", limit_s=120, session_id=session_id)
-            await _get(server.port, "/__profile/stop")
+                await d.stream(f"bench {tokens}", limit_s=120, session_id=session_id)
+            await _get(proc.port, "/__profile/stop")
         finally:
             await d.close()
-    return summarize(path, streams=streams, tokens=plan.tokens)
+    return summarize(path, streams=streams, tokens=tokens)
 
 
 def machine_info() -> dict[str, Any]:
@@ -635,7 +376,7 @@ def machine_info() -> dict[str, Any]:
 
     for pkg in ("adk-asgi", "google-adk", "google-genai", "ag-ui-adk", "ag-ui-protocol",
                 "uvicorn", "uvloop", "httptools", "starlette", "sse-starlette", "fastapi",
-                "msgspec", "pydantic", "httpx", "psutil"):
+                "msgspec", "pydantic", "httpx", "psutil", "py-spy"):
         try:
             versions[pkg] = version(pkg)
         except PackageNotFoundError:
@@ -647,74 +388,158 @@ def machine_info() -> dict[str, Any]:
             "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
 
 
-async def main_async(args: argparse.Namespace, plan: Plan) -> dict[str, Any]:
+def _loadavg() -> list[float]:
+    with contextlib.suppress(OSError), open("/proc/loadavg") as f:
+        return [float(x) for x in f.read().split()[:3]]
+    return []
+
+
+async def main_async(args: argparse.Namespace, plan: Plan, rows: list[Row]) -> dict[str, Any]:
     log_dir: Path = args.out / "logs"
-    results: dict[str, Any] = {"plan": asdict(plan), "machine": machine_info(),
-                               "command": " ".join(["python -m benchmarks", *sys.argv[1:]]),
-                               "client": args.client, "ws_compression": args.ws_compression,
-                               "contenders": {}}
+    results: dict[str, Any] = {
+        "plan": asdict(plan), "machine": machine_info(),
+        "command": " ".join(["python -m benchmarks", *sys.argv[1:]]),
+        "client": args.client, "ws_compression": args.ws_compression,
+        "rows": {r.name: {"base": r.base.name, "kind": r.kind, "live": r.live,
+                          "label": r.base.label, "knobs": r.knobs.describe()} for r in rows},
+        "contenders": {}, "loadavg": {"start": _loadavg()}}
     started = time.perf_counter()
-    names: list[str] = []
-    for name in args.contenders:
-        if importlib.util.find_spec(PEER_MODULES[name].split(".")[0]) is None:
-            results["contenders"][name] = {"status": "skipped: not installed"}
-            log(f"{name}: skipped (not installed)")
+    measured: list[Row] = []
+    for row in rows:
+        if importlib.util.find_spec(row.base.peer_module.split(".")[0]) is None:
+            results["contenders"][row.name] = {"status": "skipped: not installed"}
+            log(f"{row.name}: skipped (not installed)")
         else:
-            names.append(name)
-    log(f"starting {', '.join(names)}; ceilings in this process")
-    await measure_all(names, plan, args, log_dir, results)
+            measured.append(row)
+    log(f"starting {', '.join(r.name for r in measured)}")
+    await measure_all(measured, plan, args, log_dir, results)
+    results["loadavg"]["after_measurements"] = _loadavg()
     if not args.skip_micro:
         log("microbenchmarks")
         from .micro import run as run_micro
 
         results["micro"] = run_micro(plan.micro_quick)
-    streams = plan.profile_streams if args.profile_streams is None else args.profile_streams
-    for key, name in (("profile", "adk-asgi"), ("profile-live", "adk-asgi-live")):
-        if not streams or args.skip_profile or name not in names:
-            continue
-        log(f"profile (cProfile, {name}, {streams} streams)")
-        try:
-            results[key] = await run_profile(name, streams, plan, args, log_dir)
-        except Exception as exc:
-            results[key] = {"status": f"error: {type(exc).__name__}: {exc}"}
+    if plan.cprofile_streams:
+        for row in measured:
+            if row.base.cprofile:
+                log(f"cProfile ({row.name}, {plan.cprofile_streams} streams)")
+                try:
+                    results.setdefault("cprofile", {})[row.name] = await run_cprofile(
+                        row, plan.cprofile_streams, plan.tokens, args, log_dir)
+                except Exception as exc:
+                    results.setdefault("cprofile", {})[row.name] = {
+                        "status": f"error: {type(exc).__name__}: {exc}"}
     results["elapsed_s"] = time.perf_counter() - started
+    results["loadavg"]["end"] = _loadavg()
     return results
 
 
+def _ints(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in text.split(",") if x)
+
+
+def _plan(args: argparse.Namespace) -> Plan:
+    plan = QUICK if args.quick else FULL
+    if args.sweep or args.tokens or args.reps:
+        default_levels = tuple(c for s in plan.sweeps for c, _ in s.levels)
+        levels = _ints(args.sweep) if args.sweep else tuple(dict.fromkeys(default_levels))
+        tokens = _ints(args.tokens) if args.tokens else tuple(dict.fromkeys(
+            s.tokens for s in plan.sweeps))
+
+        def reps(c: int) -> int:
+            if args.reps:
+                return int(args.reps)
+            return 2 if args.quick else (3 if c >= 1000 else 5)
+
+        plan = replace(plan, sweeps=tuple(Sweep(t, tuple((c, reps(c)) for c in levels))
+                                          for t in tokens))
+    if args.single_runs is not None:
+        plan = replace(plan, single_runs=args.single_runs)
+    if args.profile_rows is not None:
+        plan = replace(plan, profile_rows=tuple(filter(None, args.profile_rows.split(","))))
+    if args.profile_levels is not None:
+        plan = replace(plan, profile_levels=_ints(args.profile_levels))
+    if args.profile_tokens is not None:
+        plan = replace(plan, profile_tokens=args.profile_tokens)
+    if args.cprofile_streams is not None:
+        plan = replace(plan, cprofile_streams=args.cprofile_streams)
+    if args.keep_processes:
+        plan = replace(plan, fresh_per_level=False)
+    return plan
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true",
-                        help="CI smoke run (< 2 min): fewer runs, sweep 1 and 50")
+                        help="CI smoke run (≈ 1 min): short replies, levels 1 and 50")
     parser.add_argument("--out", type=Path, default=None,
                         help="result directory (default benchmarks/results/<mode>)")
     parser.add_argument("--client", choices=("raw", "httpx"), default="raw")
-    parser.add_argument("--contenders", nargs="+", choices=tuple(CONTENDERS),
-                        default=list(DEFAULT_CONTENDERS),
-                        help="default: all but adk-asgi-live-b (protocol B, opt-in)")
+    parser.add_argument("--contenders", nargs="+", default=None, metavar="ROW[@KNOBS]",
+                        help="rows to run (default: all but the opt-in ones); see "
+                             "benchmarks/rows.py; ROW@gc=20000,50,50+freeze+loop=uvloop"
+                             "+otel-off+env=K=V+gctime=off adds knobs to one row")
+    parser.add_argument("--sweep", default=None,
+                        help="concurrency levels, e.g. 1,50,200,1000 (replaces the plan's "
+                             "sweeps: every level for every row and --tokens)")
+    parser.add_argument("--tokens", default=None, help="reply lengths of the sweep, e.g. 500")
+    parser.add_argument("--reps", type=int, default=None,
+                        help="repetitions per level (default 5, 3 at 1000 streams)")
+    parser.add_argument("--single-runs", type=int, default=None,
+                        help="single-stream rounds (0 skips the phase)")
+    parser.add_argument("--skip-idle", action="store_true")
     parser.add_argument("--skip-micro", action="store_true")
     parser.add_argument("--skip-profile", action="store_true")
-    parser.add_argument("--profile-streams", type=int, default=None,
-                        help="streams per cProfile run (default: 30 full, 0 = none quick)")
+    parser.add_argument("--profile-rows", default=None,
+                        help="rows py-spy profiles after the sweep (comma-separated)")
+    parser.add_argument("--profile-levels", default=None, help="e.g. 50,200")
+    parser.add_argument("--profile-tokens", type=int, default=None)
+    parser.add_argument("--keep-processes", action="store_true",
+                        help="one process per row for the whole run (default: fresh "
+                             "processes for every sweep level)")
+    parser.add_argument("--cprofile-streams", type=int, default=None,
+                        help="cProfile the -bare rows over N sequential streams")
+    knobs = parser.add_argument_group("process knobs for every row")
+    knobs.add_argument("--gc-threshold", type=parse_threshold, default=None,
+                       metavar="A,B,C")
+    knobs.add_argument("--gc-freeze", action="store_true",
+                       help="gc.collect(); gc.freeze() after each row's warm-up")
+    knobs.add_argument("--loop", choices=("asyncio", "uvloop"), default=None)
+    knobs.add_argument("--otel-off", action="store_true", help="OTEL_SDK_DISABLED=true")
+    knobs.add_argument("--env", action="append", default=[], metavar="K=V")
+    knobs.add_argument("--no-gc-time", action="store_true",
+                       help="no gc.callbacks clock in the rows' processes")
     parser.add_argument("--ws-compression", choices=("deflate", "none"), default="deflate",
                         help="WebSocket client: offer permessage-deflate like browsers "
                              "(default) or not")
-    parser.add_argument("--no-report", action="store_true",
-                        help="only write results.json")
+    parser.add_argument("--no-report", action="store_true", help="only write results.json")
     args = parser.parse_args(argv)
     if args.ws_compression == "none":
         args.ws_compression = None
-    plan = QUICK if args.quick else FULL
+    env = [tuple(e.split("=", 1)) for e in args.env if "=" in e]
+    if args.otel_off:
+        env.append(("OTEL_SDK_DISABLED", "true"))
+    extra = Knobs(gc_threshold=args.gc_threshold, gc_freeze=args.gc_freeze, loop=args.loop,
+                  gc_time=not args.no_gc_time, env=tuple((k, v) for k, v in env))
+    names = args.contenders or list(QUICK_ROWS if args.quick else DEFAULT_ROWS)
+    try:
+        rows = [parse_row(n, extra) for n in names]
+    except ValueError as exc:
+        parser.error(str(exc))
+    plan = _plan(args)
     args.out = args.out or Path(__file__).parent / "results" / plan.mode
     args.out.mkdir(parents=True, exist_ok=True)
     limit = raise_fd_limit()
-    if limit < 4 * max(c for c, _ in plan.sweep) + 256:
+    top = max((c for s in plan.sweeps for c, _ in s.levels), default=1)
+    if limit < 4 * max(top, plan.idle_streams) + 256:
         log(f"warning: file descriptor limit {limit} may be too low for the sweep")
     try:
-        import uvloop  # same event loop as the uvicorn servers (and the in-process ceiling)
+        import uvloop  # the client side: fast enough to never be the bottleneck
     except ImportError:
-        results = asyncio.run(main_async(args, plan))
+        results = asyncio.run(main_async(args, plan, rows))
     else:
-        results = uvloop.run(main_async(args, plan))
+        results = uvloop.run(main_async(args, plan, rows))
     (args.out / "results.json").write_text(json.dumps(results, indent=1, default=str))
     if not args.no_report:
         from .report import write_report

@@ -3,7 +3,9 @@
 Contenders (all: the same ``build_demo_agent(token_delay=...)``, in-memory sessions,
 uvicorn with its defaults — uvloop and httptools when installed — and no access log):
 
-* ``adk-asgi``       — ``AdkMiddleware(path="/api/chat")``, exactly like ``adk-asgi serve``;
+* ``adk-asgi``       — ``AdkMiddleware(path="/api/chat")`` around a bare 404 app (the
+  ``adk-asgi-bare`` row; the ``adk-asgi`` row runs the CLI itself);
+* ``adk-naive``      — the naive bridge (``benchmarks/naive.py``);
 * ``adk-api-server`` — ``google.adk.cli.fast_api.get_fast_api_app`` (``/run_sse``,
   ``auto_create_session=True``) over ``benchmarks/_agents`` (app ``bench_agent``);
 * ``ag-ui-adk``      — ``ag_ui_adk.ADKAgent`` + ``add_adk_fastapi_endpoint`` at ``/agui``;
@@ -25,33 +27,18 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import ctypes
 import logging
 import os
 import resource
-import signal
 import sys
 from pathlib import Path
 from typing import Any
 
-CONTENDERS = ("adk-asgi", "adk-api-server", "ag-ui-adk", "adk-asgi-live",
+from .knobs import die_with_parent
+
+CONTENDERS = ("adk-asgi", "adk-naive", "adk-api-server", "ag-ui-adk", "adk-asgi-live",
               "adk-asgi-live-b", "adk-api-server-live")
 AGENTS_DIR = Path(__file__).parent / "_agents"
-
-
-def die_with_parent() -> None:
-    """Linux: get SIGTERM when the process that started this server dies, so a killed
-    benchmark run never leaves servers behind (``BENCH_PARENT_PID`` names the parent)."""
-    parent = os.environ.get("BENCH_PARENT_PID")
-    if parent is None or not sys.platform.startswith("linux"):
-        return
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != int(parent):  # the parent died before prctl
-        raise SystemExit(1)
 
 
 def raise_fd_limit() -> int:
@@ -72,6 +59,10 @@ def build_app(name: str, token_delay: float) -> Any:
 
         return AdkMiddleware(SiteApp(WEB_DIR), path="/api/chat",
                              agent=build_demo_agent(token_delay=token_delay))
+    if name == "adk-naive":
+        from .naive import build_naive_app
+
+        return build_naive_app(token_delay)
     if name == "adk-api-server":
         from google.adk.cli.fast_api import get_fast_api_app
 

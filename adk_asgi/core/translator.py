@@ -42,8 +42,9 @@ public methods, subclasses may call or override these protected hooks, and nothi
 ``_record_response(event, out)``
     Usage, finish reason, model version and grounding sources of a final response.
 
-The steps and blocks live in ``blocks.py``, the tool parts in ``tool_parts.py``, the
-response metadata in ``response_meta.py``.
+The message being written (its edges, steps, blocks, tool parts and metadata, and the
+writer hooks above) is ``AssistantMessage`` in ``message.py``; this module reads ADK events
+into it.
 ``_on_event(event, out)`` (override; call the base)
     Extra chunks for an event (called first for every event): the ``Surface``'s state
     parts and the application's ``on_event`` (``core/surface.py``).
@@ -51,202 +52,29 @@ response metadata in ``response_meta.py``.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from google.adk.events import Event
 from google.genai import types
 
-from ..chunks import Abort, Error, Finish, FinishReason, Start, UIChunk
+from ..chunks import UIChunk
 from .approvals import CONFIRMATION_TOOL
-from .blocks import MessageBlocks
-from .errors import GENERIC_ERROR
-from .response_meta import ResponseMeta
-from .surface import Surface, SurfaceOptions
-from .tool_parts import ToolParts
-from .tools import ToolKinds
+from .message import AssistantMessage, ErrorInfo
 
-__all__ = ("ConfirmationStyle", "ErrorInfo", "EventTranslator", "describe_error_generic")
-
-ConfirmationStyle = Literal["native", "adk-tool"]
-
-logger = logging.getLogger("adk_asgi")
-_NO_TOOLS: Final = ToolKinds()
+__all__ = ("EventTranslator",)
 
 # ADK's own marker for a run stopped through abort_signal: the client is gone.
 _ABORTED: Final = "INVOCATION_ABORTED"
 
 
-@dataclass(frozen=True, slots=True)
-class ErrorInfo:
-    """A failure, as ``describe_error`` sees it: ``code`` is ADK's error code or the
-    exception's class name; ``message`` and ``exception`` are for logs and mapping,
-    never sent as they are."""
-
-    code: str
-    message: str | None = None
-    exception: BaseException | None = None
-
-
-def describe_error_generic(error: ErrorInfo) -> str:
-    """The default text a user reads for a failure: generic, with the error's code."""
-    return f"{GENERIC_ERROR} ({error.code})"
-
-
-DescribeError = Callable[[ErrorInfo], str]
-
-
-def describe(error: ErrorInfo, describe_error: DescribeError) -> str:
-    """What the user reads: the application's ``describe_error``, or the generic text when
-    it fails or returns no text (it must never break the stream's last chunk)."""
-    try:
-        text = describe_error(error)
-    except Exception:
-        logger.exception("describe_error raised for %s", error.code)
-        return describe_error_generic(error)
-    return text if isinstance(text, str) and text else describe_error_generic(error)
-
-
-class EventTranslator:
+class EventTranslator(AssistantMessage):
     """Turns the ADK events of one run into the chunks of one assistant message."""
 
-    __slots__ = (
-        "_blocks",
-        "_browser_tools",
-        "_confirmation_style",
-        "_describe_error",
-        "_meta",
-        "_streamed_ids",
-        "_surface",
-        "ended",
-        "failure",
-        "message_id",
-        "tools",
-    )
+    __slots__ = ("_streamed_ids",)
 
-    def __init__(
-        self,
-        message_id: str,
-        *,
-        confirmation_style: ConfirmationStyle = "native",
-        denied_call_ids: Iterable[str] = (),
-        tools: ToolKinds = _NO_TOOLS,
-        awaiting: Iterable[str] = (),
-        resumed: Iterable[str] = (),
-        describe_error: DescribeError = describe_error_generic,
-        surface: SurfaceOptions | None = None,
-        steps_before: int = 0,
-    ) -> None:
-        self.message_id = message_id
-        self.ended = False
-        self.failure: ErrorInfo | None = None
-        """The failure that ends (or ended) the message with ``error``: ADK's error event,
-        or the exception ``fail`` was given."""
-        self._confirmation_style = confirmation_style
-        self._describe_error = describe_error
-        self._blocks = MessageBlocks(message_id)
-        self._meta = ResponseMeta(message_id)
-        self.tools = ToolParts(native=confirmation_style == "native", denied=denied_call_ids,
-                               approval_tools=tools.approval, awaiting=awaiting,
-                               resumed=resumed)
-        """The message's tool parts: which calls wait for the client (``awaiting``), which
-        the user denied or approved, final results (``outcome``)."""
-        self._browser_tools = tools.browser
-        self._surface = Surface(message_id, surface, steps=steps_before) \
-            if surface is not None else None
+    def __init__(self, message_id: str, **options: Any) -> None:
+        super().__init__(message_id, **options)
         self._streamed_ids: set[str] = set()
-
-    # -- stream edges -----------------------------------------------------
-
-    def start(self) -> list[UIChunk]:
-        return [Start(message_id=self.message_id)]
-
-    def finish(self) -> list[UIChunk]:
-        """Close what is open and end the message (nothing after a terminal chunk)."""
-        if self.ended:
-            return []
-        if self.failure is not None:
-            return self.fail(self.failure)
-        out: list[UIChunk] = []
-        self._blocks.finish_step(out)
-        reason: FinishReason = (
-            "tool-calls" if self.tools.awaiting else (self._meta.finish_reason or "stop")
-        )
-        metadata = self._meta.metadata()
-        authors = self._surface.metadata() if self._surface is not None else None
-        if authors is not None:
-            metadata = {**(metadata or {}), "adk": authors}
-        out.append(Finish(finish_reason=reason, message_metadata=metadata) if metadata
-                   else Finish(finish_reason=reason))
-        return out
-
-    def abort(self) -> list[UIChunk]:
-        """The run was stopped on purpose: close what is open, then ``abort`` (terminal)."""
-        if self.ended:
-            return []
-        self.ended = True
-        out: list[UIChunk] = []
-        self._close_blocks(out)
-        out.append(Abort())
-        return out
-
-    def fail(self, error: ErrorInfo | str) -> list[UIChunk]:
-        """The run failed: every server tool call still open ends as ``tool-output-error``,
-        then one ``error`` chunk (terminal). A ``str`` is sent as it is (the server's own
-        texts); an ``ErrorInfo`` goes through ``describe_error``."""
-        if self.ended:
-            return []
-        self.ended = True
-        out: list[UIChunk] = []
-        self._close_blocks(out)
-        self.tools.fail_open(out)
-        if isinstance(error, str):
-            text = error
-        else:
-            reported = self.failure
-            if reported is not None and error.exception is not None:
-                # ADK reported the error as an event before raising it: its code (an API
-                # status) with the exception, for describe_error to map.
-                error = ErrorInfo(reported.code, error.message, error.exception)
-            self.failure = error
-            text = describe(error, self._describe_error)
-        out.append(Error(error_text=text))
-        return out
-
-    def continue_turn(self) -> list[UIChunk]:
-        """The same assistant message continues in a new request (the answers to the calls
-        it waited for): ``start`` again, same ``messageId``, the calls and denials kept."""
-        self.ended = False
-        self._blocks.reset_step()
-        self.tools.awaiting.clear()
-        return self.start()
-
-    @property
-    def done(self) -> bool:
-        """Nothing more is translated: the message ended, or ADK reported an error."""
-        return self.ended or self.failure is not None
-
-    @property
-    def output_tokens(self) -> int:
-        """The model's output tokens (answer and reasoning) so far, as its usage reports."""
-        return self._meta.output_tokens
-
-    @property
-    def approvals_requested(self) -> int:
-        """Approval requests this message sent to the client."""
-        return self.tools.approvals_requested
-
-    @property
-    def awaiting_client(self) -> frozenset[str]:
-        """Tool-call ids (or approval ids) the client has to answer before the run goes on."""
-        return frozenset(self.tools.awaiting)
-
-    def restate_call(self, call_id: str, name: str, args: dict[str, Any],
-                     out: list[UIChunk]) -> None:
-        """A server call of an earlier message, stated again (its result follows here)."""
-        self._tool_call(call_id, name, args, False, out)
 
     # -- events -----------------------------------------------------------
 
@@ -309,33 +137,6 @@ class EventTranslator:
     def _partial_streamed(self, event: Event) -> None:
         self._streamed_ids.add(event.id)
 
-    def _open_step(self, out: list[UIChunk]) -> None:
-        self._blocks.open_step(out)
-
-    def _stream_text(self, text: str, thought: bool, out: list[UIChunk]) -> None:
-        self._blocks.stream(text, thought, out)
-
-    def _close_blocks(self, out: list[UIChunk]) -> None:
-        self._blocks.close(out)
-
-    def _model_call_finished(self) -> None:
-        self._blocks.call_done = True
-
-    def _tool_call(self, call_id: str, name: str, args: dict[str, Any], client_side: bool,
-                   out: list[UIChunk]) -> None:
-        self._close_blocks(out)
-        self._blocks.ensure_step(out)
-        self.tools.call(call_id, name, args, client_side, out)
-
-    def _approval_request(self, approval_id: str, call_id: str, name: str,
-                          args: dict[str, Any], hint: str | None, payload: Any,
-                          out: list[UIChunk]) -> None:
-        self._close_blocks(out)
-        self.tools.approval_request(approval_id, call_id, name, args, hint, payload, out)
-
-    def _record_response(self, event: Event, out: list[UIChunk]) -> None:
-        self._meta.record(event, out)
-
     # -- parts --------------------------------------------------------------
 
     def _function_call(self, call: types.FunctionCall, event: Event, out: list[UIChunk]) -> None:
@@ -368,6 +169,7 @@ class EventTranslator:
             return  # ADK's placeholder while the call waits for approval
         self._close_blocks(out)
         self.tools.outcome(call_id, response.response, out, agent=event.author != "user")
+
 
 
 def _is_synthetic(parts: list[types.Part]) -> bool:

@@ -26,10 +26,10 @@ from ..core.errors import (
     store_unavailable,
 )
 from ..core.limits import Limits
+from ..core.message import ConfirmationStyle, DescribeError, describe_error_generic
 from ..core.request import ChatRequest, decode_chat_request
 from ..core.runtime import AgentRuntime
 from ..core.sessions import failure
-from ..core.translator import ConfirmationStyle, DescribeError, describe_error_generic
 from ..observability.logs import log_context
 from ..observability.metrics import METRICS
 from ..observability.tracing import TURN, current, end_span, start_span

@@ -32,8 +32,9 @@ from ..chunks import DONE_FRAME, ToolOutputDenied, UIChunk, sse_frame
 from ..core.asgi import Receive, Send
 from ..core.errors import SHUTDOWN_ERROR
 from ..core.failures import log_error_event, log_exception, serving
+from ..core.message import ConfirmationStyle, DescribeError, ErrorInfo
 from ..core.runtime import AgentRuntime
-from ..core.translator import ConfirmationStyle, DescribeError, ErrorInfo, EventTranslator
+from ..core.translator import EventTranslator
 from ..observability.metrics import METRICS, Outcome
 from ..stores import StreamRecorder, StreamStore
 from .sse import GoneReason, SSEChannel

@@ -22,11 +22,11 @@ from ..core.asgi import Receive, Scope, Send
 from ..core.auth import Authenticate, AuthError, resolve_user
 from ..core.errors import CHAT_NOT_FOUND
 from ..core.limits import Limits
+from ..core.message import ConfirmationStyle, DescribeError, describe_error_generic
 from ..core.origin import OriginPolicy
 from ..core.request import valid_chat_id
 from ..core.runtime import AgentRuntime
 from ..core.sessions import META_KEY
-from ..core.translator import ConfirmationStyle, DescribeError, describe_error_generic
 from ..observability.logs import log_context
 from ..observability.metrics import METRICS
 from ..observability.tracing import LIVE_CONNECTION, current, end_span, start_span

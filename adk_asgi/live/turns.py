@@ -35,7 +35,7 @@ from ..chunks import DONE_FRAME, DataChunk, UIChunk, encode_chunk, sse_event
 from ..core.approvals import ClientAnswer, decide
 from ..core.errors import SHUTDOWN_ERROR, RequestError
 from ..core.failures import log_error_event
-from ..core.translator import ErrorInfo
+from ..core.message import ErrorInfo
 from ..observability.metrics import METRICS, Outcome
 from ..observability.tracing import LIVE_TURN, end_span, start_span
 from ..stores import StreamRecorder, StreamStore

@@ -1,0 +1,126 @@
+"""Benchmark rows: which process each row starts, which client drives it, with which knobs.
+
+A row is ``BASE`` or ``BASE@KNOBS`` (``adk-asgi@gc=20000,50,50+freeze``, see
+``benchmarks.knobs``): the same process with process-level knobs, so levers can be
+A/B-tested side by side in one interleaved run without editing code.
+
+Every row is a process of its own started through ``python -m benchmarks.knobs``:
+
+* ``adk-asgi`` / ``adk-asgi-live`` / ``adk-asgi-live-b`` — ``python -m adk_asgi serve
+  --port P --token-delay 0``: the CLI users run (its page app, drain, uvicorn config and
+  whatever process defaults it sets), driven over SSE, WebSocket protocol A or B;
+* ``adk-asgi-bare`` (SSE) / ``adk-asgi-live-bare`` (WebSocket) — ``AdkMiddleware``
+  around a bare 404 app under plain ``uvicorn.Config`` (``python -m benchmarks.serve``):
+  what the CLI adds on top of the middleware shows up as the difference;
+* ``adk-naive`` — the naive bridge (``benchmarks/naive.py``), the floor;
+* ``adk-api-server`` / ``adk-api-server-live`` / ``ag-ui-adk`` — the peers;
+* ``ceiling`` / ``ceiling-plain`` / ``ceiling-live`` — ``Runner.run_async`` /
+  ``run_live`` with no transport (``python -m benchmarks.ceiling --worker``): the
+  resumable ``App`` on uvloop as adk-asgi runs ADK, and a plain ``Runner`` with Python's
+  default settings (asyncio loop, default GC).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .knobs import Knobs
+
+Kind = Literal["sse", "ws", "ceiling"]
+
+
+@dataclass(frozen=True)
+class Base:
+    name: str
+    kind: Kind
+    module: tuple[str, ...]  # after "-m"; port and token delay are appended
+    client: str | None  # key of benchmarks.client.CONTENDERS (None: a ceiling)
+    peer_module: str  # must be importable, else the row is "skipped: not installed"
+    label: str
+    knobs: Knobs = field(default_factory=Knobs)
+    live: bool = False  # ceilings: run_live turns
+    cprofile: bool = False  # started by benchmarks.serve: --profile works
+
+    def command(self, port: int, token_delay: float) -> list[str]:
+        if self.kind == "ceiling":
+            return list(self.module)
+        return [*self.module, "--port", str(port), "--token-delay", str(token_delay)]
+
+
+_CLI = ("adk_asgi", "serve")
+
+
+def _serve(name: str) -> tuple[str, ...]:
+    return ("benchmarks.serve", name)
+
+
+BASES: dict[str, Base] = {b.name: b for b in (
+    Base("adk-asgi", "sse", _CLI, "adk-asgi", "adk_asgi",
+         "adk-asgi serve (CLI), SSE `POST /api/chat`"),
+    Base("adk-asgi-bare", "sse", _serve("adk-asgi"), "adk-asgi", "adk_asgi",
+         "AdkMiddleware under plain uvicorn, SSE", cprofile=True),
+    Base("adk-naive", "sse", _serve("adk-naive"), "adk-naive", "starlette",
+         "naive bridge (`run_async` → `json.dumps` → `StreamingResponse`)"),
+    Base("adk-api-server", "sse", _serve("adk-api-server"), "adk-api-server",
+         "google.adk.cli.fast_api", "ADK api_server (`POST /run_sse`, streaming)"),
+    Base("ag-ui-adk", "sse", _serve("ag-ui-adk"), "ag-ui-adk", "ag_ui_adk",
+         "ag-ui-adk (FastAPI endpoint, SSE)"),
+    Base("ceiling", "ceiling", ("benchmarks.ceiling", "--worker", "--runner", "resumable"),
+         None, "google.adk", "ceiling: resumable App, uvloop (as adk-asgi runs ADK)",
+         knobs=Knobs(loop="uvloop")),
+    Base("ceiling-plain", "ceiling", ("benchmarks.ceiling", "--worker", "--runner", "plain"),
+         None, "google.adk", "plain ceiling: `Runner(agent=…)`, Python defaults"),
+    Base("adk-asgi-live", "ws", _CLI, "adk-asgi-live", "adk_asgi",
+         "adk-asgi serve (CLI), WebSocket protocol A"),
+    Base("adk-asgi-live-b", "ws", _CLI, "adk-asgi-live-b", "adk_asgi",
+         "adk-asgi serve (CLI), WebSocket protocol B (AI SDK v7)"),
+    Base("adk-asgi-live-bare", "ws", _serve("adk-asgi-live"), "adk-asgi-live", "adk_asgi",
+         "AdkMiddleware under plain uvicorn (deflate on), WebSocket protocol A",
+         cprofile=True),
+    Base("adk-api-server-live", "ws", _serve("adk-api-server-live"), "adk-api-server-live",
+         "google.adk.cli.fast_api", "ADK api_server `/run_live` (WebSocket)"),
+    Base("ceiling-live", "ceiling",
+         ("benchmarks.ceiling", "--worker", "--runner", "resumable", "--live"), None,
+         "google.adk", "live ceiling: `Runner.run_live`, resumable App, uvloop",
+         knobs=Knobs(loop="uvloop"), live=True),
+)}
+
+# The default run: the floor rows, the peers and the WebSocket rows.
+DEFAULT_ROWS = ("adk-asgi", "adk-asgi-bare", "adk-naive", "ceiling", "ceiling-plain",
+                "adk-api-server", "ag-ui-adk", "adk-asgi-live", "adk-api-server-live",
+                "ceiling-live")
+QUICK_ROWS = ("adk-asgi", "adk-naive", "ceiling", "ceiling-plain", "adk-api-server",
+              "ag-ui-adk", "adk-asgi-live", "adk-api-server-live", "ceiling-live")
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    base: Base
+    knobs: Knobs
+
+    @property
+    def kind(self) -> Kind:
+        return self.base.kind
+
+    @property
+    def live(self) -> bool:
+        """Driven over WebSocket or run_live (the live tables)."""
+        return self.base.kind == "ws" or self.base.live
+
+
+def parse_row(text: str, extra: Knobs | None = None) -> Row:
+    """``BASE`` or ``BASE@KNOBS``; ``extra`` (the harness's global knob flags) applies
+    first, then the base's own defaults (a ceiling's loop), then the row's knobs."""
+    name, _, spec = text.partition("@")
+    if name not in BASES:
+        raise ValueError(f"unknown row {name!r}; one of {', '.join(BASES)}")
+    base = BASES[name]
+    knobs = base.knobs
+    if extra is not None:
+        knobs = Knobs(gc_threshold=extra.gc_threshold or knobs.gc_threshold,
+                      gc_freeze=extra.gc_freeze or knobs.gc_freeze,
+                      loop=extra.loop or knobs.loop, gc_time=extra.gc_time and knobs.gc_time,
+                      env=(*knobs.env, *extra.env))
+    return Row(text, base, Knobs.parse(spec, knobs))
