@@ -18,6 +18,9 @@ Every row is a process of its own started through ``python -m benchmarks.knobs``
   ``run_live`` with no transport (``python -m benchmarks.ceiling --worker``): the
   resumable ``App`` on uvloop as adk-asgi runs ADK, and a plain ``Runner`` with Python's
   default settings (asyncio loop, default GC).
+
+``BASE@gemini`` (``--emulator`` adds one for every row) is the same contender on ADK's
+real ``Gemini`` model against the Gemini API emulator (``benchmarks.emulator``).
 """
 
 from __future__ import annotations
@@ -42,10 +45,13 @@ class Base:
     live: bool = False  # ceilings: run_live turns
     cprofile: bool = False  # started by benchmarks.serve: --profile works
 
-    def command(self, port: int, token_delay: float) -> list[str]:
+    def command(self, port: int, token_delay: float, model: str | None = None) -> list[str]:
+        """The command after ``-m``; ``model``: a Gemini model name for the CLI rows (the
+        others read ``BENCH_MODEL``, see ``benchmarks.emulator``)."""
         if self.kind == "ceiling":
             return list(self.module)
-        return [*self.module, "--port", str(port), "--token-delay", str(token_delay)]
+        extra = ["--model", model] if model is not None and self.module == _CLI else []
+        return [*self.module, "--port", str(port), "--token-delay", str(token_delay), *extra]
 
 
 _CLI = ("adk_asgi", "serve")
@@ -90,8 +96,10 @@ BASES: dict[str, Base] = {b.name: b for b in (
 DEFAULT_ROWS = ("adk-asgi", "adk-asgi-bare", "adk-naive", "ceiling", "ceiling-plain",
                 "adk-api-server", "ag-ui-adk", "adk-asgi-live", "adk-api-server-live",
                 "ceiling-live")
+# The quick run's one @gemini row: a smoke test of the emulator mode (cheap: one process).
 QUICK_ROWS = ("adk-asgi", "adk-naive", "ceiling", "ceiling-plain", "adk-api-server",
-              "ag-ui-adk", "adk-asgi-live", "adk-api-server-live", "ceiling-live")
+              "ag-ui-adk", "adk-asgi-live", "adk-api-server-live", "ceiling-live",
+              "adk-asgi@gemini")
 
 
 @dataclass(frozen=True)
@@ -122,5 +130,5 @@ def parse_row(text: str, extra: Knobs | None = None) -> Row:
         knobs = Knobs(gc_threshold=extra.gc_threshold or knobs.gc_threshold,
                       gc_freeze=extra.gc_freeze or knobs.gc_freeze,
                       loop=extra.loop or knobs.loop, gc_time=extra.gc_time and knobs.gc_time,
-                      env=(*knobs.env, *extra.env))
+                      env=(*knobs.env, *extra.env), gemini=extra.gemini or knobs.gemini)
     return Row(text, base, Knobs.parse(spec, knobs))
