@@ -58,9 +58,11 @@ class Sweep:
     levels: tuple[tuple[int, int], ...]  # (concurrency, repetitions)
     rows: tuple[str, ...] | None = None  # base names; None: every row
     skip: tuple[tuple[int, str], ...] = ()  # (concurrency, base name) left out
+    gemini: bool | None = None  # the @gemini rows only (True), none of them (False), or any
 
     def has(self, row: Row, concurrency: int) -> bool:
         return ((self.rows is None or row.base.name in self.rows)
+                and (self.gemini is None or self.gemini == row.knobs.gemini)
                 and (concurrency, row.base.name) not in self.skip)
 
 
@@ -100,14 +102,16 @@ QUICK = Plan(mode="quick", single_runs=3, min_rep_tokens=500,
 # with 200-token replies for adk-asgi and the naive bridge (1000 × 500 tokens costs
 # ≈ 3 min per rep and row: `--contenders adk-asgi adk-naive --sweep 1000 --tokens 500`);
 # 200-token replies at 1 and 50 streams for every row, and at 200 streams for the
-# WebSocket rows and ADK's api_server.
+# WebSocket rows and ADK's api_server. The @gemini rows (--emulator): 200-token replies at
+# 1 and 50 streams, 3 reps (≈ 6 min more for the eight of them).
 FULL = Plan(mode="full", sweeps=(
     Sweep(500, ((1, 5), (50, 5), (200, 5)), ("adk-asgi", "adk-naive", "ceiling-plain",
-                                             "ceiling"), skip=((200, "ceiling"),)),
-    Sweep(200, ((1, 3), (50, 3))),
+                                             "ceiling"), skip=((200, "ceiling"),), gemini=False),
+    Sweep(200, ((1, 3), (50, 3)), gemini=False),
     Sweep(200, ((200, 3),), ("adk-asgi-live", "adk-api-server-live", "ceiling-live",
-                             "adk-api-server")),
-    Sweep(200, ((1000, 3),), ("adk-asgi", "adk-naive")),
+                             "adk-api-server"), gemini=False),
+    Sweep(200, ((1000, 3),), ("adk-asgi", "adk-naive"), gemini=False),
+    Sweep(200, ((1, 3), (50, 3)), gemini=True),
 ))
 
 
