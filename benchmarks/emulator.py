@@ -21,7 +21,9 @@ from pathlib import Path
 
 TOKENS_PER_CHUNK = 8
 TEXT_MODEL = "gemini-2.5-flash"
-LIVE_MODEL = "gemini-live-2.5-flash-preview"  # the emulator's Live-capable pattern
+# A Live model that answers in TEXT (native-audio ones answer in audio + transcripts).
+LIVE_MODEL = "gemini-live-2.5-flash-preview"
+MODELS = (TEXT_MODEL, LIVE_MODEL)
 
 _env: dict[str, str] = {}
 

@@ -87,7 +87,7 @@ class Proc:
         gemini = emulator.env_for(row.live) if row.knobs.gemini else {}
         cmd = [sys.executable, "-m", "benchmarks.knobs", *row.knobs.launcher_args(), "--",
                "-m", *row.base.command(self.port, self.token_delay,
-                                       gemini.get("BENCH_MODEL"))]
+                                       emulator.MODELS if gemini else None)]
         if self.cprofile is not None and row.base.cprofile:
             cmd += ["--profile", str(self.cprofile)]
         env = dict(os.environ,

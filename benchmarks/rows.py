@@ -45,12 +45,14 @@ class Base:
     live: bool = False  # ceilings: run_live turns
     cprofile: bool = False  # started by benchmarks.serve: --profile works
 
-    def command(self, port: int, token_delay: float, model: str | None = None) -> list[str]:
-        """The command after ``-m``; ``model``: a Gemini model name for the CLI rows (the
-        others read ``BENCH_MODEL``, see ``benchmarks.emulator``)."""
+    def command(self, port: int, token_delay: float,
+                models: tuple[str, str] | None = None) -> list[str]:
+        """The command after ``-m``; ``models``: the Gemini text and Live models of the CLI
+        rows (the others read ``BENCH_MODEL``, see ``benchmarks.emulator``)."""
         if self.kind == "ceiling":
             return list(self.module)
-        extra = ["--model", model] if model is not None and self.module == _CLI else []
+        extra = ["--model", models[0], "--live-model", models[1]] \
+            if models is not None and self.module == _CLI else []
         return [*self.module, "--port", str(port), "--token-delay", str(token_delay), *extra]
 
 
