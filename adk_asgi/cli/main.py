@@ -24,7 +24,7 @@ from .server import SERVED, DrainingServer, supervise, uvicorn_config
 from .site import DEFAULT_MOUNT, WEB_DIR, SiteApp, page_url
 from .targets import Target, TargetError, load_target
 
-__all__ = ("build_app", "main", "observe", "parser", "resolve_target")
+__all__ = ("build_app", "live_model", "main", "observe", "parser", "resolve_target")
 
 logger = logging.getLogger("adk_asgi")
 
@@ -37,11 +37,31 @@ def resolve_target(args: argparse.Namespace) -> Target:
         raise TargetError("--agent needs a folder of agents as the target")
     from ..demo import build_demo_agent
 
-    model = args.model
-    if model is None and (os.environ.get("GOOGLE_API_KEY")
-                          or os.environ.get("GOOGLE_GENAI_USE_VERTEXAI")):
-        model = os.environ.get("ADK_ASGI_MODEL", "gemini-2.5-flash")
+    model = _demo_model(args)
     return Target("agent", build_demo_agent(model=model, token_delay=args.token_delay), "demo")
+
+
+def _demo_model(args: argparse.Namespace) -> str | None:
+    """The demo's model name: ``--model``, else Gemini when credentials are set, else
+    None (the offline scripted model)."""
+    if args.model is not None:
+        return str(args.model)
+    if os.environ.get("GOOGLE_API_KEY") or os.environ.get("GOOGLE_GENAI_USE_VERTEXAI"):
+        return os.environ.get("ADK_ASGI_MODEL", "gemini-2.5-flash")
+    return None
+
+
+def live_model(args: argparse.Namespace) -> str | None:
+    """The model of live runs: ``--live-model``; for the demo on Gemini a Live API model
+    (text models are refused on the Live API); else each agent's own."""
+    if args.live_model:
+        return str(args.live_model)
+    demo = None if args.target else _demo_model(args)
+    if demo is not None and demo.startswith("gemini"):
+        from ..live.models import DEFAULT_GEMINI_LIVE_MODEL
+
+        return os.environ.get("ADK_ASGI_LIVE_MODEL", DEFAULT_GEMINI_LIVE_MODEL)
+    return None
 
 
 def build_app(args: argparse.Namespace, target: Target | None = None) -> Any:
@@ -55,6 +75,10 @@ def build_app(args: argparse.Namespace, target: Target | None = None) -> Any:
         "allowed_origins": args.allowed_origin,
         "gc_tuning": gc_tuning(args),
     }
+    if (live := live_model(args)) is not None:
+        from ..live.endpoint import LiveOptions
+
+        options["live_options"] = LiveOptions(model=live)
     if args.redis_url:
         from ..stores.redis import RedisStreamStore
 
@@ -118,6 +142,10 @@ def parser() -> argparse.ArgumentParser:
                        help="sqlite:///path.db or postgresql+asyncpg://... (default: memory)")
     serve.add_argument("--model", default=None,
                        help="demo only: a Gemini model name (needs GOOGLE_API_KEY)")
+    serve.add_argument("--live-model", default=None, metavar="MODEL",
+                       help="the model of live (WebSocket) runs, for every agent: a Live API "
+                            "model (default: each agent's own; for the demo on Gemini "
+                            "gemini-2.5-flash-native-audio-latest, or $ADK_ASGI_LIVE_MODEL)")
     serve.add_argument("--token-delay", type=float, default=0.03,
                        help="demo only: seconds per streamed token of the scripted model")
     serve.add_argument("--redis-url", default=None,
