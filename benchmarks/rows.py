@@ -9,9 +9,13 @@ Every row is a process of its own started through ``python -m benchmarks.knobs``
 * ``adk-asgi`` / ``adk-asgi-live`` / ``adk-asgi-live-b`` — ``python -m adk_asgi serve
   --port P --token-delay 0``: the CLI users run (its page app, drain, uvicorn config and
   whatever process defaults it sets), driven over SSE, WebSocket protocol A or B;
+* ``adk-asgi-gc-off`` — the same CLI with its garbage-collector tuning off
+  (``--gc-threshold python --no-gc-freeze``): what the tuning buys;
 * ``adk-asgi-bare`` (SSE) / ``adk-asgi-live-bare`` (WebSocket) — ``AdkMiddleware``
   around a bare 404 app under plain ``uvicorn.Config`` (``python -m benchmarks.serve``):
   what the CLI adds on top of the middleware shows up as the difference;
+* ``adk-asgi-sse-starlette`` — ``adk-asgi-bare`` with its turns written through
+  sse-starlette (``benchmarks/starlette_sse.py``): the SSE channel decision;
 * ``adk-naive`` — the naive bridge (``benchmarks/naive.py``), the floor;
 * ``adk-api-server`` / ``adk-api-server-live`` / ``ag-ui-adk`` — the peers;
 * ``ceiling`` / ``ceiling-plain`` / ``ceiling-live`` — ``Runner.run_async`` /
@@ -66,8 +70,14 @@ def _serve(name: str) -> tuple[str, ...]:
 BASES: dict[str, Base] = {b.name: b for b in (
     Base("adk-asgi", "sse", _CLI, "adk-asgi", "adk_asgi",
          "adk-asgi serve (CLI), SSE `POST /api/chat`"),
+    Base("adk-asgi-gc-off", "sse", (*_CLI, "--gc-threshold", "python", "--no-gc-freeze"),
+         "adk-asgi", "adk_asgi",
+         "adk-asgi serve --gc-threshold python --no-gc-freeze (Python's collector settings)"),
     Base("adk-asgi-bare", "sse", _serve("adk-asgi"), "adk-asgi", "adk_asgi",
          "AdkMiddleware under plain uvicorn, SSE", cprofile=True),
+    Base("adk-asgi-sse-starlette", "sse", _serve("adk-asgi-sse-starlette"), "adk-asgi",
+         "sse_starlette", "AdkMiddleware under plain uvicorn, SSE through sse-starlette's "
+         "`EventSourceResponse`"),
     Base("adk-naive", "sse", _serve("adk-naive"), "adk-naive", "starlette",
          "naive bridge (`run_async` → `json.dumps` → `StreamingResponse`)"),
     Base("adk-api-server", "sse", _serve("adk-api-server"), "adk-api-server",

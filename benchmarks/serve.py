@@ -5,6 +5,8 @@ uvicorn with its defaults — uvloop and httptools when installed — and no acc
 
 * ``adk-asgi``       — ``AdkMiddleware(path="/api/chat")`` around a bare 404 app (the
   ``adk-asgi-bare`` row; the ``adk-asgi`` row runs the CLI itself);
+* ``adk-asgi-sse-starlette`` — the same, its turns written through sse-starlette's
+  ``EventSourceResponse`` (``benchmarks/starlette_sse.py``, issue 16 item 3);
 * ``adk-naive``      — the naive bridge (``benchmarks/naive.py``);
 * ``adk-api-server`` — ``google.adk.cli.fast_api.get_fast_api_app`` (``/run_sse``,
   ``auto_create_session=True``) over ``benchmarks/_agents`` (app ``bench_agent``);
@@ -37,8 +39,8 @@ from typing import Any
 from .emulator import bench_model
 from .knobs import die_with_parent
 
-CONTENDERS = ("adk-asgi", "adk-naive", "adk-api-server", "ag-ui-adk", "adk-asgi-live",
-              "adk-asgi-live-b", "adk-api-server-live")
+CONTENDERS = ("adk-asgi", "adk-asgi-sse-starlette", "adk-naive", "adk-api-server",
+              "ag-ui-adk", "adk-asgi-live", "adk-asgi-live-b", "adk-api-server-live")
 AGENTS_DIR = Path(__file__).parent / "_agents"
 
 
@@ -53,6 +55,11 @@ def raise_fd_limit() -> int:
 
 def build_app(name: str, token_delay: float) -> Any:
     name = name.split("-live")[0]
+    if name == "adk-asgi-sse-starlette":
+        from .starlette_sse import install
+
+        install()
+        name = "adk-asgi"
     if name == "adk-asgi":
         from adk_asgi import AdkMiddleware
         from adk_asgi.cli.site import WEB_DIR, SiteApp  # what adk-asgi serve wraps
