@@ -66,7 +66,7 @@ from .translator import LiveTranslator
 from .turns import Conversation
 
 if TYPE_CHECKING:
-    from .endpoint import LiveEndpoint
+    from .endpoint import ActivityDetection, LiveEndpoint
 
 __all__ = ("Connection",)
 
@@ -100,16 +100,19 @@ class _Shutdown:
     pass
 
 
-_Item = RunItem | GateNotice | _StartRun | _UserMessage | _Answers | Resume | Abort | _Shutdown
+_Item = (RunItem | GateNotice | _StartRun | _UserMessage | _Answers | Resume | Abort | Interrupt
+         | _Shutdown)
 
 
 class Connection:
     def __init__(self, endpoint: LiveEndpoint, receive: Receive, send: Send, *,
-                 user_id: str, audio: bool, chat_id: str | None) -> None:
+                 user_id: str, audio: bool, activity: ActivityDetection,
+                 chat_id: str | None) -> None:
         options = endpoint.options
         self.endpoint = endpoint
         self.user_id = user_id
         self.chat_id = chat_id
+        self.audio = audio
         self.limits = endpoint.limits
         self.store = endpoint.store
         self.socket = LiveSocket(receive, send, endpoint.limits,
@@ -121,7 +124,9 @@ class Connection:
                              max_waiting=self.limits.max_pending_approvals,
                              approval_tools=runtime.approval_tools)
         self.run = LiveRun(runtime, endpoint.plugin, self.gate, self.store, user_id=user_id,
-                           config=endpoint.live_run_config(audio), deliver=self._deliver)
+                           runner=endpoint.runner,
+                           config=endpoint.live_run_config(audio, activity),
+                           deliver=self._deliver)
         self.codec: Codec = ProtocolA()
         self.conversation = self._conversation()
         self.followers = Followers(self.socket, self.store, user_id)
@@ -134,7 +139,7 @@ class Connection:
         tools = replace(runtime.tools, approval=frozenset())
 
         def new_translator() -> LiveTranslator:
-            return LiveTranslator(f"msg-{uuid.uuid4().hex[:20]}",
+            return LiveTranslator(f"msg-{uuid.uuid4().hex[:20]}", audio_out=self.audio,
                                   confirmation_style=options.confirmation_style,
                                   describe_error=options.describe_error, tools=tools,
                                   surface=runtime.surface)
@@ -228,6 +233,8 @@ class Connection:
                     await self.followers.resume(request_id, chat_id)
                 case Abort(request_id):
                     await conversation.abort(request_id)
+                case Interrupt():
+                    await conversation.interrupt()
                 case RunFailed(error):
                     await conversation.run_failed(error)
                 case RunEnded():
@@ -278,15 +285,20 @@ class Connection:
                 await self._audio(audio)
             case AudioControl(action):
                 await self._begin()
-                if action == "start":
-                    self.run.queue.send_activity_start()
-                else:
-                    self.run.queue.send_activity_end()
+                if self.run.manual_activity:
+                    # Push-to-talk: the page says when the user speaks (and so barges in).
+                    if action == "start":
+                        self.run.queue.send_activity_start()
+                    else:
+                        self.run.queue.send_activity_end()
+                elif action == "stop":
+                    # The model detects speech itself; the microphone is off now.
+                    self.run.queue.send_audio_stream_end()
             case Interrupt():
-                # Barge-in: manual activity start interrupts the model's turn; the turn then
-                # ends with its `interrupted` turn_complete (and `finish`).
-                self.run.queue.send_activity_start()
-                self.run.queue.send_activity_end()
+                if self.run.manual_activity:
+                    self.run.interrupt()  # at once: barge-in should not queue behind events
+                else:
+                    await self.inbox.put(command)  # the turn ends in order with its events
             case Messages() as messages:
                 await self._messages(messages)
             case ToolResult(call_id, result):
