@@ -19,6 +19,7 @@ import os
 import sys
 from typing import Any
 
+from ..core.gctuning import GcTuning
 from .server import SERVED, DrainingServer, supervise, uvicorn_config
 from .site import DEFAULT_MOUNT, WEB_DIR, SiteApp, page_url
 from .targets import Target, TargetError, load_target
@@ -72,6 +73,7 @@ def build_app(args: argparse.Namespace, target: Target | None = None) -> Any:
         "resume_grace": args.resume_grace,
         "shutdown_grace": args.shutdown_grace,
         "allowed_origins": args.allowed_origin,
+        "gc_tuning": gc_tuning(args),
     }
     if (live := live_model(args)) is not None:
         from ..live.endpoint import LiveOptions
@@ -95,6 +97,26 @@ def build_app(args: argparse.Namespace, target: Target | None = None) -> Any:
     site.health = app.adk.health
     SERVED.append(app.adk)
     return app
+
+
+def gc_tuning(args: argparse.Namespace) -> GcTuning | None:
+    """The collector settings of ``--gc-threshold`` and ``--gc-freeze`` (None: Python's)."""
+    if args.gc_threshold is None and not args.gc_freeze:
+        return None
+    return GcTuning(threshold=args.gc_threshold, freeze=args.gc_freeze)
+
+
+def _threshold(text: str) -> tuple[int, int, int] | None:
+    if text == "python":
+        return None
+    try:
+        numbers = tuple(int(n) for n in text.split(","))
+        if len(numbers) == 3 and min(numbers) >= 0:
+            return numbers[0], numbers[1], numbers[2]
+    except ValueError:
+        pass
+    raise argparse.ArgumentTypeError(f"expected A,B,C (three numbers >= 0) or 'python', "
+                                     f"not {text!r}")
 
 
 def _mount(path: str) -> str:
@@ -144,6 +166,15 @@ def parser() -> argparse.ArgumentParser:
                        default=False,
                        help="permessage-deflate on WebSockets (default off: token frames are "
                             "tiny, and it costs ~9%% CPU and ~32 KiB per idle connection)")
+    serve.add_argument("--gc-threshold", type=_threshold, default="20000,50,50",
+                       metavar="A,B,C",
+                       help="the garbage collector's thresholds once the agent is warmed up "
+                            "(default %(default)s: ADK allocates many short-lived objects per "
+                            "token, and Python's 700 runs the collector every few tokens); "
+                            "'python' keeps Python's")
+    serve.add_argument("--gc-freeze", action=argparse.BooleanOptionalAction, default=True,
+                       help="gc.freeze() once the agent is warmed up, so collections skip "
+                            "what start-up loaded (default on)")
     serve.add_argument("--log-level", default="info")
     serve.add_argument("--log-format", choices=("text", "json"), default="text",
                        help="json: one JSON object per line (time, level, logger, message, "
