@@ -56,7 +56,7 @@ class Base:
         if self.kind == "ceiling":
             return list(self.module)
         extra = ["--model", models[0], "--live-model", models[1]] \
-            if models is not None and self.module == _CLI else []
+            if models is not None and self.module[:2] == _CLI else []
         return [*self.module, "--port", str(port), "--token-delay", str(token_delay), *extra]
 
 
