@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from .app import AdkApp
 from .core.auth import Authenticate, AuthError, bearer_token
 from .core.errors import RequestError
+from .core.gctuning import GcTuning
 from .core.limits import Limits
 from .core.message import ErrorInfo, describe_error_generic
 from .core.surface import EventParts
@@ -37,6 +38,7 @@ __all__ = [
     "ErrorInfo",
     "EventParts",
     "FrontendTool",
+    "GcTuning",
     "JsonFormatter",
     "Limits",
     "LiveOptions",

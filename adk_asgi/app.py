@@ -29,6 +29,7 @@ from google.adk.sessions import BaseSessionService
 from .core.asgi import Receive, Scope, Send, route_path, send_error, send_json_error
 from .core.auth import Authenticate, anonymous
 from .core.errors import chat_not_found
+from .core.gctuning import GcTuning
 from .core.limits import Limits
 from .core.message import ConfirmationStyle, DescribeError, describe_error_generic
 from .core.origin import OriginPolicy
@@ -87,6 +88,7 @@ class AdkApp:
         on_event: OnEvent | None = None,
         body_fields: Mapping[str, Any] | None = None,
         warm_up: bool = True,
+        gc_tuning: GcTuning | None = None,
         **renamed: Any,
     ) -> None:
         if "app" in renamed:
@@ -129,6 +131,7 @@ class AdkApp:
         needed); ``health.checks()`` for your own."""
         self.shutdown_grace = shutdown_grace
         self._warm_up = warm_up
+        self._gc_tuning = gc_tuning
 
     async def complete_tool_call(self, chat_id: str, tool_call_id: str, *,
                                  output: dict[str, Any] | None = None,
@@ -148,7 +151,10 @@ class AdkApp:
                                         wait=wait)
 
     async def startup(self) -> None:
+        first = not self.runtime.started
         await self.runtime.startup(warm=self._warm_up)
+        if first and self._gc_tuning is not None:
+            self._gc_tuning.apply()  # after warm-up: what it loaded gets frozen
 
     async def drain(self, grace: float | None = None) -> None:
         """Graceful shutdown, before the server closes connections: refuse new turns and

@@ -9,15 +9,22 @@ Every row is a process of its own started through ``python -m benchmarks.knobs``
 * ``adk-asgi`` / ``adk-asgi-live`` / ``adk-asgi-live-b`` — ``python -m adk_asgi serve
   --port P --token-delay 0``: the CLI users run (its page app, drain, uvicorn config and
   whatever process defaults it sets), driven over SSE, WebSocket protocol A or B;
+* ``adk-asgi-gc-off`` — the same CLI with its garbage-collector tuning off
+  (``--gc-threshold python --no-gc-freeze``): what the tuning buys;
 * ``adk-asgi-bare`` (SSE) / ``adk-asgi-live-bare`` (WebSocket) — ``AdkMiddleware``
   around a bare 404 app under plain ``uvicorn.Config`` (``python -m benchmarks.serve``):
   what the CLI adds on top of the middleware shows up as the difference;
+* ``adk-asgi-sse-starlette`` — ``adk-asgi-bare`` with its turns written through
+  sse-starlette (``benchmarks/starlette_sse.py``): the SSE channel decision;
 * ``adk-naive`` — the naive bridge (``benchmarks/naive.py``), the floor;
 * ``adk-api-server`` / ``adk-api-server-live`` / ``ag-ui-adk`` — the peers;
 * ``ceiling`` / ``ceiling-plain`` / ``ceiling-live`` — ``Runner.run_async`` /
   ``run_live`` with no transport (``python -m benchmarks.ceiling --worker``): the
   resumable ``App`` on uvloop as adk-asgi runs ADK, and a plain ``Runner`` with Python's
   default settings (asyncio loop, default GC).
+
+``BASE@gemini`` (``--emulator`` adds one for every row) is the same contender on ADK's
+real ``Gemini`` model against the Gemini API emulator (``benchmarks.emulator``).
 """
 
 from __future__ import annotations
@@ -42,10 +49,15 @@ class Base:
     live: bool = False  # ceilings: run_live turns
     cprofile: bool = False  # started by benchmarks.serve: --profile works
 
-    def command(self, port: int, token_delay: float) -> list[str]:
+    def command(self, port: int, token_delay: float,
+                models: tuple[str, str] | None = None) -> list[str]:
+        """The command after ``-m``; ``models``: the Gemini text and Live models of the CLI
+        rows (the others read ``BENCH_MODEL``, see ``benchmarks.emulator``)."""
         if self.kind == "ceiling":
             return list(self.module)
-        return [*self.module, "--port", str(port), "--token-delay", str(token_delay)]
+        extra = ["--model", models[0], "--live-model", models[1]] \
+            if models is not None and self.module == _CLI else []
+        return [*self.module, "--port", str(port), "--token-delay", str(token_delay), *extra]
 
 
 _CLI = ("adk_asgi", "serve")
@@ -58,8 +70,14 @@ def _serve(name: str) -> tuple[str, ...]:
 BASES: dict[str, Base] = {b.name: b for b in (
     Base("adk-asgi", "sse", _CLI, "adk-asgi", "adk_asgi",
          "adk-asgi serve (CLI), SSE `POST /api/chat`"),
+    Base("adk-asgi-gc-off", "sse", (*_CLI, "--gc-threshold", "python", "--no-gc-freeze"),
+         "adk-asgi", "adk_asgi",
+         "adk-asgi serve --gc-threshold python --no-gc-freeze (Python's collector settings)"),
     Base("adk-asgi-bare", "sse", _serve("adk-asgi"), "adk-asgi", "adk_asgi",
          "AdkMiddleware under plain uvicorn, SSE", cprofile=True),
+    Base("adk-asgi-sse-starlette", "sse", _serve("adk-asgi-sse-starlette"), "adk-asgi",
+         "sse_starlette", "AdkMiddleware under plain uvicorn, SSE through sse-starlette's "
+         "`EventSourceResponse`"),
     Base("adk-naive", "sse", _serve("adk-naive"), "adk-naive", "starlette",
          "naive bridge (`run_async` → `json.dumps` → `StreamingResponse`)"),
     Base("adk-api-server", "sse", _serve("adk-api-server"), "adk-api-server",
@@ -90,8 +108,10 @@ BASES: dict[str, Base] = {b.name: b for b in (
 DEFAULT_ROWS = ("adk-asgi", "adk-asgi-bare", "adk-naive", "ceiling", "ceiling-plain",
                 "adk-api-server", "ag-ui-adk", "adk-asgi-live", "adk-api-server-live",
                 "ceiling-live")
+# The quick run's one @gemini row: a smoke test of the emulator mode (cheap: one process).
 QUICK_ROWS = ("adk-asgi", "adk-naive", "ceiling", "ceiling-plain", "adk-api-server",
-              "ag-ui-adk", "adk-asgi-live", "adk-api-server-live", "ceiling-live")
+              "ag-ui-adk", "adk-asgi-live", "adk-api-server-live", "ceiling-live",
+              "adk-asgi@gemini")
 
 
 @dataclass(frozen=True)
@@ -122,5 +142,5 @@ def parse_row(text: str, extra: Knobs | None = None) -> Row:
         knobs = Knobs(gc_threshold=extra.gc_threshold or knobs.gc_threshold,
                       gc_freeze=extra.gc_freeze or knobs.gc_freeze,
                       loop=extra.loop or knobs.loop, gc_time=extra.gc_time and knobs.gc_time,
-                      env=(*knobs.env, *extra.env))
+                      env=(*knobs.env, *extra.env), gemini=extra.gemini or knobs.gemini)
     return Row(text, base, Knobs.parse(spec, knobs))

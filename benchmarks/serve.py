@@ -5,6 +5,8 @@ uvicorn with its defaults — uvloop and httptools when installed — and no acc
 
 * ``adk-asgi``       — ``AdkMiddleware(path="/api/chat")`` around a bare 404 app (the
   ``adk-asgi-bare`` row; the ``adk-asgi`` row runs the CLI itself);
+* ``adk-asgi-sse-starlette`` — the same, its turns written through sse-starlette's
+  ``EventSourceResponse`` (``benchmarks/starlette_sse.py``, issue 16 item 3);
 * ``adk-naive``      — the naive bridge (``benchmarks/naive.py``);
 * ``adk-api-server`` — ``google.adk.cli.fast_api.get_fast_api_app`` (``/run_sse``,
   ``auto_create_session=True``) over ``benchmarks/_agents`` (app ``bench_agent``);
@@ -34,10 +36,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .emulator import bench_model
 from .knobs import die_with_parent
 
-CONTENDERS = ("adk-asgi", "adk-naive", "adk-api-server", "ag-ui-adk", "adk-asgi-live",
-              "adk-asgi-live-b", "adk-api-server-live")
+CONTENDERS = ("adk-asgi", "adk-asgi-sse-starlette", "adk-naive", "adk-api-server",
+              "ag-ui-adk", "adk-asgi-live", "adk-asgi-live-b", "adk-api-server-live")
 AGENTS_DIR = Path(__file__).parent / "_agents"
 
 
@@ -52,13 +55,18 @@ def raise_fd_limit() -> int:
 
 def build_app(name: str, token_delay: float) -> Any:
     name = name.split("-live")[0]
+    if name == "adk-asgi-sse-starlette":
+        from .starlette_sse import install
+
+        install()
+        name = "adk-asgi"
     if name == "adk-asgi":
         from adk_asgi import AdkMiddleware
         from adk_asgi.cli.site import WEB_DIR, SiteApp  # what adk-asgi serve wraps
         from adk_asgi.demo import build_demo_agent
 
         return AdkMiddleware(SiteApp(WEB_DIR), path="/api/chat",
-                             agent=build_demo_agent(token_delay=token_delay))
+                             agent=build_demo_agent(model=bench_model(), token_delay=token_delay))
     if name == "adk-naive":
         from .naive import build_naive_app
 
@@ -83,7 +91,7 @@ def build_app(name: str, token_delay: float) -> Any:
         from adk_asgi.demo import build_demo_agent
 
         agent = ADKAgent(
-            adk_agent=build_demo_agent(token_delay=token_delay),
+            adk_agent=build_demo_agent(model=bench_model(), token_delay=token_delay),
             app_name="bench_agent",
             user_id="bench",
             use_in_memory_services=True,

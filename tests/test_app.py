@@ -17,7 +17,7 @@ from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route
 
-from adk_asgi import AdkApp, AdkMiddleware, Limits
+from adk_asgi import AdkApp, AdkMiddleware, GcTuning, Limits
 from adk_asgi.demo import build_demo_agent
 
 from conftest import chat_body, parse_sse, text_of, types_of, user_message
@@ -270,6 +270,28 @@ async def test_lifespan_starts_and_closes_the_runner() -> None:
 
     await adk({"type": "lifespan"}, receive, send)
     assert sent == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+
+
+async def test_gc_tuning_applies_after_start_up() -> None:
+    """AdkApp(gc_tuning=...) sets the process's collector once the app started (after
+    warm-up), whichever way it starts; without it the collector is left alone."""
+    import gc
+
+    before = gc.get_threshold()
+    try:
+        async with AdkApp(build_demo_agent(), warm_up=False).lifespan():
+            assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+        tuned = AdkApp(build_demo_agent(), warm_up=False,
+                       gc_tuning=GcTuning(threshold=(12_345, 20, 30)))
+        assert gc.get_threshold() == before  # nothing happens before start-up
+        async with tuned.lifespan():
+            assert gc.get_threshold() == (12_345, 20, 30)
+            assert gc.get_freeze_count() > 1000  # what start-up loaded is frozen
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
+    with pytest.raises(ValueError):
+        GcTuning(threshold=(1, 2))  # type: ignore[arg-type]
 
 
 async def test_websocket_is_served_live(demo_app: AdkApp) -> None:

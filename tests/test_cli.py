@@ -33,8 +33,11 @@ def test_load_target() -> None:
 
 @pytest.mark.parametrize("argv", [["-m", "adk_asgi", "serve"],
                                   ["-m", "adk_asgi", "serve", "adk_asgi.demo:root_agent",
-                                   "--mount", "/chat"]])
+                                   "--mount", "/chat", "--gc-threshold", "python",
+                                   "--no-gc-freeze"]])
 def test_serve_subprocess(argv: list[str], tmp_path: Path) -> None:
+    """A real ``adk-asgi serve``: a chat turn, a JSON 404 elsewhere, sqlite sessions, and
+    the collector tuned after warm-up by default (its log line), or left alone."""
     port = free_port()
     mount = "/chat" if "--mount" in argv else "/api/chat"
     env = {k: v for k, v in os.environ.items() if not k.startswith("GOOGLE_")}
@@ -60,7 +63,12 @@ def test_serve_subprocess(argv: list[str], tmp_path: Path) -> None:
         assert db.exists()  # --session-db sqlite:///… persisted the session
     finally:
         proc.terminate()
-        proc.wait(timeout=15)
+        output, _ = proc.communicate(timeout=15)
+    if "--no-gc-freeze" in argv:
+        assert "GC tuned" not in output
+    else:
+        assert "GC tuned: threshold (20000, 50, 50)" in output, output
+        assert int(output.split("GC tuned: threshold (20000, 50, 50), ")[1].split()[0]) > 1000
 
 
 def test_websocket_compression_is_off_unless_asked() -> None:

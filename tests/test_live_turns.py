@@ -23,6 +23,8 @@ from adk_asgi.stores import MemoryStreamStore
 class Run:
     """What the turn layer needs of the live run: a chat, its user and a queue."""
 
+    manual_activity = True
+
     def __init__(self) -> None:
         self.chat_id: str | None = None
         self.user_id = "anonymous"
@@ -34,6 +36,10 @@ class Run:
     async def start(self, chat_id: str) -> str | None:
         self.chat_id = chat_id
         return None
+
+    def interrupt(self) -> None:
+        self.queue.send_activity_start()
+        self.queue.send_activity_end()
 
 
 async def conversation(codec: Any, notices: list[Any] | None = None

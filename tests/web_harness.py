@@ -47,11 +47,13 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve(*args: str, token_delay: float = 0.01) -> Iterator[str]:
+def serve(*args: str, token_delay: float = 0.01,
+          env: dict[str, str] | None = None) -> Iterator[str]:
     """Run `adk-asgi serve` (the offline demo agent) on a free loopback port; yields
-    its base URL. Never with a Gemini key: GOOGLE_* variables are dropped."""
+    its base URL. Never with a Gemini key: GOOGLE_* variables are dropped, and only
+    ``env`` (e.g. the Gemini emulator's, ``GeminiEmulator.env``) is added."""
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GOOGLE_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GOOGLE_")} | (env or {})
     proc = subprocess.Popen(
         [sys.executable, "-m", "adk_asgi", "serve", "--host", "127.0.0.1", "--port", str(port),
          "--token-delay", str(token_delay), "--log-level", "warning", *args],

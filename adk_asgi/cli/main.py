@@ -19,11 +19,12 @@ import os
 import sys
 from typing import Any
 
+from ..core.gctuning import GcTuning
 from .server import SERVED, DrainingServer, supervise, uvicorn_config
 from .site import DEFAULT_MOUNT, WEB_DIR, SiteApp, page_url
 from .targets import Target, TargetError, load_target
 
-__all__ = ("build_app", "main", "observe", "parser", "resolve_target")
+__all__ = ("build_app", "live_model", "main", "observe", "parser", "resolve_target")
 
 logger = logging.getLogger("adk_asgi")
 
@@ -36,11 +37,31 @@ def resolve_target(args: argparse.Namespace) -> Target:
         raise TargetError("--agent needs a folder of agents as the target")
     from ..demo import build_demo_agent
 
-    model = args.model
-    if model is None and (os.environ.get("GOOGLE_API_KEY")
-                          or os.environ.get("GOOGLE_GENAI_USE_VERTEXAI")):
-        model = os.environ.get("ADK_ASGI_MODEL", "gemini-2.5-flash")
+    model = _demo_model(args)
     return Target("agent", build_demo_agent(model=model, token_delay=args.token_delay), "demo")
+
+
+def _demo_model(args: argparse.Namespace) -> str | None:
+    """The demo's model name: ``--model``, else Gemini when credentials are set, else
+    None (the offline scripted model)."""
+    if args.model is not None:
+        return str(args.model)
+    if os.environ.get("GOOGLE_API_KEY") or os.environ.get("GOOGLE_GENAI_USE_VERTEXAI"):
+        return os.environ.get("ADK_ASGI_MODEL", "gemini-2.5-flash")
+    return None
+
+
+def live_model(args: argparse.Namespace) -> str | None:
+    """The model of live runs: ``--live-model``; for the demo on Gemini a Live API model
+    (text models are refused on the Live API); else each agent's own."""
+    if args.live_model:
+        return str(args.live_model)
+    demo = None if args.target else _demo_model(args)
+    if demo is not None and demo.startswith("gemini"):
+        from ..live.models import DEFAULT_GEMINI_LIVE_MODEL
+
+        return os.environ.get("ADK_ASGI_LIVE_MODEL", DEFAULT_GEMINI_LIVE_MODEL)
+    return None
 
 
 def build_app(args: argparse.Namespace, target: Target | None = None) -> Any:
@@ -52,7 +73,12 @@ def build_app(args: argparse.Namespace, target: Target | None = None) -> Any:
         "resume_grace": args.resume_grace,
         "shutdown_grace": args.shutdown_grace,
         "allowed_origins": args.allowed_origin,
+        "gc_tuning": gc_tuning(args),
     }
+    if (live := live_model(args)) is not None:
+        from ..live.endpoint import LiveOptions
+
+        options["live_options"] = LiveOptions(model=live)
     if args.redis_url:
         from ..stores.redis import RedisStreamStore
 
@@ -71,6 +97,26 @@ def build_app(args: argparse.Namespace, target: Target | None = None) -> Any:
     site.health = app.adk.health
     SERVED.append(app.adk)
     return app
+
+
+def gc_tuning(args: argparse.Namespace) -> GcTuning | None:
+    """The collector settings of ``--gc-threshold`` and ``--gc-freeze`` (None: Python's)."""
+    if args.gc_threshold is None and not args.gc_freeze:
+        return None
+    return GcTuning(threshold=args.gc_threshold, freeze=args.gc_freeze)
+
+
+def _threshold(text: str) -> tuple[int, int, int] | None:
+    if text == "python":
+        return None
+    try:
+        numbers = tuple(int(n) for n in text.split(","))
+        if len(numbers) == 3 and min(numbers) >= 0:
+            return numbers[0], numbers[1], numbers[2]
+    except ValueError:
+        pass
+    raise argparse.ArgumentTypeError(f"expected A,B,C (three numbers >= 0) or 'python', "
+                                     f"not {text!r}")
 
 
 def _mount(path: str) -> str:
@@ -96,6 +142,10 @@ def parser() -> argparse.ArgumentParser:
                        help="sqlite:///path.db or postgresql+asyncpg://... (default: memory)")
     serve.add_argument("--model", default=None,
                        help="demo only: a Gemini model name (needs GOOGLE_API_KEY)")
+    serve.add_argument("--live-model", default=None, metavar="MODEL",
+                       help="the model of live (WebSocket) runs, for every agent: a Live API "
+                            "model (default: each agent's own; for the demo on Gemini "
+                            "gemini-2.5-flash-native-audio-latest, or $ADK_ASGI_LIVE_MODEL)")
     serve.add_argument("--token-delay", type=float, default=0.03,
                        help="demo only: seconds per streamed token of the scripted model")
     serve.add_argument("--redis-url", default=None,
@@ -116,6 +166,15 @@ def parser() -> argparse.ArgumentParser:
                        default=False,
                        help="permessage-deflate on WebSockets (default off: token frames are "
                             "tiny, and it costs ~9%% CPU and ~32 KiB per idle connection)")
+    serve.add_argument("--gc-threshold", type=_threshold, default="20000,50,50",
+                       metavar="A,B,C",
+                       help="the garbage collector's thresholds once the agent is warmed up "
+                            "(default %(default)s: ADK allocates many short-lived objects per "
+                            "token, and Python's 700 runs the collector every few tokens); "
+                            "'python' keeps Python's")
+    serve.add_argument("--gc-freeze", action=argparse.BooleanOptionalAction, default=True,
+                       help="gc.freeze() once the agent is warmed up, so collections skip "
+                            "what start-up loaded (default on)")
     serve.add_argument("--log-level", default="info")
     serve.add_argument("--log-format", choices=("text", "json"), default="text",
                        help="json: one JSON object per line (time, level, logger, message, "

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Final, Literal
 from urllib.parse import parse_qs
 
 from google.adk.agents import RunConfig
+from google.adk.models import BaseLlm
+from google.adk.runners import Runner
 from google.genai import types
 
 from ..core.asgi import Receive, Scope, Send
@@ -30,6 +33,7 @@ from ..observability.tracing import LIVE_CONNECTION, current, end_span, start_sp
 from ..stores import StoreUnavailable, StreamStore
 from .connection import Connection
 from .gate import PLUGIN_NAME, LiveGatePlugin
+from .models import audio_only, first_model_name, live_runner
 from .socket import (
     CLOSE_ERROR,
     CLOSE_GOING_AWAY,
@@ -40,7 +44,16 @@ from .socket import (
     UNAVAILABLE_REASON,
 )
 
-__all__ = ("LiveEndpoint", "LiveOptions")
+__all__ = ("ActivityDetection", "LiveEndpoint", "LiveOptions", "TextModality")
+
+ActivityDetection = Literal["manual", "automatic"]
+TextModality = Literal["auto", "TEXT", "AUDIO"]
+_ACTIVITY: Final = ("manual", "automatic")
+
+
+def _sliding_window() -> types.ContextWindowCompressionConfig:
+    # The Live API's defaults: compress at 80% of the window, keep the newest half.
+    return types.ContextWindowCompressionConfig(sliding_window=types.SlidingWindow())
 
 logger = logging.getLogger("adk_asgi")
 
@@ -51,6 +64,27 @@ _CLOSED = {CLOSE_GOING_AWAY: "idle", CLOSE_POLICY: "policy", CLOSE_TOO_BIG: "too
 
 @dataclass(frozen=True, slots=True)
 class LiveOptions:
+    """Live mode settings (``AdkApp(live_options=...)``); see docs/live-mode.md."""
+
+    model: str | BaseLlm | None = None
+    """The model of live runs, for every agent (a Live API model name such as
+    ``gemini-2.5-flash-native-audio-latest``, or a ``BaseLlm``); None: each agent's own."""
+    activity_detection: ActivityDetection = "manual"
+    """Who decides when the user speaks: ``manual``, the page (``audio_control``
+    start/stop, push-to-talk; ``interrupt`` and protocol B ``abort`` stop the model);
+    ``automatic``, the model's voice activity detection (hands-free: the page streams the
+    microphone, speech interrupts the model). A connection may ask with ``?activity=``."""
+    session_resumption: bool = True
+    """Ask the Live API for resumption handles: a connection that reaches its lifetime
+    (about 10 min) is renewed without ending the page's WebSocket, and a reload resumes."""
+    context_window_compression: types.ContextWindowCompressionConfig | None = field(
+        default_factory=_sliding_window)
+    """The Live API's sliding window, so long sessions outlive the context window
+    (without it an audio session ends after about 15 minutes); None turns it off."""
+    text_modality: TextModality = "auto"
+    """How a text connection's answers are made: ``TEXT``, or ``AUDIO`` with the
+    transcript as the text (the audio is not sent); ``auto``: AUDIO for models that only
+    speak (native-audio and Gemini 3 Live models refuse TEXT), else TEXT."""
     confirmation_style: ConfirmationStyle = "native"
     wait_timeout: float | None = 300.0
     """How long an approval or a browser tool may wait for the client (then: denied)."""
@@ -80,6 +114,14 @@ class LiveEndpoint:
         self.connections: set[Connection] = set()
         self.draining = False
         self._plugin: LiveGatePlugin | None = None
+        self._runner: Runner | None = None
+
+    @property
+    def runner(self) -> Runner:
+        """The runner of live runs: the app's, its agents on their live models."""
+        if self._runner is None:
+            self._runner = live_runner(self.runtime.runner, self.options.model)
+        return self._runner
 
     @property
     def plugin(self) -> LiveGatePlugin:
@@ -109,9 +151,14 @@ class LiveEndpoint:
                         "reason": refusal[1][:120]})
             return
         audio = query.get("modality", ["text"])[0].lower() == "audio"
+        activity = query.get("activity", [self.options.activity_detection])[0].lower()
         await send({"type": "websocket.accept"})
+        if activity not in _ACTIVITY:
+            await send({"type": "websocket.close", "code": CLOSE_POLICY,
+                        "reason": "activity is manual or automatic."})
+            return
         connection = Connection(self, receive, send, user_id=refusal, audio=audio,
-                                chat_id=chat_id)
+                                activity=activity, chat_id=chat_id)
         self.connections.add(connection)
         METRICS.connection_opened()
         # The connection's span is current in its tasks: run_live's spans become children.
@@ -158,10 +205,33 @@ class LiveEndpoint:
             await asyncio.gather(*(c.drain(grace) for c in connections),
                                  return_exceptions=True)
 
-    def live_run_config(self, audio: bool) -> RunConfig:
-        base = self.options.run_config or self.runtime.run_config
-        modality = types.Modality.AUDIO if audio else types.Modality.TEXT
+    def live_run_config(self, audio: bool, activity: ActivityDetection) -> RunConfig:
+        """The RunConfig of one connection's run. What the app's RunConfig sets itself
+        (``realtime_input_config``, ``session_resumption``, ``context_window_compression``)
+        is kept; the rest comes from the options."""
+        options = self.options
+        base = options.run_config or self.runtime.run_config
         custom = dict(base.custom_metadata or {})
         custom[META_KEY] = {"live": True}
-        return base.model_copy(update={"response_modalities": [modality],
-                                       "custom_metadata": custom})
+        update: dict[str, object] = {
+            "response_modalities": [types.Modality.AUDIO if audio or self._speaks_only()
+                                    else types.Modality.TEXT],
+            "custom_metadata": custom,
+        }
+        if base.realtime_input_config is None:
+            # Explicit activity signals are refused unless automatic detection is off
+            # (https://ai.google.dev/api/live, activityStart / activityEnd).
+            update["realtime_input_config"] = types.RealtimeInputConfig(
+                automatic_activity_detection=types.AutomaticActivityDetection(
+                    disabled=activity == "manual"))
+        if base.session_resumption is None and options.session_resumption:
+            update["session_resumption"] = types.SessionResumptionConfig()
+        if base.context_window_compression is None:
+            update["context_window_compression"] = options.context_window_compression
+        return base.model_copy(update=update)
+
+    def _speaks_only(self) -> bool:
+        choice = self.options.text_modality
+        if choice != "auto":
+            return choice == "AUDIO"
+        return audio_only(first_model_name(self.runner.agent))

@@ -3,12 +3,17 @@
 
 The run starts with the first message (or the first audio) and is restarted with a fresh
 queue after a model error, up to ``MAX_RESTARTS`` times, so the connection stays usable.
+A run resumes the chat's Live API session when the session's newest event is a resumption
+handle (a reload, another worker): the model continues where the last connection left off
+instead of being sent the history again. A handle the service no longer knows is dropped
+and the run starts over from the history.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final
@@ -16,6 +21,8 @@ from typing import Final
 from google.adk.agents import RunConfig
 from google.adk.agents.live_request_queue import LiveRequestQueue
 from google.adk.events import Event
+from google.adk.runners import Runner
+from google.adk.sessions import Session
 from google.genai import types
 
 from ..core.errors import CHAT_NOT_FOUND
@@ -25,8 +32,12 @@ from ..core.sessions import META_KEY, SessionUnavailable, failure, get_or_create
 from ..observability.logs import current_log_context
 from ..stores import StreamStore
 from .gate import LiveGate, LiveGatePlugin
+from .link import CURRENT_LINK, Link
 
-__all__ = ("FAILED_ANSWER", "MAX_RESTARTS", "LiveRun", "RunEnded", "RunFailed", "RunItem")
+__all__ = ("FAILED_ANSWER", "MAX_RESTARTS", "LiveRun", "RunEnded", "RunFailed", "RunItem",
+           "resumable_handle")
+
+logger = logging.getLogger("adk_asgi")
 
 
 FAILED_ANSWER: Final = "(This answer failed with an error.)"
@@ -52,9 +63,10 @@ class LiveRun:
     """One connection's live run (not started until ``start``)."""
 
     def __init__(self, runtime: AgentRuntime, plugin: LiveGatePlugin, gate: LiveGate,
-                 store: StreamStore, *, user_id: str, config: RunConfig,
+                 store: StreamStore, *, user_id: str, runner: Runner, config: RunConfig,
                  deliver: Callable[[RunItem], Awaitable[None]]) -> None:
         self._runtime = runtime
+        self._runner = runner
         self._plugin = plugin
         self._gate = gate
         self._store = store
@@ -73,6 +85,18 @@ class LiveRun:
     @property
     def started(self) -> bool:
         return self._pump is not None
+
+    @property
+    def manual_activity(self) -> bool:
+        """The page says when the user speaks (automatic activity detection is off)."""
+        config = self._config.realtime_input_config
+        detection = config.automatic_activity_detection if config else None
+        return bool(detection and detection.disabled)
+
+    def interrupt(self) -> None:
+        """Stop the model's answer (manual activity detection: an activity start does)."""
+        self.queue.send_activity_start()
+        self.queue.send_activity_end()
 
     async def claim(self, chat_id: str) -> str | None:
         """Why this connection cannot run ``chat_id`` (another chat's, or not the user's),
@@ -114,23 +138,31 @@ class LiveRun:
 
     async def _run(self) -> None:
         restarts = 0
+        resume = True
         while True:
             queue = self.queue
             self._plugin.attach(queue, self._gate)
+            # The run's model link: ADK's tasks inherit it (``models.LiveModel.connect``).
+            link = Link()
+            CURRENT_LINK.set(link)
+            config = self._config
             try:
-                run = self._runtime.runner.run_live(
-                    user_id=self._user_id, session_id=self.chat_id, live_request_queue=queue,
-                    run_config=self._config)
-                with serving():
-                    async with contextlib.aclosing(run) as events:
-                        async for event in events:
-                            await self._deliver(event)
+                config = await self._run_config(resume)
+                await self._pump_events(queue, config)
                 await self._deliver(RunEnded())
                 return
             except Exception as raised:
                 exc = original(raised)
-                log_exception("Live run failed", self.chat_id, exc)
                 self._plugin.detach(queue)
+                if config is not self._config and link.connections == 0 and not self._closed:
+                    # The service refused the stored handle (expired, unknown): start over
+                    # from the session's history, and tell nobody. Nothing read the queue
+                    # (no connection was made): what the page sent is still in it.
+                    logger.info("Live session of chat %r could not be resumed (%s); "
+                                "starting a new one", self.chat_id, type(exc).__name__)
+                    resume = False
+                    continue
+                log_exception("Live run failed", self.chat_id, exc)
                 await self._deliver(RunFailed(exc))
                 restarts += 1
                 if restarts > MAX_RESTARTS or self._closed:
@@ -139,6 +171,29 @@ class LiveRun:
                 # A fresh queue and run: the connection stays usable after a model error.
                 self.queue = LiveRequestQueue()
                 await self._close_failed_exchange()
+
+    async def _pump_events(self, queue: LiveRequestQueue, config: RunConfig) -> None:
+        run = self._runner.run_live(user_id=self._user_id, session_id=self.chat_id,
+                                    live_request_queue=queue, run_config=config)
+        with serving():
+            async with contextlib.aclosing(run) as events:
+                async for event in events:
+                    await self._deliver(event)
+
+    async def _run_config(self, resume: bool) -> RunConfig:
+        """The run's config: with the chat's resumption handle when it can resume."""
+        config = self._config
+        if not resume or config.session_resumption is None:
+            return config
+        runtime = self._runtime
+        assert self.chat_id is not None
+        session = await runtime.session_service.get_session(
+            app_name=runtime.app_name, user_id=self._user_id, session_id=self.chat_id)
+        handle = resumable_handle(session)
+        if handle is None:
+            return config
+        resumption = config.session_resumption.model_copy(update={"handle": handle})
+        return config.model_copy(update={"session_resumption": resumption})
 
     async def _close_failed_exchange(self) -> None:
         """Record that the last answer failed, so the restarted run's history does not end
@@ -155,3 +210,19 @@ class LiveRun:
             content=types.Content(role="model", parts=[types.Part(text=FAILED_ANSWER)]),
             custom_metadata={META_KEY: {"liveError": True}},
         ))
+
+
+def resumable_handle(session: Session | None) -> str | None:
+    """The Live API handle the chat's session ends with, if any. ADK stores every
+    resumption update as a session event; a handle is only good while nothing was said
+    after it (an HTTP turn, a turn cut short): the service's session would lack that."""
+    for event in reversed(session.events if session is not None else ()):
+        update = event.live_session_resumption_update
+        if update is not None:
+            if update.new_handle and update.resumable is not False:
+                return update.new_handle
+            continue
+        if event.content is not None or event.input_transcription is not None \
+                or event.output_transcription is not None:
+            return None
+    return None

@@ -39,10 +39,12 @@ _RATE: Final = re.compile(r"rate=(\d+)")
 class LiveTranslator(EventTranslator):
     """One assistant message of a live conversation (one model turn, tools included)."""
 
-    __slots__ = ("_live_streamed", "emitted_calls", "model_called_tools")
+    __slots__ = ("_audio_out", "_live_streamed", "emitted_calls", "model_called_tools")
 
-    def __init__(self, message_id: str, **options: Any) -> None:
+    def __init__(self, message_id: str, *, audio_out: bool = True, **options: Any) -> None:
         super().__init__(message_id, **options)
+        # False: a text connection on a model that only speaks; its transcript is the text.
+        self._audio_out = audio_out
         self._live_streamed = False
         # Tool calls whose `tool-input-available` went out (approvals wait for it).
         self.emitted_calls: set[str] = set()
@@ -70,7 +72,7 @@ class LiveTranslator(EventTranslator):
                      .startswith("audio/")]
             if audio:
                 self._open_step(out)
-                for part in audio:
+                for part in audio if self._audio_out else ():
                     assert part.inline_data is not None
                     out.append(_pcm(part.inline_data))
                 if len(audio) == len(content.parts):

@@ -93,6 +93,7 @@ class Conversation:
         self.queued: deque[_Queued] = deque()
         self.draining = False
         self.idle_since: float = asyncio.get_running_loop().time()
+        self._dropping = False  # the model's answer was cut on the page: skip its rest
 
     @property
     def busy(self) -> bool:
@@ -151,9 +152,18 @@ class Conversation:
             return
         turn.listeners = [x for x in turn.listeners if x.request_id != request_id]
         turn.stopped = True
-        # Stop the model; its interrupted turn_complete then ends the turn.
-        self._run.queue.send_activity_start()
-        self._run.queue.send_activity_end()
+        await self.interrupt()
+
+    async def interrupt(self) -> None:
+        """Stop the model's answer. With manual activity detection an activity start
+        interrupts the model, whose interrupted turn_complete then ends the turn. With
+        automatic detection the Live API takes no such signal (only speech interrupts), so
+        the turn ends here and the rest of the model's answer is dropped."""
+        if self._run.manual_activity:
+            self._run.interrupt()
+        elif self.turn is not None:
+            self._dropping = True
+            await self._end()
 
     async def error(self, text: str, request_id: str | None = None) -> None:
         """A refused frame or request: an error frame outside the turn flow."""
@@ -162,6 +172,9 @@ class Conversation:
     # -- the run ----------------------------------------------------------------------
 
     async def event(self, event: Event) -> None:
+        if self._dropping:
+            self._dropping = not event.turn_complete
+            return
         turn = self.turn
         if turn is None:
             meaningful = (event.content is not None or event.input_transcription is not None

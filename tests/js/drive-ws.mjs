@@ -12,9 +12,13 @@
 //               "reason"?: "...", "payload"?: {...}},
 //              {"action": "toolOutput", "tool": "get_location", "output": {...}},
 //              {"action": "completeToolCall", "tool": "open_ticket", "output": {...}},
-//              {"action": "resume"}]}
+//              {"action": "resume"},
+//              {"action": "stop"}]}          chat.stop(): the transport sends `abort`
 //   "api" (the HTTP base of the same app) is needed for completeToolCall: what a back-office
 //   does, POST {api}/{chatId}/tool-output; the answers go to the report's `completions`.
+//   A `send` with "noWait": true starts the next step while it streams;
+//   {"action": "waitFor", "textLength": N} waits until the last assistant message has
+//   N characters of text.
 // Output (stdout, one JSON object): ok, messages, frames (every server frame, parsed),
 // sent (every client frame), invalid (chunks failing the schema), nullPaths,
 // chatErrors, finishes, stepResults, problems. Exit 0 when produced, 2 on crashes.
@@ -222,6 +226,18 @@ async function main() {
         return chat.sendMessage();
       case 'resume':
         return chat.resumeStream();
+      case 'stop':
+        return chat.stop();
+      case 'waitFor':
+        return (async () => {
+          for (;;) {
+            if (Date.now() > deadline) throw new Error('waitFor: harness timeout');
+            const message = lastAssistant(chat.messages);
+            const text = (message?.parts ?? []).filter(p => p.type === 'text').map(p => p.text).join('');
+            if (text.length >= (step.textLength ?? 1)) return;
+            await sleep(10);
+          }
+        })();
       default:
         throw new Error(`unknown step ${JSON.stringify(step.action)}`);
     }
@@ -233,9 +249,16 @@ async function main() {
     const result = { action: step.action, status: null, error: null, stepError: null };
     stepResults.push(result);
     try {
-      await runStep(step);
-      await sleep(20);
-      await waitUntilIdle();
+      if (step.action === 'send' && step.noWait) {
+        runStep(step).catch(err => problems.push(`step ${i} (send): ${errorText(err)}`));
+        await sleep(20);
+      } else {
+        await runStep(step);
+        if (step.action !== 'waitFor') {
+          await sleep(20);
+          await waitUntilIdle();
+        }
+      }
     } catch (err) {
       result.stepError = errorText(err);
       problems.push(`step ${i} (${step.action}): ${result.stepError}`);

@@ -21,6 +21,7 @@ from adk_asgi.testing.gemini import GeminiEmulator, Reply, Request, Rule, Script
 from .conftest import LIVE_MODEL, TEXT_MODEL, RawLive, silence, tone
 
 TEXT = types.LiveConnectConfig(response_modalities=[types.Modality.TEXT])
+AUDIO = types.LiveConnectConfig(response_modalities=[types.Modality.AUDIO])
 MANUAL = types.RealtimeInputConfig(
     automatic_activity_detection=types.AutomaticActivityDetection(disabled=True)
 )
@@ -585,17 +586,44 @@ async def test_text_models_are_refused(
 
 
 @pytest.mark.parametrize(
-    "model",
+    ("model", "config"),
     [
-        "gemini-live-2.5-flash-preview",
-        "gemini-2.5-flash-native-audio-preview-12-2025",
-        "gemini-3.1-flash-live-preview",
+        ("gemini-live-2.5-flash-preview", TEXT),
+        ("gemini-2.5-flash-native-audio-preview-12-2025", AUDIO),
+        ("gemini-2.5-flash-native-audio-latest", AUDIO),
+        ("gemini-3.1-flash-live-preview", AUDIO),
     ],
 )
-async def test_live_models_are_accepted(emulator: GeminiEmulator, model: str) -> None:
-    async with live(emulator, model=model) as session:
+async def test_live_models_are_accepted(
+    emulator: GeminiEmulator, model: str, config: types.LiveConnectConfig
+) -> None:
+    async with live(emulator, config, model=model) as session:
         await say(session, "hello")
-        assert text_of(await turn(session))
+        messages = await turn(session)
+    assert messages[-1].server_content and messages[-1].server_content.turn_complete
+    spoken = [m for m in messages if m.server_content and m.server_content.model_turn]
+    assert spoken  # text parts (TEXT) or 24 kHz audio (AUDIO)
+
+
+@pytest.mark.parametrize(
+    "model", ["gemini-2.5-flash-native-audio-latest", "gemini-3.1-flash-live-preview"]
+)
+async def test_models_that_only_speak_refuse_text_responses(
+    emulator: GeminiEmulator, raw_live: Callable[..., Any], model: str
+) -> None:
+    async with raw_live(emulator) as ws:
+        await ws.setup(model, generationConfig={"responseModalities": ["AUDIO"]})
+    async with raw_live(emulator) as ws:
+        await ws.send(
+            {"setup": {"model": f"models/{model}",
+                       "generationConfig": {"responseModalities": ["TEXT"]}}}
+        )
+        code, reason = await ws.closed()
+    assert (code, reason) == (
+        1007,
+        "The requested combination of response modalities (TEXT) is not supported by the "
+        "model.",
+    )
 
 
 async def test_the_live_model_rule_is_configurable(

@@ -87,6 +87,11 @@ def _parser() -> argparse.ArgumentParser:
         default=_DEFAULTS.live_model_pattern,
         help="regular expression a Live-capable model name matches",
     )
+    model.add_argument(
+        "--audio-only-model-pattern",
+        default=_DEFAULTS.audio_only_model_pattern,
+        help="regular expression naming the Live models that refuse TEXT responses",
+    )
     model.add_argument("--api-key", help="the only API key accepted; None: any non-empty key")
 
     limits = parser.add_argument_group("Live API limits and timings")

@@ -203,6 +203,16 @@ class _Connection:
             # version v1alpha, or is not supported for bidiGenerateContent"
             # (google/adk-samples#23, googleapis/python-genai#362).
             raise _Closed.of(not_supported(setup.model, version, "bidiGenerateContent"))
+        if setup.text_only and self._settings.is_audio_only(setup.model):
+            # Native-audio and Gemini 3 Live models answer only with audio: TEXT alone is
+            # refused with 1007 (seen on the service: googleapis/python-genai#1780,
+            # pydantic/pydantic-ai#7269, kizuna-ai-lab/sokuji#93). Text comes as the
+            # transcript of the audio (outputAudioTranscription).
+            raise _Closed(
+                1007,
+                "The requested combination of response modalities (TEXT) is not supported "
+                "by the model.",
+            )
         self._setup = setup
         self._voice = VoiceActivity(setup.silence_gap)
         self._session = await self._open_session(setup)

@@ -47,6 +47,8 @@ class LiveSetup:
     """Without ``models/``."""
     audio_out: bool
     """AUDIO response modality (the default) rather than TEXT."""
+    text_only: bool
+    """The setup asks for TEXT alone."""
     thoughts: bool
     system_instruction: str
     function_names: frozenset[str]
@@ -112,6 +114,7 @@ def _parse(raw: Any, settings: EmulatorSettings) -> LiveSetup:
         model=model.removeprefix("models/"),
         # Native audio models answer with audio; TEXT only when asked for alone.
         audio_out=modalities != ["TEXT"],
+        text_only=modalities == ["TEXT"],
         thoughts=thoughts,
         system_instruction=instruction_text(wire.get(raw, "system_instruction")),
         function_names=function_names(wire.get(raw, "tools")),

@@ -34,6 +34,10 @@ class EmulatorSettings:
     """A model is Live-capable when this regular expression matches its name
     (searched, case-insensitive). Live-capable models are refused by
     ``generateContent``; other models are refused by ``BidiGenerateContent``."""
+    audio_only_model_pattern: str = r"native-audio|gemini-3"
+    """Live models that answer only with audio (searched, case-insensitive): a setup
+    asking them for TEXT alone is refused, as native-audio and Gemini 3 Live models
+    refuse it. Their text is the transcript of what they say."""
     connection_lifetime: float = 600.0
     """Seconds a Live API connection lasts before the server closes it (about 10 min)."""
     go_away_lead: float = 60.0
@@ -63,6 +67,7 @@ class EmulatorSettings:
     """Send ``sessionResumptionUpdate{resumable: false}`` while a turn is generating, as
     the real service does (clients must keep their last non-empty handle)."""
     _live_model_re: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    _audio_only_re: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.tokens_per_chunk < 1:
@@ -79,10 +84,16 @@ class EmulatorSettings:
         if self.api_key == "":
             raise ValueError("api_key must not be empty (use None to accept any key)")
         object.__setattr__(self, "_live_model_re", re.compile(self.live_model_pattern, re.I))
+        object.__setattr__(self, "_audio_only_re",
+                           re.compile(self.audio_only_model_pattern, re.I))
 
     def is_live_model(self, model: str) -> bool:
         """Whether ``model`` (with or without ``models/``) is a Live-capable model."""
         return bool(self._live_model_re.search(model.removeprefix("models/")))
+
+    def is_audio_only(self, model: str) -> bool:
+        """Whether the Live model ``model`` refuses the TEXT response modality."""
+        return bool(self._audio_only_re.search(model.removeprefix("models/")))
 
     @property
     def client_api_key(self) -> str:
