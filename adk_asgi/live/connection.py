@@ -34,6 +34,7 @@ from ..observability.metrics import METRICS
 from ..stores import StoreUnavailable
 from .commands import Abort, Interrupt, Resume
 from .gate import ApprovalNotice, GateNotice, LiveGate, ResolvedNotice, SettledNotice, WaitNotice
+from .output import TurnOutput
 from .protocol_a import ProtocolA
 from .resume import Followers
 from .run import LiveRun, RunEnded, RunFailed, RunItem
@@ -98,8 +99,8 @@ class Connection:
                                   describe_error=options.describe_error, tools=tools,
                                   surface=runtime.surface)
 
-        return Conversation(ProtocolA(), self.socket.send, run=self.run, gate=self.gate,
-                            store=self.store, new_translator=new_translator)
+        return Conversation(TurnOutput(ProtocolA(), self.socket.send), run=self.run,
+                            gate=self.gate, store=self.store, new_translator=new_translator)
 
     # -- lifecycle --------------------------------------------------------------
 

@@ -82,7 +82,7 @@ class Upstream:
         self.socket = socket
         self.inbox = inbox
         self.run = run
-        self.conversation = conversation  # its codec is the connection's protocol
+        self.conversation = conversation  # output.codec: the connection's protocol
         self.limits = limits
         self.body_fields = body_fields
         self.chat_id = chat_id  # named at the handshake, if it was
@@ -93,7 +93,7 @@ class Upstream:
             frame = await self.socket.receive()
             if isinstance(frame, bytes):
                 chosen = True
-                if frame and self.conversation.codec.name == "A":
+                if frame and self.conversation.output.codec.name == "A":
                     await self._audio(Audio(frame))
                 continue
             try:
@@ -104,19 +104,19 @@ class Upstream:
             if not chosen:
                 chosen = True
                 if detect(parsed) == "B":
-                    self.conversation.codec = ProtocolB()
+                    self.conversation.output.codec = ProtocolB()
             await self._decoded(frame, parsed)
 
     async def _decoded(self, text: str, frame: dict[str, Any]) -> None:
         try:
-            await self._command(self.conversation.codec.decode(frame))
+            await self._command(self.conversation.output.codec.decode(frame))
         except RequestError as error:
             await self._refused(text, error)
 
     async def _refused(self, text: str, error: RequestError) -> None:
-        codec = self.conversation.codec
+        codec = self.conversation.output.codec
         request_id = ProtocolB.request_id_of(text) if codec.name == "B" else None
-        await self.conversation.error(error.message, request_id)
+        await self.conversation.output.error(error.message, request_id)
 
     async def _command(self, command: Command) -> None:
         match command:
