@@ -72,7 +72,8 @@ class ChatEndpoint:
         self._stream_options = StreamOptions(
             ping_interval=options.ping_interval, send_timeout=options.send_timeout,
             resume_grace=options.resume_grace, confirmation_style=options.confirmation_style,
-            describe_error=options.describe_error)
+            describe_error=options.describe_error,
+            max_queued=options.limits.max_queued_bytes)
 
     @property
     def stream_options(self) -> StreamOptions:
@@ -194,7 +195,8 @@ class ChatEndpoint:
                 await follow.aclose()
             return
         channel = SSEChannel(send, receive, ping_interval=self.options.ping_interval,
-                             send_timeout=self.options.send_timeout)
+                             send_timeout=self.options.send_timeout,
+                             max_queued=self.options.limits.max_queued_bytes)
         await channel.open()
         try:
             async for blob in follow:
