@@ -71,8 +71,14 @@ class ErrorLog(logging.Handler):
                 else f"{r.name}: {r.getMessage()}" for r in self.records]
 
 
+DEMO_ERROR_CODE = "DEMO_ERROR"  # the demo model's error_code for "please fail"
+
+
 def _deliberate(record: logging.LogRecord) -> bool:
-    """The demo model's on-purpose failure ("please raise") is logged as it should be."""
+    """The demo model's on-purpose failures are logged as they should be: "please raise"
+    (an exception) and "please fail" (an error response, logged without a traceback)."""
+    if isinstance(record.args, tuple) and DEMO_ERROR_CODE in record.args:
+        return True
     exc = record.exc_info[1] if record.exc_info else None
     while exc is not None:
         if type(exc).__name__ == "DemoModelError":
