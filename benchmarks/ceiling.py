@@ -48,6 +48,7 @@ from google.genai import types
 
 from adk_asgi.demo import build_demo_agent
 
+from .emulator import bench_model
 from .knobs import loop_factory
 
 APP_NAME = "adk_asgi"
@@ -56,11 +57,11 @@ USER = "anonymous"
 
 def build_runner(kind: str = "resumable") -> Runner:
     if kind == "plain":
-        return Runner(agent=build_demo_agent(token_delay=0.0), app_name=APP_NAME,
-                      session_service=InMemorySessionService())
+        return Runner(agent=build_demo_agent(model=bench_model(), token_delay=0.0),
+                      app_name=APP_NAME, session_service=InMemorySessionService())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ResumabilityConfig is experimental in ADK 2.x
-        app = App(name=APP_NAME, root_agent=build_demo_agent(token_delay=0.0),
+        app = App(name=APP_NAME, root_agent=build_demo_agent(model=bench_model(), token_delay=0.0),
                   resumability_config=ResumabilityConfig(is_resumable=True))
     return Runner(app=app, session_service=InMemorySessionService(), app_name=APP_NAME)
 

@@ -142,6 +142,7 @@ class StreamResult:
     t_end: float = 0.0
     t_open: float | None = None  # WebSocket: handshake done, user frame about to go out
     stamps: list[float] = field(default_factory=list)
+    chunk: int = 1  # tokens per text frame (the emulator's chunking; 1: a frame per token)
 
     @property
     def duration(self) -> float:
@@ -167,7 +168,13 @@ class StreamResult:
 
     def complete(self, tokens: int) -> bool:
         return (self.status in (101, 200) and self.error is None
-                and self.token_frames == tokens and (self.done or self.clean_end))
+                and self.token_frames == -(-tokens // self.chunk)
+                and (self.done or self.clean_end))
+
+    def received(self, tokens: int) -> int:
+        """Tokens received of a "bench ``tokens``" reply (whole chunks count in full, the
+        last one may be shorter)."""
+        return min(tokens, self.token_frames * self.chunk)
 
 
 class _SSECounter:

@@ -50,11 +50,12 @@ class Knobs:
     loop: str | None = None  # None: the process's own default
     gc_time: bool = True
     env: tuple[tuple[str, str], ...] = ()
+    gemini: bool = False  # ADK's Gemini against the emulator (benchmarks.emulator)
 
     @classmethod
     def parse(cls, text: str, base: Knobs | None = None) -> Knobs:
-        """``gc=20000,50,50+freeze+loop=uvloop+otel-off+env=K=V+gctime=off`` on top of
-        ``base``; an empty string is ``base``."""
+        """``gc=20000,50,50+freeze+loop=uvloop+otel-off+env=K=V+gctime=off+gemini`` on top
+        of ``base``; an empty string is ``base``."""
         knobs = base or cls()
         for item in filter(None, text.split("+")):
             key, _, value = item.partition("=")
@@ -71,9 +72,11 @@ class Knobs:
                 knobs = replace(knobs, env=(*knobs.env, (k, v)))
             elif key == "gctime" and value in ("on", "off"):
                 knobs = replace(knobs, gc_time=value == "on")
+            elif key == "gemini" and not value:
+                knobs = replace(knobs, gemini=True)
             else:
                 raise ValueError(f"unknown knob {item!r} (gc=A,B,C, freeze, loop=asyncio|"
-                                 "uvloop, otel-off, env=K=V, gctime=on|off)")
+                                 "uvloop, otel-off, env=K=V, gctime=on|off, gemini)")
         return knobs
 
     def launcher_args(self) -> list[str]:
@@ -90,6 +93,8 @@ class Knobs:
 
     def describe(self) -> str:
         parts = []
+        if self.gemini:
+            parts.append("ADK `Gemini` via the emulator, 8 tokens/chunk")
         if self.gc_threshold is not None:
             parts.append("gc.set_threshold(" + ", ".join(map(str, self.gc_threshold)) + ")")
         if self.gc_freeze:

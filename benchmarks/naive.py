@@ -25,14 +25,16 @@ from starlette.routing import Route
 
 from adk_asgi.demo import build_demo_agent
 
+from .emulator import bench_model
+
 APP_NAME = "naive"
 USER = "anonymous"
 HEADERS = {"x-vercel-ai-ui-message-stream": "v1", "cache-control": "no-cache"}
 
 
 def build_naive_app(token_delay: float = 0.0) -> Starlette:
-    runner = Runner(agent=build_demo_agent(token_delay=token_delay), app_name=APP_NAME,
-                    session_service=InMemorySessionService())
+    runner = Runner(agent=build_demo_agent(model=bench_model(), token_delay=token_delay),
+                    app_name=APP_NAME, session_service=InMemorySessionService())
     config = RunConfig(streaming_mode=StreamingMode.SSE)
 
     async def chat(request: Request) -> StreamingResponse:

@@ -90,7 +90,7 @@ async def level(proc: Proc, d: Driver, tokens: int, concurrency: int, waves: int
     gc1 = await proc.gc_stats() if gc else None
     streams = len(results)
     completed = [r for r in results if r.complete(tokens)]
-    delivered = sum(r.token_frames for r in results)
+    delivered = sum(r.received(tokens) for r in results)
     errors: dict[str, int] = {}
     for r in results:
         if not r.complete(tokens):

@@ -25,6 +25,7 @@ from typing import Any, BinaryIO
 import httpx
 import psutil
 
+from . import emulator
 from .client import (
     CONTENDERS,
     Contender,
@@ -83,8 +84,10 @@ class Proc:
 
     async def start(self) -> None:
         row = self.row
+        gemini = emulator.env_for(row.live) if row.knobs.gemini else {}
         cmd = [sys.executable, "-m", "benchmarks.knobs", *row.knobs.launcher_args(), "--",
-               "-m", *row.base.command(self.port, self.token_delay)]
+               "-m", *row.base.command(self.port, self.token_delay,
+                                       emulator.MODELS if gemini else None)]
         if self.cprofile is not None and row.base.cprofile:
             cmd += ["--profile", str(self.cprofile)]
         env = dict(os.environ,
@@ -92,6 +95,7 @@ class Proc:
                    PYTHONWARNINGS="ignore", BENCH_PARENT_PID=str(os.getpid()),
                    BENCH_STATS_FILE=str(self.stats_file))
         env.update(dict(row.knobs.env))
+        env.update(gemini)
         with self._fresh_log() as log:
             if row.kind == "ceiling":
                 self.proc = await asyncio.create_subprocess_exec(
@@ -218,6 +222,7 @@ class StreamDriver:
                  ws_compression: str | None = "deflate") -> None:
         assert proc.row.base.client is not None
         self.proc = proc
+        self.chunk = emulator.TOKENS_PER_CHUNK if proc.row.knobs.gemini else 1
         self.contender: Contender | WsContender = CONTENDERS[proc.row.base.client]
         self.client_kind = client
         self.ws_compression = ws_compression
@@ -266,15 +271,18 @@ class StreamDriver:
         if isinstance(contender, WsContender):
             if session_id is None:
                 session_id = (await self.sessions(1))[0]
-            return await ws_stream(HOST, port, contender, prompt,
-                                   session_id=session_id, keep_stamps=keep_stamps,
-                                   limit_s=limit_s, turns=contender.tool_turns if tool else 1,
-                                   compression=self.ws_compression, phases=phases)
-        if self.http is not None:
-            return await httpx_stream(self.http, f"http://{HOST}:{port}", contender, prompt,
-                                      keep_stamps=keep_stamps, limit_s=limit_s)
-        return await raw_stream(HOST, port, contender, prompt, keep_stamps=keep_stamps,
-                                limit_s=limit_s)
+            r = await ws_stream(HOST, port, contender, prompt,
+                                session_id=session_id, keep_stamps=keep_stamps,
+                                limit_s=limit_s, turns=contender.tool_turns if tool else 1,
+                                compression=self.ws_compression, phases=phases)
+        elif self.http is not None:
+            r = await httpx_stream(self.http, f"http://{HOST}:{port}", contender, prompt,
+                                   keep_stamps=keep_stamps, limit_s=limit_s)
+        else:
+            r = await raw_stream(HOST, port, contender, prompt, keep_stamps=keep_stamps,
+                                 limit_s=limit_s)
+        r.chunk = self.chunk
+        return r
 
     async def waves(self, prompt: str, concurrency: int, sessions: list[str],
                     limit_s: float) -> list[StreamResult]:
@@ -300,10 +308,10 @@ class CeilingDriver:
 
     def __init__(self, proc: Proc) -> None:
         self.proc = proc
+        self.chunk = emulator.TOKENS_PER_CHUNK if proc.row.knobs.gemini else 1
 
-    @staticmethod
-    def _result(turn: dict[str, Any]) -> StreamResult:
-        r = StreamResult(status=200 if not turn.get("error") else 0,
+    def _result(self, turn: dict[str, Any]) -> StreamResult:
+        r = StreamResult(chunk=self.chunk, status=200 if not turn.get("error") else 0,
                          frames=turn["frames"], token_frames=turn["tokens"],
                          done=turn["done"], error=turn.get("error"),
                          t_start=turn["start"], t_first=turn["first"],

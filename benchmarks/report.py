@@ -60,6 +60,11 @@ def _measured(results: dict[str, Any], name: str) -> dict[str, Any] | None:
     return row if row and row.get("status") == "measured" else None
 
 
+def _gemini(name: str) -> bool:
+    """A ``ROW@gemini`` row (ADK's Gemini against the emulator, ``benchmarks.emulator``)."""
+    return "gemini" in name.partition("@")[2].split("+")
+
+
 def _names(results: dict[str, Any], live: bool | None = None) -> list[str]:
     rows = results.get("rows", {})
     return [n for n in rows if live is None or rows[n]["live"] == live]
@@ -250,14 +255,16 @@ def _gcs(per_k: list[float] | None) -> str:
 def _ratio_tables(results: dict[str, Any]) -> list[str]:
     lines = ["Ratio of medians, then in brackets the paired median and range of "
              "per-repetition ratios. CPU: lower is better; tokens/s: higher is better.\n"]
-    for ref, label in ((NAIVE, "the naive bridge"), (PLAIN, "the plain ceiling"),
-                       (LIVE_CEILING, "the live ceiling")):
+    refs = ((NAIVE, "the naive bridge"), (PLAIN, "the plain ceiling"),
+            (LIVE_CEILING, "the live ceiling"))
+    # The @gemini rows against the @gemini references: the same model path on both sides.
+    for ref, label in (*refs, *((f"{r}@gemini", f"{t} on Gemini") for r, t in refs)):
         base = _measured(results, ref)
         if base is None:
             continue
-        rows = [n for n in _names(results) if n != ref
-                and (ref != LIVE_CEILING or results["rows"][n]["live"])
-                and (ref == LIVE_CEILING or not results["rows"][n]["live"])]
+        live_ref = ref.partition("@")[0] == LIVE_CEILING
+        rows = [n for n in _names(results) if n != ref and _gemini(n) == _gemini(ref)
+                and results["rows"][n]["live"] == live_ref]
         table = [f"### Against {label} (`{ref}`)\n",
                  "| row | replies × streams | CPU/token ÷ ref | tokens/s ÷ ref |",
                  "|---|---|---:|---:|"]
@@ -468,6 +475,16 @@ def render(results: dict[str, Any], chart_name: str | None) -> str:
         "level streams replies one after another (`×N` in the tables) so that each "
         "repetition runs long enough for the CPU clock. Every level round-robins over the "
         "rows, the order rotating per repetition.\n")
+    emu = results.get("emulator")
+    if emu:
+        add(f"`ROW@gemini` rows: the same contender with the demo agent on ADK's real "
+            f"`Gemini` model (`{emu['model']}`; `{emu['live_model']}` on WebSocket rows) "
+            "against the Gemini API emulator (`adk_asgi.testing.gemini`, a process of its "
+            "own whose CPU is not counted), which streams \"bench N\" in chunks of "
+            f"{emu['tokens_per_chunk']} tokens: a reply of N tokens is N/"
+            f"{emu['tokens_per_chunk']} partial events, and CPU per token is still divided "
+            "by the N tokens received. The knob A/B table shows what the real model path "
+            "costs over the scripted one.\n")
     add("## Targets (issue 14)\n")
     add("| target | verdict | numbers |")
     add("|---|---|---|")

@@ -33,6 +33,7 @@ from typing import Any
 
 import psutil
 
+from . import emulator
 from .knobs import Knobs, parse_threshold
 from .phases import (
     idle_sse,
@@ -57,9 +58,11 @@ class Sweep:
     levels: tuple[tuple[int, int], ...]  # (concurrency, repetitions)
     rows: tuple[str, ...] | None = None  # base names; None: every row
     skip: tuple[tuple[int, str], ...] = ()  # (concurrency, base name) left out
+    gemini: bool | None = None  # the @gemini rows only (True), none of them (False), or any
 
     def has(self, row: Row, concurrency: int) -> bool:
         return ((self.rows is None or row.base.name in self.rows)
+                and (self.gemini is None or self.gemini == row.knobs.gemini)
                 and (concurrency, row.base.name) not in self.skip)
 
 
@@ -99,16 +102,18 @@ QUICK = Plan(mode="quick", single_runs=3, min_rep_tokens=500,
 # middleware alone, the sse-starlette channel, the resumable ceiling and ADK's
 # api_server; 200-token replies over WebSocket at 1, 50 and 200 connections; one rep of
 # 1000 streams with 200-token replies for adk-asgi with and without the GC tuning and the
-# naive bridge (≈ 3 min per rep and row; memory at 1000 streams).
+# naive bridge (≈ 3 min per rep and row; memory at 1000 streams). The @gemini rows
+# (--emulator, or named): 200-token replies at 1 and 50 streams, 3 reps.
 FULL = Plan(mode="full", sweeps=(
     Sweep(500, ((1, 3), (50, 3), (200, 3)),
           ("adk-asgi", "adk-asgi-gc-off", "adk-asgi-bare", "adk-asgi-sse-starlette",
            "adk-naive", "ceiling-plain", "ceiling", "adk-api-server"),
           skip=((200, "ceiling"), (200, "adk-api-server"), (200, "adk-asgi-bare"),
-                (200, "adk-asgi-sse-starlette"))),
+                (200, "adk-asgi-sse-starlette")), gemini=False),
     Sweep(200, ((1, 3), (50, 3), (200, 3)), ("adk-asgi-live", "adk-api-server-live",
-                                             "ceiling-live")),
-    Sweep(200, ((1000, 1),), ("adk-asgi", "adk-asgi-gc-off", "adk-naive")),
+                                             "ceiling-live"), gemini=False),
+    Sweep(200, ((1000, 1),), ("adk-asgi", "adk-asgi-gc-off", "adk-naive"), gemini=False),
+    Sweep(200, ((1, 3), (50, 3)), gemini=True),
 ))
 
 
@@ -269,7 +274,8 @@ async def measure_all(rows: list[Row], plan: Plan, args: argparse.Namespace, log
                     await profiles(replace(plan, profile_levels=(c,)), args, live, results)
     if args.skip_idle:
         return
-    servers = [r for r in measured(rows) if r.kind != "ceiling"]
+    # The @gemini rows: idle streams measure the server, not the model behind it.
+    servers = [r for r in measured(rows) if r.kind != "ceiling" and not r.knobs.gemini]
     log(f"idle streams/sockets: {', '.join(r.name for r in servers)} (fresh servers, "
         "side by side)")
 
@@ -414,7 +420,14 @@ async def main_async(args: argparse.Namespace, plan: Plan, rows: list[Row]) -> d
         else:
             measured.append(row)
     log(f"starting {', '.join(r.name for r in measured)}")
-    await measure_all(measured, plan, args, log_dir, results)
+    async with contextlib.AsyncExitStack() as stack:
+        if any(r.knobs.gemini for r in measured):
+            await stack.enter_async_context(emulator.running(log_dir))
+            results["emulator"] = {"tokens_per_chunk": emulator.TOKENS_PER_CHUNK,
+                                   "model": emulator.TEXT_MODEL,
+                                   "live_model": emulator.LIVE_MODEL}
+            log(f"Gemini API emulator up ({emulator.TOKENS_PER_CHUNK} tokens per chunk)")
+        await measure_all(measured, plan, args, log_dir, results)
     results["loadavg"]["after_measurements"] = _loadavg()
     if not args.skip_micro:
         log("microbenchmarks")
@@ -515,6 +528,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ws-compression", choices=("deflate", "none"), default="deflate",
                         help="WebSocket client: offer permessage-deflate like browsers "
                              "(default) or not")
+    parser.add_argument("--emulator", action="store_true",
+                        help="add ROW@gemini for every row: the same contender on ADK's "
+                             "real Gemini model against the Gemini API emulator (its own "
+                             "process; 8 tokens per chunk), reported as rows of their own")
     parser.add_argument("--no-report", action="store_true", help="only write results.json")
     args = parser.parse_args(argv)
     if args.ws_compression == "none":
@@ -525,6 +542,10 @@ def main(argv: list[str] | None = None) -> int:
     extra = Knobs(gc_threshold=args.gc_threshold, gc_freeze=args.gc_freeze, loop=args.loop,
                   gc_time=not args.no_gc_time, env=tuple((k, v) for k, v in env))
     names = args.contenders or list(QUICK_ROWS if args.quick else DEFAULT_ROWS)
+    if args.emulator:
+        names += [f"{n}{'+' if '@' in n else '@'}gemini" for n in names
+                  if "gemini" not in n.partition("@")[2].split("+")]
+        names = list(dict.fromkeys(names))
     try:
         rows = [parse_row(n, extra) for n in names]
     except ValueError as exc:

@@ -36,6 +36,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .emulator import bench_model
 from .knobs import die_with_parent
 
 CONTENDERS = ("adk-asgi", "adk-asgi-sse-starlette", "adk-naive", "adk-api-server",
@@ -65,7 +66,7 @@ def build_app(name: str, token_delay: float) -> Any:
         from adk_asgi.demo import build_demo_agent
 
         return AdkMiddleware(SiteApp(WEB_DIR), path="/api/chat",
-                             agent=build_demo_agent(token_delay=token_delay))
+                             agent=build_demo_agent(model=bench_model(), token_delay=token_delay))
     if name == "adk-naive":
         from .naive import build_naive_app
 
@@ -90,7 +91,7 @@ def build_app(name: str, token_delay: float) -> Any:
         from adk_asgi.demo import build_demo_agent
 
         agent = ADKAgent(
-            adk_agent=build_demo_agent(token_delay=token_delay),
+            adk_agent=build_demo_agent(model=bench_model(), token_delay=token_delay),
             app_name="bench_agent",
             user_id="bench",
             use_in_memory_services=True,

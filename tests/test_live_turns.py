@@ -13,6 +13,7 @@ from google.genai import types
 
 from adk_asgi.core.approvals import ClientAnswer
 from adk_asgi.live.gate import ApprovalNotice, LiveGate
+from adk_asgi.live.output import TurnOutput
 from adk_asgi.live.protocol_a import ProtocolA
 from adk_asgi.live.protocol_b import ProtocolB
 from adk_asgi.live.translator import LiveTranslator
@@ -54,7 +55,7 @@ async def conversation(codec: Any, notices: list[Any] | None = None
             notices.append(notice)
 
     gate = LiveGate(notify, timeout=5)
-    conv = Conversation(codec, send, run=Run(), gate=gate,  # type: ignore[arg-type]
+    conv = Conversation(TurnOutput(codec, send), run=Run(), gate=gate,  # type: ignore[arg-type]
                         store=MemoryStreamStore(),
                         new_translator=lambda: LiveTranslator("msg-1"))
     return conv, frames, gate

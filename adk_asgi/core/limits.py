@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ("Limits",)
+__all__ = ("DEFAULT_MAX_QUEUED_BYTES", "Limits")
 
 _MiB = 1024 * 1024
+DEFAULT_MAX_QUEUED_BYTES = _MiB
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +21,8 @@ class Limits:
     bursts up to ``frame_burst``) -> close 1008; more than ``max_pending_approvals``
     calls waiting for the client on one connection -> the extra call is refused (the
     model is told) and the client gets an error.
+    Both: more than ``max_queued_bytes`` waiting for a client that does not read -> dropped
+    (its run aborted), like a client that takes nothing for ``send_timeout``.
     """
 
     max_body_bytes: int = 16 * _MiB
@@ -31,11 +34,14 @@ class Limits:
     frames_per_second: float = 100.0
     frame_burst: int = 200
     max_pending_approvals: int = 32
+    max_queued_bytes: int = DEFAULT_MAX_QUEUED_BYTES
+    """What the server queues for one slow client (an SSE stream or a WebSocket) behind a
+    full socket; more and the client is dropped (``core/outbox.py``)."""
 
     def __post_init__(self) -> None:
         for name in ("max_body_bytes", "max_messages", "max_parts_per_message",
                      "max_file_bytes", "max_frame_bytes", "frame_burst",
-                     "max_pending_approvals"):
+                     "max_pending_approvals", "max_queued_bytes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"Limits.{name} must be >= 1")
         if self.frames_per_second <= 0:

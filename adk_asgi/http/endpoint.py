@@ -34,10 +34,10 @@ from ..observability.logs import log_context
 from ..observability.metrics import METRICS
 from ..observability.tracing import TURN, current, end_span, start_span
 from ..stores import StoreUnavailable, StreamRecorder, StreamStore
-from .seed import SEED_MAX_CHARS, SEED_MAX_MESSAGES, create_seeded, incomplete_seed, seed_events
+from .prepare import prepare_turn
+from .seed import SEED_MAX_CHARS, SEED_MAX_MESSAGES
 from .sse import SSEChannel
 from .stream import StreamOptions, TurnStream
-from .turn import TurnPlan, plan_turn
 
 __all__ = ("SEED_MAX_CHARS", "SEED_MAX_MESSAGES", "ChatEndpoint", "ChatOptions")
 
@@ -72,7 +72,8 @@ class ChatEndpoint:
         self._stream_options = StreamOptions(
             ping_interval=options.ping_interval, send_timeout=options.send_timeout,
             resume_grace=options.resume_grace, confirmation_style=options.confirmation_style,
-            describe_error=options.describe_error)
+            describe_error=options.describe_error,
+            max_queued=options.limits.max_queued_bytes)
 
     @property
     def stream_options(self) -> StreamOptions:
@@ -134,7 +135,8 @@ class ChatEndpoint:
             return "refused"
         async with self.store.lock(request.id):
             try:
-                plan = await self._prepare(request, user_id)
+                plan = await prepare_turn(self.runtime, request, user_id,
+                                          self.options.limits.max_file_bytes)
                 plan.state_delta = fields
             except RequestError as error:
                 await send_error(send, error)
@@ -163,31 +165,6 @@ class ChatEndpoint:
             self.turns.discard(stream)
             if not self.turns:
                 self._idle.set()
-
-    async def _prepare(self, request: ChatRequest, user_id: str) -> TurnPlan:
-        runtime = self.runtime
-        service = runtime.session_service
-        app_name = runtime.app_name
-        session = await service.get_session(app_name=app_name, user_id=user_id,
-                                            session_id=request.id)
-        if session is not None and incomplete_seed(session):
-            logger.warning("Chat %r holds an incomplete history restore: restoring it again",
-                           request.id)
-            await service.delete_session(app_name=app_name, user_id=user_id,
-                                         session_id=request.id)
-            session = None
-        fresh = session is None or not session.events
-        plan = plan_turn(request, None if fresh else session, runtime.tools,
-                         self.options.limits.max_file_bytes)
-        if fresh:
-            events = seed_events(plan.seed, runtime.agent_name)
-            if session is None or events:
-                await create_seeded(service, app_name=app_name, user_id=user_id,
-                                    session_id=request.id, events=events, session=session)
-        elif plan.rewind_before is not None:
-            await runtime.runner.rewind_async(user_id=user_id, session_id=request.id,
-                                              rewind_before_invocation_id=plan.rewind_before)
-        return plan
 
     # -- GET / DELETE /{chatId}/stream ---------------------------------------------
 
@@ -218,7 +195,8 @@ class ChatEndpoint:
                 await follow.aclose()
             return
         channel = SSEChannel(send, receive, ping_interval=self.options.ping_interval,
-                             send_timeout=self.options.send_timeout)
+                             send_timeout=self.options.send_timeout,
+                             max_queued=self.options.limits.max_queued_bytes)
         await channel.open()
         try:
             async for blob in follow:

@@ -3,12 +3,16 @@
 Deliberate choices (measured; do not "simplify" them away without the numbers):
 
 - **No per-send timeout scope.** A stuck client (one that stops reading) is found
-  by a watchdog that looks at how long the *current* send has been pending,
-  not by wrapping every send in a cancel scope: that scope cost ≈ 9 µs per
-  frame in sse-starlette, a few % of the server's CPU per token.
+  by a watchdog that looks at how long the client has taken nothing
+  (``core/outbox.py``: the slow-client rule, shared with WebSockets), not by
+  wrapping every send in a cancel scope: that scope cost ≈ 9 µs per frame in
+  sse-starlette, a few % of the server's CPU per token.
+- **Bounded**: writes go straight to the server while the client keeps up; behind
+  a full buffer they queue in the ``Outbox`` (at most ``max_queued`` bytes), so
+  ADK's events do not pile up while the client is slow.
 - **One timer task** does both jobs that need a clock: the ``: ping`` comment
   while the model is silent (proxies drop idle streams; a ping also surfaces a
-  dead socket) and the stuck-send watchdog. Pings never wait on a blocked
+  dead socket) and the stuck-client watchdog. Pings never wait on a blocked
   socket for long (their own timeout), so the watchdog keeps ticking.
 - **One listener task** waits for ``http.disconnect``: with ASGI spec 2.4 a
   streaming response that does not listen notices a gone client only when a
@@ -17,9 +21,10 @@ Deliberate choices (measured; do not "simplify" them away without the numbers):
   re-encoded here. No import-time patching of the server, no global state.
 
 The owner reacts through ``on_gone(reason)``: ``"client"`` (disconnect) or
-``"stuck"`` (send timeout). For ``"stuck"`` the channel also cancels the task
-that is blocked in the send, and ``write`` absorbs that cancellation, so the
-owner simply sees ``gone`` and stops producing.
+``"stuck"`` (no progress for ``send_timeout``, or more than ``max_queued`` bytes
+waiting). For ``"stuck"`` the channel resets the connection when the server lets
+it (``Outbox.abort``), else cancels the task that is blocked in the send (``write``
+absorbs that cancellation), so the owner simply sees ``gone`` and stops producing.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from collections.abc import Callable, Iterable
 from typing import Final, Literal
 
 from ..core.asgi import Receive, Send
+from ..core.limits import DEFAULT_MAX_QUEUED_BYTES
+from ..core.outbox import Outbox
 
 __all__ = ("SSE_HEADERS", "GoneReason", "SSEChannel")
 
@@ -49,12 +56,13 @@ class SSEChannel:
         "_last_write",
         "_listener",
         "_loop",
+        "_max_queued",
         "_on_gone",
+        "_outbox",
         "_ping_interval",
         "_receive",
         "_send",
         "_send_timeout",
-        "_sending_since",
         "_task",
         "_timer",
         "gone",
@@ -63,17 +71,19 @@ class SSEChannel:
 
     def __init__(self, send: Send, receive: Receive, *, ping_interval: float | None,
                  send_timeout: float | None,
-                 on_gone: Callable[[GoneReason], None] | None = None) -> None:
+                 on_gone: Callable[[GoneReason], None] | None = None,
+                 max_queued: int = DEFAULT_MAX_QUEUED_BYTES) -> None:
         self._send = send
         self._receive = receive
         self._ping_interval = ping_interval or None
         self._send_timeout = send_timeout or None
+        self._max_queued = max_queued
         self._on_gone = on_gone
         self._loop = asyncio.get_running_loop()
         self._task: asyncio.Task[object] | None = None
         self._listener: asyncio.Task[None] | None = None
         self._timer: asyncio.Task[None] | None = None
-        self._sending_since = 0.0
+        self._outbox: Outbox | None = None
         self._last_write = 0.0
         self.gone = False
         self.stuck = False
@@ -81,6 +91,8 @@ class SSEChannel:
     async def open(self, status: int = 200,
                    headers: Iterable[tuple[bytes, bytes]] = SSE_HEADERS) -> None:
         self._task = asyncio.current_task()
+        self._outbox = outbox = Outbox(self._send, max_bytes=self._max_queued)
+        outbox.tune()
         await self._send({"type": "http.response.start", "status": status,
                           "headers": list(headers)})
         self._last_write = self._loop.time()
@@ -92,10 +104,11 @@ class SSEChannel:
         """Send one blob of frames; a no-op once the client is gone."""
         if self.gone:
             return
+        outbox = self._outbox
+        assert outbox is not None
         started = self._loop.time()
-        self._sending_since = started
         try:
-            await self._send({"type": "http.response.body", "body": blob, "more_body": True})
+            await outbox.send({"type": "http.response.body", "body": blob, "more_body": True})
         except asyncio.CancelledError:
             task = self._task
             if self.stuck and task is not None and task.cancelling():
@@ -105,21 +118,27 @@ class SSEChannel:
         except Exception:  # a server that raises on a closed socket
             self._gone("client")
             return
-        finally:
-            self._sending_since = 0.0
+        if outbox.overflowed:
+            self._stuck()
+            return
         self._last_write = started
 
     async def close(self) -> None:
         """End the response (if the client is still there) and stop the helper tasks."""
+        outbox = self._outbox
+        if outbox is not None and not self.gone:
+            await outbox.flushed()  # the watchdog still runs: a stalled client is dropped
         tasks = [t for t in (self._listener, self._timer) if t is not None]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self._listener = self._timer = None
-        if not self.gone:
+        if not self.gone and outbox is not None and outbox.error is None:
             with contextlib.suppress(Exception):
                 await self._send({"type": "http.response.body", "body": b"",
                                   "more_body": False})
+        if outbox is not None:
+            await outbox.close()
 
     def _gone(self, reason: GoneReason) -> None:
         if self.gone:
@@ -137,31 +156,39 @@ class SSEChannel:
 
     async def _tick(self) -> None:
         ping, timeout = self._ping_interval, self._send_timeout
+        outbox = self._outbox
+        assert outbox is not None
         inf = float("inf")
         while not self.gone:
             # Sleep until the next ping is due (a ping every `ping` seconds of silence,
-            # not a fixed tick that can double the gap), or half the send timeout.
+            # not a fixed tick that can double the gap), or a quarter of the send timeout.
             wait = min(self._last_write + ping - self._loop.time() if ping else inf,
-                       timeout / 2 if timeout else inf)
+                       timeout / 4 if timeout else inf)
             await asyncio.sleep(max(_MIN_TICK, wait))
-            now = self._loop.time()
-            since = self._sending_since
-            if since and timeout is not None and now - since > timeout:
+            if timeout is not None and outbox.stalled_for() > timeout:
                 self._stuck()
                 return
-            if ping is not None and not since and now - self._last_write >= ping - _MIN_TICK:
+            busy = outbox.sending_since or outbox.queued
+            now = self._loop.time()
+            if ping is not None and not busy and now - self._last_write >= ping - _MIN_TICK:
                 try:
-                    await asyncio.wait_for(
-                        self._send({"type": "http.response.body", "body": _PING,
-                                    "more_body": True}), timeout)
+                    await asyncio.wait_for(outbox.send(
+                        {"type": "http.response.body", "body": _PING, "more_body": True}),
+                        timeout)
                 except TimeoutError:
                     self._stuck()
+                    return
+                except Exception:
+                    self._gone("client")
                     return
                 self._last_write = self._loop.time()
 
     def _stuck(self) -> None:
         self.stuck = True
         self._gone("stuck")
+        outbox = self._outbox
+        if outbox is not None and outbox.abort():
+            return  # reset: a send blocked on it returns by itself
         task = self._task
-        if task is not None and self._sending_since:
+        if task is not None and outbox is not None and outbox.sending_since:
             task.cancel()  # it is blocked in a send that will never complete

@@ -11,8 +11,9 @@ client gone        ADK run aborted at once (``abort_signal``); (nobody listens)
                    with ``resume_grace`` > 0 it keeps running
                    detached until it ends, or until nobody
                    resumed it within the grace
-stuck client       no send completed for ``send_timeout``:    (nobody listens)
-                   dropped, run aborted
+stuck client       took nothing for ``send_timeout``, or      (nobody listens)
+                   over ``max_queued_bytes`` waiting: reset,
+                   run aborted (``core/outbox.py``)
 ``DELETE`` stream  the owner asked to stop (any worker)       ``abort``, ``[DONE]``
 server shutdown    ``drain``: runs get ``shutdown_grace`` to  ``error``, ``[DONE]``
                    finish, then are aborted
@@ -32,6 +33,7 @@ from ..chunks import DONE_FRAME, ToolOutputDenied, UIChunk, sse_frame
 from ..core.asgi import Receive, Send
 from ..core.errors import SHUTDOWN_ERROR
 from ..core.failures import log_error_event, log_exception, serving
+from ..core.limits import DEFAULT_MAX_QUEUED_BYTES
 from ..core.message import ConfirmationStyle, DescribeError, ErrorInfo
 from ..core.runtime import AgentRuntime
 from ..core.translator import EventTranslator
@@ -54,6 +56,7 @@ class StreamOptions:
     resume_grace: float
     confirmation_style: ConfirmationStyle
     describe_error: DescribeError
+    max_queued: int = DEFAULT_MAX_QUEUED_BYTES
 
 
 class TurnStream:
@@ -143,7 +146,8 @@ class TurnStream:
         recorder.on_stop(lambda: self.stop("stopped"))
         self._channel = channel = SSEChannel(send, receive, ping_interval=options.ping_interval,
                                              send_timeout=options.send_timeout,
-                                             on_gone=self._on_gone)
+                                             on_gone=self._on_gone,
+                                             max_queued=options.max_queued)
         await channel.open()
         METRICS.turn_started("sse")
         try:

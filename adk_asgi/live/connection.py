@@ -2,7 +2,7 @@
 
 Per connection three tasks run and end together:
 
-    upstream    socket frames -> commands -> inbox (turns, answers) / LiveRequestQueue (audio)
+    upstream    socket frames -> commands -> inbox / LiveRequestQueue (``upstream.py``)
     downstream  inbox -> Conversation (turns, gate notices) -> frames -> socket
     watchdog    stuck sends and idleness
 
@@ -23,36 +23,19 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from google.adk.events import Event
-from google.genai import types
 
-from ..core.approvals import ClientAnswer, answers_in
 from ..core.asgi import ClientGone, Receive, Send
-from ..core.errors import CHAT_NOT_FOUND, RequestError
-from ..core.request import check_limits, user_content, valid_chat_id
 from ..core.sessions import SessionUnavailable, failure
 from ..observability.metrics import METRICS
 from ..stores import StoreUnavailable
-from .commands import (
-    Abort,
-    Audio,
-    AudioControl,
-    Codec,
-    Command,
-    Interrupt,
-    Messages,
-    Ping,
-    Resume,
-    ToolResult,
-    detect,
-    parse_json,
-)
+from .commands import Abort, Interrupt, Resume
 from .gate import ApprovalNotice, GateNotice, LiveGate, ResolvedNotice, SettledNotice, WaitNotice
+from .output import TurnOutput
 from .protocol_a import ProtocolA
-from .protocol_b import ProtocolB
 from .resume import Followers
 from .run import LiveRun, RunEnded, RunFailed, RunItem
 from .socket import (
@@ -64,6 +47,7 @@ from .socket import (
 )
 from .translator import LiveTranslator
 from .turns import Conversation
+from .upstream import Answers, InboxItem, Shutdown, StartRun, Upstream, UserMessage
 
 if TYPE_CHECKING:
     from .endpoint import ActivityDetection, LiveEndpoint
@@ -71,37 +55,6 @@ if TYPE_CHECKING:
 __all__ = ("Connection",)
 
 logger = logging.getLogger("adk_asgi")
-
-
-# -- inbox items besides run items and gate notices -------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _StartRun:
-    chat_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class _UserMessage:
-    chat_id: str
-    content: types.Content
-    request_id: str | None
-    state_delta: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class _Answers:
-    answers: list[ClientAnswer]
-    request_id: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class _Shutdown:
-    pass
-
-
-_Item = (RunItem | GateNotice | _StartRun | _UserMessage | _Answers | Resume | Abort | Interrupt
-         | _Shutdown)
 
 
 class Connection:
@@ -118,7 +71,7 @@ class Connection:
         self.socket = LiveSocket(receive, send, endpoint.limits,
                                  send_timeout=options.send_timeout,
                                  idle_timeout=options.idle_timeout)
-        self.inbox: asyncio.Queue[_Item] = asyncio.Queue(options.inbox_size)
+        self.inbox: asyncio.Queue[InboxItem] = asyncio.Queue(options.inbox_size)
         runtime = endpoint.runtime
         self.gate = LiveGate(self._deliver, timeout=options.wait_timeout,
                              max_waiting=self.limits.max_pending_approvals,
@@ -127,8 +80,10 @@ class Connection:
                            runner=endpoint.runner,
                            config=endpoint.live_run_config(audio, activity),
                            deliver=self._deliver)
-        self.codec: Codec = ProtocolA()
         self.conversation = self._conversation()
+        self.upstream = Upstream(self.socket, self.inbox, self.run, self.conversation,
+                                 limits=self.limits, body_fields=runtime.body_fields,
+                                 chat_id=chat_id)
         self.followers = Followers(self.socket, self.store, user_id)
 
     def _conversation(self) -> Conversation:
@@ -144,13 +99,13 @@ class Connection:
                                   describe_error=options.describe_error, tools=tools,
                                   surface=runtime.surface)
 
-        return Conversation(self.codec, self.socket.send, run=self.run, gate=self.gate,
-                            store=self.store, new_translator=new_translator)
+        return Conversation(TurnOutput(ProtocolA(), self.socket.send), run=self.run,
+                            gate=self.gate, store=self.store, new_translator=new_translator)
 
     # -- lifecycle --------------------------------------------------------------
 
     async def serve(self) -> None:
-        tasks = [asyncio.create_task(self._upstream(), name="adk-asgi-live-upstream"),
+        tasks = [asyncio.create_task(self.upstream.serve(), name="adk-asgi-live-upstream"),
                  asyncio.create_task(self._downstream(), name="adk-asgi-live-downstream"),
                  asyncio.create_task(self.socket.watchdog(self._idle_since),
                                      name="adk-asgi-live-watchdog")]
@@ -201,7 +156,7 @@ class Connection:
             await asyncio.sleep(0.05)
         if not self.socket.closed:
             with contextlib.suppress(asyncio.QueueFull):
-                self.inbox.put_nowait(_Shutdown())
+                self.inbox.put_nowait(Shutdown())
 
     async def _deliver(self, item: RunItem | GateNotice) -> None:
         if not self.socket.closed:
@@ -223,11 +178,11 @@ class Connection:
                     await conversation.settled(call_id)
                 case ResolvedNotice() as notice:
                     await conversation.resolved(notice)
-                case _UserMessage(chat_id, content, request_id, state_delta):
+                case UserMessage(chat_id, content, request_id, state_delta):
                     await conversation.user_message(chat_id, content, request_id, state_delta)
-                case _Answers(answers, request_id):
+                case Answers(answers, request_id):
                     await conversation.answers(answers, request_id)
-                case _StartRun(chat_id):
+                case StartRun(chat_id):
                     await self.run.start(chat_id)
                 case Resume(request_id, chat_id):
                     await self.followers.resume(request_id, chat_id)
@@ -240,100 +195,7 @@ class Connection:
                 case RunEnded():
                     self.socket.close_code = CLOSE_ERROR
                     return
-                case _Shutdown():
+                case Shutdown():
                     await conversation.shutdown()
                     self.socket.close_with(CLOSE_RESTART, "The server is restarting.")
                     return
-
-    # -- upstream: socket -> inbox / queue -----------------------------------------
-
-    async def _upstream(self) -> None:
-        chosen = False  # the first frame that parses picks the protocol
-        while True:
-            frame = await self.socket.receive()
-            if isinstance(frame, bytes):
-                chosen = True
-                if frame and self.codec.name == "A":
-                    await self._audio(Audio(frame))
-                continue
-            try:
-                parsed = parse_json(frame)
-            except RequestError as error:
-                await self._refused(frame, error)
-                continue
-            if not chosen:
-                chosen = True
-                if detect(parsed) == "B":
-                    self.codec = self.conversation.codec = ProtocolB()
-            await self._decoded(frame, parsed)
-
-    async def _decoded(self, text: str, frame: dict[str, Any]) -> None:
-        try:
-            await self._command(self.codec.decode(frame))
-        except RequestError as error:
-            await self._refused(text, error)
-
-    async def _refused(self, text: str, error: RequestError) -> None:
-        request_id = ProtocolB.request_id_of(text) if self.codec.name == "B" else None
-        await self.conversation.error(error.message, request_id)
-
-    async def _command(self, command: Command) -> None:
-        match command:
-            case Ping(timestamp):
-                await self.socket.send([ProtocolA.pong(timestamp)])
-            case Audio() as audio:
-                await self._audio(audio)
-            case AudioControl(action):
-                await self._begin()
-                if self.run.manual_activity:
-                    # Push-to-talk: the page says when the user speaks (and so barges in).
-                    if action == "start":
-                        self.run.queue.send_activity_start()
-                    else:
-                        self.run.queue.send_activity_end()
-                elif action == "stop":
-                    # The model detects speech itself; the microphone is off now.
-                    self.run.queue.send_audio_stream_end()
-            case Interrupt():
-                if self.run.manual_activity:
-                    self.run.interrupt()  # at once: barge-in should not queue behind events
-                else:
-                    await self.inbox.put(command)  # the turn ends in order with its events
-            case Messages() as messages:
-                await self._messages(messages)
-            case ToolResult(call_id, result):
-                await self.inbox.put(_Answers([ClientAnswer.from_tool_result(call_id, result)],
-                                              None))
-            case Resume() | Abort():
-                await self.inbox.put(command)
-
-    async def _begin(self) -> None:
-        if not self.run.started:
-            await self.inbox.put(_StartRun(self._chat_id()))
-
-    def _chat_id(self) -> str:
-        """The connection's chat: named at the handshake, or by the first message, or new."""
-        return self.chat_id or self.run.chat_id or f"live-{uuid.uuid4().hex[:16]}"
-
-    async def _audio(self, chunk: Audio) -> None:
-        await self._begin()
-        self.run.queue.send_realtime(types.Blob(mime_type=chunk.mime_type, data=chunk.pcm))
-
-    async def _messages(self, command: Messages) -> None:
-        messages = command.messages
-        check_limits(messages, self.limits)
-        last = messages[-1]
-        chat = command.chat_id or self._chat_id()
-        if not valid_chat_id(chat):
-            raise RequestError(404, "chat_not_found", CHAT_NOT_FOUND)
-        if last.role == "user":
-            fields = self.endpoint.runtime.body_fields
-            await self.inbox.put(_UserMessage(
-                chat, user_content(last, self.limits.max_file_bytes), command.request_id,
-                fields.check(command.body) if fields else {}))
-        elif last.role == "assistant":
-            await self.inbox.put(_Answers([a for part in last.parts for a in answers_in(part)],
-                                          command.request_id))
-        else:
-            raise RequestError(422, "invalid_last_message",
-                               "The last message must be a user or an assistant message.")

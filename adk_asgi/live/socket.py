@@ -1,8 +1,10 @@
 """LiveSocket: one accepted WebSocket — frames in (size and rate limits), text frames out
-(one send at a time), the close code, and the watchdog for stuck sends and idleness.
+(one send at a time, through the bounded ``Outbox``), the close code, and the watchdog for
+clients that stop reading and for idleness.
 
-No timeout scope per frame (a task and a timer each on Python 3.11): the watchdog looks at
-how long the current send has been pending, and at when the client last sent anything.
+No timeout scope per frame (a task and a timer each on Python 3.11): the watchdog asks the
+outbox how long the client has taken nothing (``core/outbox.py``, the slow-client rule
+shared with SSE), and looks at when the client last sent anything.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any, Final
 
 from ..core.asgi import ClientGone, Receive, Send
 from ..core.limits import Limits
+from ..core.outbox import Outbox
 
 __all__ = (
     "CLOSE_ERROR",
@@ -53,7 +56,8 @@ class LiveSocket:
         self._idle_timeout = idle_timeout or None
         self._send_lock = asyncio.Lock()
         self._loop = asyncio.get_running_loop()
-        self._sending_since = 0.0
+        self._outbox = Outbox(send, max_bytes=limits.max_queued_bytes)
+        self._outbox.tune()
         self.last_activity = self._loop.time()
         self.closed = False
         self.close_code = CLOSE_NORMAL
@@ -95,15 +99,16 @@ class LiveSocket:
         """Send text frames in order; ClientGone when the socket is gone."""
         if self.closed:
             raise ClientGone
+        outbox = self._outbox
         async with self._send_lock:
             for text in frames:
-                self._sending_since = self._loop.time()
                 try:
-                    await self._send({"type": "websocket.send", "text": text})
+                    await outbox.send({"type": "websocket.send", "text": text})
                 except Exception as exc:  # the ASGI server reports a closed socket this way
                     raise ClientGone from exc
-                finally:
-                    self._sending_since = 0.0
+                if outbox.overflowed:
+                    self.drop(f"more than {self._limits.max_queued_bytes} bytes waiting")
+                    raise ClientGone
 
     def close_with(self, code: int, reason: str) -> ClientGone:
         """End the connection with ``code`` (raise the result from the task that found out)."""
@@ -111,8 +116,17 @@ class LiveSocket:
         self.close_reason = reason
         return ClientGone()
 
+    def drop(self, why: str) -> None:
+        """A client that does not read: reset the connection (a close frame would wait
+        behind the unread bytes)."""
+        if not self.closed:
+            logger.warning("Live client stopped reading (%s); dropping the connection", why)
+        self.closed = True
+        self._outbox.abort()
+
     async def close(self) -> None:
         self.closed = True
+        await self._outbox.close()
         message: dict[str, Any] = {"type": "websocket.close", "code": self.close_code}
         if self.close_reason:
             message["reason"] = self.close_reason[:120]
@@ -122,9 +136,10 @@ class LiveSocket:
     # -- liveness -------------------------------------------------------------------
 
     async def watchdog(self, idle_since: Callable[[], float | None]) -> None:
-        """Returns when a send has hung for ``send_timeout`` (a half-open or stuck client)
-        or the connection has been idle for ``idle_timeout``: nothing received, and
-        ``idle_since()`` (loop time; None while busy) that long ago."""
+        """Returns when the client has taken nothing for ``send_timeout`` while frames
+        wait for it (a half-open or stuck client: dropped) or the connection has been idle
+        for ``idle_timeout``: nothing received, and ``idle_since()`` (loop time; None
+        while busy) that long ago."""
         send_timeout, idle_timeout = self._send_timeout, self._idle_timeout
         limits = [t for t in (send_timeout, idle_timeout) if t]
         if not limits:
@@ -132,11 +147,10 @@ class LiveSocket:
         tick = max(0.05, min(limits) / 4)
         while True:
             await asyncio.sleep(tick)
-            now = self._loop.time()
-            since = self._sending_since
-            if send_timeout and since and now - since > send_timeout:
-                logger.warning("Live client stopped reading; dropping the connection")
+            if send_timeout and self._outbox.stalled_for() > send_timeout:
+                self.drop(f"nothing taken for {send_timeout:g} s")
                 return
+            now = self._loop.time()
             idle = idle_since()
             if idle_timeout and idle is not None \
                     and now - max(idle, self.last_activity) > idle_timeout:

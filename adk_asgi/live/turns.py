@@ -1,7 +1,8 @@
 """Conversation: the turn layer of one live connection — which assistant message is open,
 who listens to it, when it ends or is suspended, and how the client's answers and the
-gate's notices change it. It sends frames through a plain callable, so it is testable
-without a socket.
+gate's notices change it. It writes through a ``TurnOutput`` (``output.py``) around a plain
+callable, so it is testable without a socket; a turn's own state is a ``LiveTurn``
+(``turn.py``).
 
 A turn is one assistant message: it opens with the user's message (or with the model
 speaking unprompted), and ends at the model's ``turn_complete`` unless the model called
@@ -19,57 +20,30 @@ sends a transient ``data-awaiting-client`` chunk at that point instead.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import time
 from collections import deque
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, Final
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from google.adk.agents.live_request_queue import LiveRequest
 from google.adk.events import Event
 from google.genai import types
-from opentelemetry.trace import INVALID_SPAN, Span
 
-from ..chunks import DONE_FRAME, DataChunk, UIChunk, encode_chunk, sse_event
+from ..chunks import DONE_FRAME, UIChunk
 from ..core.approvals import ClientAnswer, decide
 from ..core.errors import SHUTDOWN_ERROR, RequestError
-from ..core.failures import log_error_event
 from ..core.message import ErrorInfo
-from ..observability.metrics import METRICS, Outcome
-from ..observability.tracing import LIVE_TURN, end_span, start_span
-from ..stores import StreamRecorder, StreamStore
-from .commands import Codec, Listener
+from ..observability.metrics import Outcome
+from ..stores import StreamStore
 from .gate import ApprovalNotice, LiveGate, ResolvedNotice
+from .output import TurnOutput
 from .run import LiveRun
 from .translator import LiveTranslator
+from .turn import LiveTurn
 
-__all__ = ("AWAITING_CLIENT_CHUNK_TYPE", "Conversation", "LiveTurn")
-
-AWAITING_CLIENT_CHUNK_TYPE: Final = "data-awaiting-client"
-"""Protocol A: a transient chunk saying the turn now waits for the page (``data.ids``: the
-approval or call ids it waits for); the turn goes on once they are answered."""
-
-SendFrames = Callable[[list[str]], Awaitable[None]]
+__all__ = ("Conversation",)
 
 
-@dataclass(slots=True)
-class LiveTurn:
-    translator: LiveTranslator
-    recorder: StreamRecorder
-    lock: contextlib.AsyncExitStack
-    listeners: list[Listener] = field(default_factory=list)
-    suspended: bool = False
-    deferred: list[ApprovalNotice] = field(default_factory=list)
-    step_calls: set[str] = field(default_factory=set)
-    waiting: set[str] = field(default_factory=set)
-    announced: set[str] = field(default_factory=set)
-    settled: set[str] = field(default_factory=set)
-    # For the metrics and the turn's span.
-    span: Span = INVALID_SPAN
-    started: float = field(default_factory=time.perf_counter)
-    answered: bool = False
-    stopped: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,10 +55,9 @@ class _Queued:
 
 
 class Conversation:
-    def __init__(self, codec: Codec, send: SendFrames, *, run: LiveRun, gate: LiveGate,
+    def __init__(self, output: TurnOutput, *, run: LiveRun, gate: LiveGate,
                  store: StreamStore, new_translator: Callable[[], LiveTranslator]) -> None:
-        self.codec = codec
-        self._send = send
+        self.output = output
         self._run = run
         self._gate = gate
         self._store = store
@@ -105,11 +78,11 @@ class Conversation:
                            request_id: str | None,
                            state_delta: dict[str, Any] | None = None) -> None:
         if self.draining:
-            await self.error(SHUTDOWN_ERROR, request_id)
+            await self.output.error(SHUTDOWN_ERROR, request_id)
             return
         problem = await self._run.claim(chat_id)
         if problem is not None:
-            await self.error(problem, request_id)
+            await self.output.error(problem, request_id)
             return
         if self.turn is not None:
             self.queued.append(_Queued(chat_id, content, request_id, state_delta or {}))
@@ -127,22 +100,15 @@ class Conversation:
         try:
             decisions = decide(answers, self._gate)
         except RequestError as error:
-            await self.error(error.message, request_id)
+            await self.output.error(error.message, request_id)
             return
         notices = [self._gate.apply(decision) for decision in decisions]
         turn = self.turn
         if turn is not None and request_id is not None:
             # Protocol B: the request that carried the answers streams the rest.
-            if turn.suspended:
-                chunks = turn.translator.continue_turn()
-                turn.suspended = False
-                assert self._run.chat_id is not None
-                turn.recorder = await self._store.record(self._run.chat_id)
-            else:
-                await self._send(self.codec.turn_end(turn.listeners))
-                chunks = turn.translator.start()
-            turn.listeners = [Listener(request_id)]
-            await self._emit(chunks)
+            if not turn.suspended:
+                await self.output.turn_end(turn.listeners)
+            await self._emit(await turn.listen(request_id, self._store))
         for notice in notices:
             await self.resolved(notice)
 
@@ -165,10 +131,6 @@ class Conversation:
             self._dropping = True
             await self._end()
 
-    async def error(self, text: str, request_id: str | None = None) -> None:
-        """A refused frame or request: an error frame outside the turn flow."""
-        await self._send([self.codec.error(text, request_id)])
-
     # -- the run ----------------------------------------------------------------------
 
     async def event(self, event: Event) -> None:
@@ -187,23 +149,17 @@ class Conversation:
         translator = turn.translator
         out: list[UIChunk] = []
         translator.translate(event, out)
-        if out and not turn.answered:
-            turn.answered = True
-            METRICS.first_token("websocket", time.perf_counter() - turn.started)
+        if out:
+            turn.answering()
         if not event.partial:
             calls = {c.id: c.name or "" for c in event.get_function_calls() if c.id}
             if calls:
-                turn.step_calls = set(calls)
-                turn.waiting.clear()
-                turn.settled.clear()
+                turn.new_step(calls)
                 self._gate.know_calls(calls, set(event.long_running_tool_ids or ()))
             self._gate.shown({r.id for r in event.get_function_responses() if r.id})
         await self._emit(out)
-        if turn.deferred:
-            ready = [n for n in turn.deferred if n.call_id in translator.emitted_calls]
-            turn.deferred = [n for n in turn.deferred if n not in ready]
-            for notice in ready:
-                await self.approval(notice)
+        for notice in turn.ready_notices():
+            await self.approval(notice)
         if event.turn_complete:
             if event.interrupted or translator.done or not translator.model_called_tools:
                 await self._end("interrupted" if event.interrupted else None)
@@ -268,40 +224,20 @@ class Conversation:
         run = self._run
         chat_id = chat_id or run.chat_id
         assert chat_id is not None
-        # The chat's turn lock, as an HTTP turn holds it: a turn on another socket (or a
-        # POST) for this chat waits for this one to end, so the session's history does not
-        # interleave. Held while the turn waits for the client, too: the invocation runs.
-        lock = contextlib.AsyncExitStack()
-        await lock.enter_async_context(self._store.lock(chat_id))
-        try:
-            recorder = await self._store.record(chat_id)
-        except BaseException:
-            await lock.aclose()
-            raise
-        turn = LiveTurn(self._new_translator(), recorder, lock,
-                        span=start_span(LIVE_TURN, "websocket", chat_id, run.user_id))
-        METRICS.turn_started("websocket")
-        if request_id is not None:
-            turn.listeners.append(Listener(request_id))
-        self.turn = turn
-        return turn
+        self.turn = await LiveTurn.open(self._store, chat_id, run.user_id,
+                                        self._new_translator(), request_id)
+        return self.turn
 
     async def _end(self, outcome: Outcome | None = None) -> None:
         turn = self.turn
         if turn is None:
             return
         await self._emit(turn.translator.finish())
-        self._ended(turn, outcome)
-        failure = turn.translator.failure
-        if failure is not None and failure.exception is None:
-            # An error ADK reported as an event (a raised one was logged by the run).
-            log_error_event("ADK reported an error", self._run.chat_id, failure.code,
-                            failure.message)
+        turn.ended(outcome, log_failure=True)
         turn.recorder.append(DONE_FRAME)
-        await turn.recorder.end(resumable=False)
-        await turn.lock.aclose()
+        await turn.release()
         self.idle_since = asyncio.get_running_loop().time()  # idleness counts from here
-        await self._send(self.codec.turn_end(turn.listeners))
+        await self.output.turn_end(turn.listeners)
         self.turn = None
         if self.queued:
             queued = self.queued.popleft()
@@ -313,48 +249,14 @@ class Conversation:
         lock."""
         turn, self.turn = self.turn, None
         if turn is not None:
-            self._ended(turn, outcome)
-            try:
-                await turn.recorder.end(resumable=False)
-            finally:
-                await turn.lock.aclose()
-
-    @staticmethod
-    def _ended(turn: LiveTurn, outcome: Outcome | None) -> None:
-        translator = turn.translator
-        if outcome is None or (outcome == "interrupted" and turn.stopped):
-            outcome = "error" if translator.failure is not None else (
-                "stopped" if turn.stopped else "completed")
-        METRICS.turn_ended("websocket", outcome, time.perf_counter() - turn.started,
-                           tokens=translator.output_tokens,
-                           approvals=translator.approvals_requested)
-        end_span(turn.span, outcome)
+            turn.ended(outcome)
+            await turn.release()
 
     async def _maybe_suspend(self) -> None:
         turn = self.turn
-        if (turn is None or turn.suspended or not turn.waiting or turn.deferred
-                or not turn.step_calls or not turn.step_calls <= turn.waiting | turn.settled):
-            return
-        if not self.codec.suspends:
-            # Protocol A keeps the turn open; it says, once per set of calls, that the
-            # turn now waits for the page (so a client need not guess from silence).
-            if turn.announced != turn.waiting:
-                turn.announced = set(turn.waiting)
-                await self._emit([DataChunk(type=AWAITING_CLIENT_CHUNK_TYPE, transient=True,
-                                            data={"ids": sorted(turn.waiting)})])
-            return
-        await self._emit(turn.translator.suspend(turn.waiting))
-        turn.recorder.append(DONE_FRAME)
-        await turn.recorder.end(resumable=False)
-        await self._send(self.codec.suspended(turn.listeners))
-        turn.listeners.clear()
-        turn.suspended = True
+        if turn is not None and turn.waits_for_client():
+            await self.output.waiting(turn)
 
     async def _emit(self, chunks: list[UIChunk]) -> None:
-        turn = self.turn
-        if not chunks or turn is None:
-            return
-        encoded = [encode_chunk(chunk) for chunk in chunks]
-        # Recorded as SSE, for `GET {api}/{id}/stream` and protocol B's `resume`.
-        turn.recorder.append(b"".join([sse_event(data) for data in encoded]))
-        await self._send(self.codec.chunks(encoded, turn.listeners))
+        if self.turn is not None:
+            await self.output.emit(self.turn, chunks)

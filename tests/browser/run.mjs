@@ -79,7 +79,7 @@ async function send(page, text) {
 }
 
 /** Wait until the page shows `text` in an assistant message; returns that text. */
-async function waitForText(page, text, timeout = 15_000) {
+async function waitForText(page, text, timeout = 30_000) {
   await page.waitForFunction(
     wanted =>
       [...document.querySelectorAll('[data-testid=message][data-role=assistant]')].some(m =>

@@ -1,0 +1,180 @@
+"""Upstream: one live connection's incoming side — socket frames -> commands -> the
+connection's inbox (turns, answers, resumes) or the ``LiveRequestQueue`` (audio, activity).
+
+The first frame that parses picks the protocol (``commands.detect``); a frame that does
+not parse, or a command the limits refuse, gets an error frame and the connection goes
+on. Audio goes straight to the model's queue (it is not ordered with turns); everything
+that changes a turn goes through the inbox, which ``Connection``'s downstream task reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from google.genai import types
+
+from ..core.approvals import ClientAnswer, answers_in
+from ..core.body import BodyFields
+from ..core.errors import CHAT_NOT_FOUND, RequestError
+from ..core.limits import Limits
+from ..core.request import check_limits, user_content, valid_chat_id
+from .commands import (
+    Abort,
+    Audio,
+    AudioControl,
+    Command,
+    Interrupt,
+    Messages,
+    Ping,
+    Resume,
+    ToolResult,
+    detect,
+    parse_json,
+)
+from .gate import GateNotice
+from .protocol_a import ProtocolA
+from .protocol_b import ProtocolB
+from .run import LiveRun, RunItem
+from .socket import LiveSocket
+from .turns import Conversation
+
+__all__ = ("Answers", "InboxItem", "Shutdown", "StartRun", "Upstream", "UserMessage")
+
+
+# -- inbox items besides run items and gate notices -------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StartRun:
+    chat_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    chat_id: str
+    content: types.Content
+    request_id: str | None
+    state_delta: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Answers:
+    answers: list[ClientAnswer]
+    request_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Shutdown:
+    pass
+
+
+InboxItem = (RunItem | GateNotice | StartRun | UserMessage | Answers | Resume | Abort
+             | Interrupt | Shutdown)
+
+
+class Upstream:
+    def __init__(self, socket: LiveSocket, inbox: asyncio.Queue[InboxItem], run: LiveRun,
+                 conversation: Conversation, *, limits: Limits,
+                 body_fields: BodyFields | None, chat_id: str | None) -> None:
+        self.socket = socket
+        self.inbox = inbox
+        self.run = run
+        self.conversation = conversation  # output.codec: the connection's protocol
+        self.limits = limits
+        self.body_fields = body_fields
+        self.chat_id = chat_id  # named at the handshake, if it was
+
+    async def serve(self) -> None:
+        chosen = False  # the first frame that parses picks the protocol
+        while True:
+            frame = await self.socket.receive()
+            if isinstance(frame, bytes):
+                chosen = True
+                if frame and self.conversation.output.codec.name == "A":
+                    await self._audio(Audio(frame))
+                continue
+            try:
+                parsed = parse_json(frame)
+            except RequestError as error:
+                await self._refused(frame, error)
+                continue
+            if not chosen:
+                chosen = True
+                if detect(parsed) == "B":
+                    self.conversation.output.codec = ProtocolB()
+            await self._decoded(frame, parsed)
+
+    async def _decoded(self, text: str, frame: dict[str, Any]) -> None:
+        try:
+            await self._command(self.conversation.output.codec.decode(frame))
+        except RequestError as error:
+            await self._refused(text, error)
+
+    async def _refused(self, text: str, error: RequestError) -> None:
+        codec = self.conversation.output.codec
+        request_id = ProtocolB.request_id_of(text) if codec.name == "B" else None
+        await self.conversation.output.error(error.message, request_id)
+
+    async def _command(self, command: Command) -> None:
+        match command:
+            case Ping(timestamp):
+                await self.socket.send([ProtocolA.pong(timestamp)])
+            case Audio() as audio:
+                await self._audio(audio)
+            case AudioControl(action):
+                await self._begin()
+                if self.run.manual_activity:
+                    # Push-to-talk: the page says when the user speaks (and so barges in).
+                    if action == "start":
+                        self.run.queue.send_activity_start()
+                    else:
+                        self.run.queue.send_activity_end()
+                elif action == "stop":
+                    # The model detects speech itself; the microphone is off now.
+                    self.run.queue.send_audio_stream_end()
+            case Interrupt():
+                if self.run.manual_activity:
+                    self.run.interrupt()  # at once: barge-in should not queue behind events
+                else:
+                    await self.inbox.put(command)  # the turn ends in order with its events
+            case Messages() as messages:
+                await self._messages(messages)
+            case ToolResult(call_id, result):
+                await self.inbox.put(Answers([ClientAnswer.from_tool_result(call_id, result)],
+                                             None))
+            case Resume() | Abort():
+                await self.inbox.put(command)
+
+    async def _begin(self) -> None:
+        if not self.run.started:
+            await self.inbox.put(StartRun(self._chat_id()))
+
+    def _chat_id(self) -> str:
+        """The connection's chat: named at the handshake, or by the first message, or new."""
+        return self.chat_id or self.run.chat_id or f"live-{uuid.uuid4().hex[:16]}"
+
+    async def _audio(self, chunk: Audio) -> None:
+        await self._begin()
+        self.run.queue.send_realtime(types.Blob(mime_type=chunk.mime_type, data=chunk.pcm))
+
+    async def _messages(self, command: Messages) -> None:
+        messages = command.messages
+        check_limits(messages, self.limits)
+        last = messages[-1]
+        chat = command.chat_id or self._chat_id()
+        if not valid_chat_id(chat):
+            raise RequestError(404, "chat_not_found", CHAT_NOT_FOUND)
+        if last.role == "user":
+            fields = self.body_fields
+            await self.inbox.put(UserMessage(
+                chat, user_content(last, self.limits.max_file_bytes), command.request_id,
+                fields.check(command.body) if fields else {}))
+        elif last.role == "assistant":
+            await self.inbox.put(Answers([a for part in last.parts for a in answers_in(part)],
+                                         command.request_id))
+        else:
+            raise RequestError(422, "invalid_last_message",
+                               "The last message must be a user or an assistant message.")
