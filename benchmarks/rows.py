@@ -9,6 +9,8 @@ Every row is a process of its own started through ``python -m benchmarks.knobs``
 * ``adk-asgi`` / ``adk-asgi-live`` / ``adk-asgi-live-b`` — ``python -m adk_asgi serve
   --port P --token-delay 0``: the CLI users run (its page app, drain, uvicorn config and
   whatever process defaults it sets), driven over SSE, WebSocket protocol A or B;
+* ``adk-asgi-live-ws-legacy`` — the CLI on uvicorn's legacy ``websockets`` WebSocket
+  implementation (``--ws websockets``; the CLI's default is ``websockets-sansio``);
 * ``adk-asgi-gc-off`` — the same CLI with its garbage-collector tuning off
   (``--gc-threshold python --no-gc-freeze``): what the tuning buys;
 * ``adk-asgi-bare`` (SSE) / ``adk-asgi-live-bare`` (WebSocket) — ``AdkMiddleware``
@@ -56,7 +58,7 @@ class Base:
         if self.kind == "ceiling":
             return list(self.module)
         extra = ["--model", models[0], "--live-model", models[1]] \
-            if models is not None and self.module == _CLI else []
+            if models is not None and self.module[:2] == _CLI else []
         return [*self.module, "--port", str(port), "--token-delay", str(token_delay), *extra]
 
 
@@ -91,6 +93,9 @@ BASES: dict[str, Base] = {b.name: b for b in (
          None, "google.adk", "plain ceiling: `Runner(agent=…)`, Python defaults"),
     Base("adk-asgi-live", "ws", _CLI, "adk-asgi-live", "adk_asgi",
          "adk-asgi serve (CLI), WebSocket protocol A"),
+    Base("adk-asgi-live-ws-legacy", "ws", (*_CLI, "--ws", "websockets"), "adk-asgi-live",
+         "adk_asgi", "adk-asgi serve --ws websockets (uvicorn's legacy WebSocket "
+         "implementation), WebSocket protocol A"),
     Base("adk-asgi-live-b", "ws", _CLI, "adk-asgi-live-b", "adk_asgi",
          "adk-asgi serve (CLI), WebSocket protocol B (AI SDK v7)"),
     Base("adk-asgi-live-bare", "ws", _serve("adk-asgi-live"), "adk-asgi-live", "adk_asgi",
@@ -104,10 +109,11 @@ BASES: dict[str, Base] = {b.name: b for b in (
          knobs=Knobs(loop="uvloop"), live=True),
 )}
 
-# The default run: the floor rows, the peers and the WebSocket rows.
-DEFAULT_ROWS = ("adk-asgi", "adk-asgi-bare", "adk-naive", "ceiling", "ceiling-plain",
-                "adk-api-server", "ag-ui-adk", "adk-asgi-live", "adk-api-server-live",
-                "ceiling-live")
+# The default run: the floor rows, the GC and SSE-channel A/B rows, ADK's api_server and
+# the WebSocket rows (ag-ui-adk on request: `--contenders ag-ui-adk ... --sweep ...`).
+DEFAULT_ROWS = ("adk-asgi", "adk-asgi-gc-off", "adk-asgi-bare", "adk-asgi-sse-starlette",
+                "adk-naive", "ceiling", "ceiling-plain", "adk-api-server", "adk-asgi-live",
+                "adk-api-server-live", "ceiling-live")
 # The quick run's one @gemini row: a smoke test of the emulator mode (cheap: one process).
 QUICK_ROWS = ("adk-asgi", "adk-naive", "ceiling", "ceiling-plain", "adk-api-server",
               "ag-ui-adk", "adk-asgi-live", "adk-api-server-live", "ceiling-live",

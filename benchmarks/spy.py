@@ -165,11 +165,10 @@ def classify(stack: Stack) -> str:
 
 
 def _owner_centre(path: str, func: str, files: list[str]) -> str:
-    name = path.rsplit("/", 1)[-1]
     if "/adk_asgi/demo/" in path:
         return "demo model (scripted LLM)"
     if "/adk_asgi/" in path:
-        return _ours(name, func)
+        return _ours(path.rsplit("/adk_asgi/", 1)[1], func)
     if "/benchmarks/naive.py" in path:
         return "naive bridge: its own code"
     if "/benchmarks/" in path:
@@ -177,7 +176,7 @@ def _owner_centre(path: str, func: str, files: list[str]) -> str:
     if "/opentelemetry/" in path or "/google/adk/telemetry/" in path:
         return "ADK: telemetry (spans, semconv attributes, OTel context)"
     if "/google/adk/sessions/" in path:
-        if any("/adk_asgi/_chat.py" in p or "/benchmarks/naive.py" in p
+        if any("/adk_asgi/http/endpoint.py" in p or "/benchmarks/naive.py" in p
                or "/benchmarks/ceiling.py" in p for p in files) and not any(
                 "/google/adk/runners.py" in p or "/google/adk/flows/" in p for p in files):
             return "session get/create (ADK InMemorySessionService)"
@@ -195,35 +194,59 @@ def _owner_centre(path: str, func: str, files: list[str]) -> str:
     if "/websockets/" in path:
         return "websockets (uvicorn's WebSocket protocol)"
     if "/msgspec/" in path:
-        return "adk-asgi: chunk encoding (msgspec, _chunks)"
+        return "adk-asgi: chunk encoding (msgspec, chunks.py)"
     if "/site-packages/" in path:
         return "other package: " + path.split("/site-packages/", 1)[1].split("/", 1)[0]
     return "other"
 
 
-def _ours(name: str, func: str) -> str:
-    if name == "_translator.py":
-        return "adk-asgi: EventTranslator"
-    if name == "_chunks.py":
-        return "adk-asgi: chunk encoding (msgspec, _chunks)"
-    if name == "_sse.py":
-        if func in ("SSEChannel._listen", "SSEChannel._tick"):
-            return "adk-asgi: SSE channel tasks (disconnect listener, timer)"
-        return "adk-asgi: SSE channel (open, write, close)"
-    if name in ("_streams.py", "_redis_store.py", "_sessions.py"):
-        return "adk-asgi: stream recording, owners, turn locks"
-    if name in ("_request.py", "_http.py", "_limits.py", "_auth.py"):
-        return "adk-asgi: request read, decode, auth"
-    if name == "_turn.py" or func in ("ChatEndpoint._prepare", "ChatEndpoint._seed"):
-        return "adk-asgi: session get/create + turn planning"
-    if name == "_runtime.py":
-        return "adk-asgi: run config per turn"
-    if name in ("_middleware.py", "_app.py", "_cli.py", "_warmup.py"):
-        return "adk-asgi: middleware, app routing, CLI page app"
-    if name == "_live_translator.py":
-        return "adk-asgi: live translator"
-    if name in ("_live.py", "_live_frames.py", "_live_gate.py"):
-        return "adk-asgi: live endpoint (frames, gate, connection)"
+# adk-asgi's modules (paths under adk_asgi/) by cost centre; the first prefix that matches.
+_OURS = (
+    ("core/translator.py", "adk-asgi: EventTranslator"),
+    ("core/message.py", "adk-asgi: EventTranslator"),
+    ("core/blocks.py", "adk-asgi: EventTranslator"),
+    ("core/tool_parts.py", "adk-asgi: EventTranslator"),
+    ("core/response_meta.py", "adk-asgi: EventTranslator"),
+    ("core/surface.py", "adk-asgi: EventTranslator"),
+    ("live/translator.py", "adk-asgi: live translator"),
+    ("chunks.py", "adk-asgi: chunk encoding (msgspec, chunks.py)"),
+    ("http/sse.py", "adk-asgi: SSE channel (open, write, close)"),
+    ("stores/", "adk-asgi: stream recording, owners, turn locks"),
+    ("core/sessions.py", "adk-asgi: session get/create + turn planning"),
+    ("core/memory_sessions.py", "adk-asgi: session get/create + turn planning"),
+    ("http/turn.py", "adk-asgi: session get/create + turn planning"),
+    ("http/seed.py", "adk-asgi: session get/create + turn planning"),
+    ("core/request.py", "adk-asgi: request read, decode, auth"),
+    ("core/asgi.py", "adk-asgi: request read, decode, auth"),
+    ("core/limits.py", "adk-asgi: request read, decode, auth"),
+    ("core/auth.py", "adk-asgi: request read, decode, auth"),
+    ("core/runtime.py", "adk-asgi: run config per turn"),
+    ("core/plugin.py", "adk-asgi: BridgePlugin / live gate (ADK plugin callbacks)"),
+    ("live/gate.py", "adk-asgi: BridgePlugin / live gate (ADK plugin callbacks)"),
+    ("observability/", "adk-asgi: observability (metrics, spans, log context)"),
+    ("core/failures.py", "adk-asgi: observability (metrics, spans, log context)"),
+    ("app.py", "adk-asgi: middleware, app routing, CLI page app"),
+    ("middleware.py", "adk-asgi: middleware, app routing, CLI page app"),
+    ("mount.py", "adk-asgi: middleware, app routing, CLI page app"),
+    ("cli/", "adk-asgi: middleware, app routing, CLI page app"),
+    ("live/socket.py", "adk-asgi: live socket (send lock, watchdog, limits)"),
+    ("live/turns.py", "adk-asgi: live turns (Conversation: emit, record, bookkeeping)"),
+    ("live/protocol_a.py", "adk-asgi: live frame codec (protocol A/B)"),
+    ("live/protocol_b.py", "adk-asgi: live frame codec (protocol A/B)"),
+    ("live/commands.py", "adk-asgi: live frame codec (protocol A/B)"),
+    ("live/link.py", "adk-asgi: live model link (LiveModel, resumption bookkeeping)"),
+    ("live/models.py", "adk-asgi: live model link (LiveModel, resumption bookkeeping)"),
+    ("live/", "adk-asgi: live connection (inbox, pump, run, endpoint)"),
+)
+
+
+def _ours(path: str, func: str) -> str:
+    """The cost centre of adk-asgi's own code (``path`` relative to ``adk_asgi/``)."""
+    if path == "http/sse.py" and func in ("SSEChannel._listen", "SSEChannel._tick"):
+        return "adk-asgi: SSE channel tasks (disconnect listener, timer)"
+    for prefix, centre in _OURS:
+        if path.startswith(prefix):
+            return centre
     return "adk-asgi: chat endpoint (post, run, produce, emit)"
 
 

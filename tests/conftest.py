@@ -14,6 +14,7 @@ import pytest
 import uvicorn
 
 from adk_asgi import AdkApp
+from adk_asgi.cli.server import WS_PROTOCOL
 from adk_asgi.demo import build_demo_agent
 
 _real_connect = socket.socket.connect
@@ -104,6 +105,8 @@ class LoopbackServer:
     so tests can look at the server's tasks."""
 
     def __init__(self, app: Any, **config: Any) -> None:
+        # The WebSocket implementation `adk-asgi serve` runs (tests see what users get).
+        config.setdefault("ws", WS_PROTOCOL)
         self.config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
                                      lifespan="on", **config)
         self.server = uvicorn.Server(self.config)

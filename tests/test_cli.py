@@ -79,3 +79,19 @@ def test_websocket_compression_is_off_unless_asked() -> None:
     on = parser().parse_args(["serve", "--ws-compression"])
     assert uvicorn_config(off, None).ws_per_message_deflate is False
     assert uvicorn_config(on, None).ws_per_message_deflate is True
+
+
+def test_serve_runs_uvicorns_sans_io_websocket_implementation() -> None:
+    """docs/serving/index.md: `adk-asgi serve` picks uvicorn's `websockets-sansio` (the
+    live tests' servers run it too, tests/conftest.py)."""
+    import uvicorn.protocols.websockets.websockets_sansio_impl as sansio
+
+    from adk_asgi.cli.main import parser
+    from adk_asgi.cli.server import uvicorn_config
+
+    config = uvicorn_config(parser().parse_args(["serve"]), None)
+    assert config.ws == "websockets-sansio"
+    config.load()  # resolves the implementation, as uvicorn does when it starts
+    assert config.ws_protocol_class is sansio.WebSocketsSansIOProtocol
+    assert uvicorn_config(parser().parse_args(["serve", "--ws", "websockets"]), None).ws \
+        == "websockets"

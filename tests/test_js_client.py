@@ -16,7 +16,7 @@ import pytest
 
 import adk_asgi
 
-from web_harness import CLIENT_DIR, ROOT, WEB_DIR, serve, web_tooling_problem
+from web_harness import CLIENT_DIR, ROOT, WEB_DIR, client_build_lock, serve, web_tooling_problem
 
 PACKAGE_JSON: Final = CLIENT_DIR / "package.json"
 # The lowest and the newest tested release of each major the peer range allows.
@@ -33,8 +33,9 @@ def _node(*command: str, env: dict[str, str] | None = None,
     problem = web_tooling_problem()
     if problem:
         pytest.fail(problem, pytrace=False)
-    return subprocess.run(list(command), cwd=CLIENT_DIR, capture_output=True, text=True,
-                          timeout=timeout, check=False, env={**os.environ, **(env or {})})
+    with client_build_lock():
+        return subprocess.run(list(command), cwd=CLIENT_DIR, capture_output=True, text=True,
+                              timeout=timeout, check=False, env={**os.environ, **(env or {})})
 
 
 # -- the manifest -----------------------------------------------------------------------

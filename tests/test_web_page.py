@@ -15,7 +15,7 @@ import pytest
 
 from adk_asgi.cli.site import WEB_DIR, SiteApp, page_url
 
-from web_harness import ROOT, serve, web_tooling_problem
+from web_harness import ROOT, client_build_lock, serve, web_tooling_problem
 from web_harness import WEB_DIR as EXAMPLE_DIR
 
 
@@ -29,8 +29,9 @@ def _node(*command: str, env: dict[str, str] | None = None,
     problem = web_tooling_problem()
     if problem:
         pytest.fail(problem, pytrace=False)
-    return subprocess.run(list(command), cwd=EXAMPLE_DIR, capture_output=True, text=True,
-                          timeout=timeout, check=False, env={**os.environ, **(env or {})})
+    with client_build_lock():
+        return subprocess.run(list(command), cwd=EXAMPLE_DIR, capture_output=True, text=True,
+                              timeout=timeout, check=False, env={**os.environ, **(env or {})})
 
 
 # -- the built page -------------------------------------------------------------------

@@ -4,6 +4,7 @@ Chromium are."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import socket
@@ -38,6 +39,20 @@ def web_tooling_problem(*, browser: bool = False) -> str | None:
     if browser and not CHROMIUM.exists():
         return f"{CHROMIUM} is missing (Debian's chromium package); {_INSTALL}"
     return None
+
+
+@contextmanager
+def client_build_lock() -> Iterator[None]:
+    """Held while a test runs Node builds that write clients/js/dist (the page's build
+    builds the npm client first; `npm pack` builds it too; tsup empties dist first): the
+    suite runs in two processes, and one build must not read what the other is rewriting."""
+    lock = CLIENT_DIR / "node_modules" / ".adk-asgi-tests.lock"
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def free_port() -> int:

@@ -3,24 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import os
-import shutil
-import socket
 import ssl
-import tempfile
-import threading
-import time
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-import uvicorn
-
 from .app import build_app
 from .journal import Journal
 from .script import ScriptFn
+from .server import EmulatorServer
 from .settings import EmulatorSettings
 from .tls import TlsMaterial
 
@@ -30,35 +23,6 @@ if TYPE_CHECKING:
     from google.genai import types
 
 __all__ = ("GeminiEmulator",)
-
-_STARTUP_TIMEOUT = 30.0
-
-
-class _Server(uvicorn.Server):
-    """Stops at once: idle keep-alive TLS connections would otherwise hold a graceful
-    shutdown for its whole timeout (the TLS close waits for clients that are not reading)."""
-
-    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        for server in self.servers:
-            server.close()
-        for sock in sockets or []:
-            sock.close()
-        for connection in list(self.server_state.connections):
-            with contextlib.suppress(Exception):
-                connection.shutdown()
-        await asyncio.sleep(0.05)
-        for connection in list(self.server_state.connections):
-            transport = getattr(connection, "transport", None)
-            if transport is not None:
-                transport.abort()
-        try:
-            await asyncio.wait_for(
-                self._wait_tasks_to_complete(), timeout=self.config.timeout_graceful_shutdown
-            )
-        except TimeoutError:
-            for task in self.server_state.tasks:
-                task.cancel()
-        await self.lifespan.shutdown()
 
 
 class GeminiEmulator:
@@ -113,44 +77,28 @@ class GeminiEmulator:
         self._requested_port = port
         self._tls_enabled = tls
         self._cert_dir = Path(cert_dir) if cert_dir is not None else None
-        self._own_cert_dir = False
-        self._tls: TlsMaterial | None = None
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: EmulatorServer | None = None
         self._port = 0
 
     # ---- lifecycle -------------------------------------------------------------------
 
     def start(self) -> GeminiEmulator:
         """Start serving; returns once the server listens."""
-        if self._thread is not None:
+        if self._server is not None:
             raise RuntimeError("the emulator is already running")
-        server = self._build_server()
+        app = build_app(self.settings, self._script, self.journal)
+        server = EmulatorServer(app, self._host, self._requested_port, tls=self._tls_enabled,
+                                cert_dir=self._cert_dir)
+        server.start()
         self._server = server
-        self._thread = threading.Thread(target=self._run, name="gemini-emulator", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + _STARTUP_TIMEOUT
-        while not server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"the Gemini emulator did not start on {self._host}")
-            time.sleep(0.01)
-        self._port = server.servers[0].sockets[0].getsockname()[1]
+        self._port = server.port
         return self
 
     def stop(self) -> None:
         """Stop serving (closing open connections) and remove temporary files."""
         if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=15)
-        self._server = self._thread = self._loop = None
-        if self._own_cert_dir and self._cert_dir is not None:
-            shutil.rmtree(self._cert_dir, ignore_errors=True)
-            self._cert_dir = None
-            self._own_cert_dir = False
-        self._tls = None
+            self._server.stop()
+        self._server = None
 
     def __enter__(self) -> GeminiEmulator:
         return self.start()
@@ -174,36 +122,6 @@ class GeminiEmulator:
     ) -> None:
         await asyncio.to_thread(self.stop)
 
-    def _build_server(self) -> uvicorn.Server:
-        tls: dict[str, Any] = {}
-        if self._tls_enabled:
-            if self._cert_dir is None:
-                self._cert_dir = Path(tempfile.mkdtemp(prefix="gemini-emulator-"))
-                self._own_cert_dir = True
-            hosts = () if self._host in ("0.0.0.0", "::", "") else (self._host,)
-            self._tls = TlsMaterial(self._cert_dir, hosts)
-            tls = {"ssl_certfile": str(self._tls.cert_file)}
-        config = uvicorn.Config(
-            build_app(self.settings, self._script, self.journal),
-            host=self._host,
-            port=self._requested_port,
-            log_level="warning",
-            lifespan="off",
-            timeout_graceful_shutdown=2,
-            **tls,
-        )
-        return _Server(config)
-
-    def _run(self) -> None:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        asyncio.set_event_loop(loop)
-        assert self._server is not None
-        try:
-            loop.run_until_complete(self._server.serve())
-        finally:
-            loop.close()
-
     # ---- how to reach it -------------------------------------------------------------
 
     @property
@@ -220,6 +138,10 @@ class GeminiEmulator:
         host = "[::1]" if host == "::" else (f"[{host}]" if ":" in host else host)
         scheme = "https" if self._tls_enabled else "http"
         return f"{scheme}://{host}:{self.port}"
+
+    @property
+    def _tls(self) -> TlsMaterial | None:
+        return self._server.tls if self._server is not None else None
 
     @property
     def api_key(self) -> str:
