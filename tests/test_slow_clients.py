@@ -18,6 +18,7 @@ import pytest
 import uvloop
 
 from adk_asgi import AdkApp, Limits
+from adk_asgi.cli.server import WS_PROTOCOL
 from adk_asgi.demo import build_demo_agent
 
 from conftest import LoopbackServer, chat_body, user_message
@@ -28,8 +29,11 @@ Loop = Literal["uvloop", "asyncio"]
 
 
 class UvloopServer(LoopbackServer):
-    """On uvloop, as ``adk-asgi serve`` and uvicorn run by default (its transports are not
-    asyncio's classes)."""
+    """As ``adk-asgi serve`` runs: on uvloop (its transports are not asyncio's classes)
+    and uvicorn's sans-I/O WebSockets (the plain server keeps uvicorn's default)."""
+
+    def __init__(self, app: Any) -> None:
+        super().__init__(app, ws=WS_PROTOCOL)
 
     def _run(self) -> None:
         self.loop = uvloop.new_event_loop()
