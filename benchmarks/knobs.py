@@ -182,7 +182,7 @@ def install(*, freeze: bool, gc_time: bool, stats_file: Path | None) -> None:
         except RuntimeError:
             loop = os.environ.get("BENCH_LOOP", "asyncio") + " (between runs)"
         data = {"seq": seq[0], "gc_s": clock.seconds if clock else None,
-                "gc_stats": gc.get_stats(), "frozen": frozen[0],
+                "gc_stats": gc.get_stats(), "frozen": gc.get_freeze_count(),
                 "threshold": gc.get_threshold(), "loop": loop}
         tmp = stats_file.with_suffix(".tmp")
         tmp.write_text(json.dumps(data))

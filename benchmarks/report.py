@@ -16,8 +16,10 @@ from typing import Any
 NAIVE = "adk-naive"
 PLAIN = "ceiling-plain"
 OURS = "adk-asgi"
+GC_OFF = "adk-asgi-gc-off"
 OURS_LIVE = "adk-asgi-live"
 LIVE_CEILING = "ceiling-live"
+PAIRS = ((OURS, GC_OFF), (GC_OFF, "adk-asgi-bare"), ("adk-asgi-sse-starlette", "adk-asgi-bare"))
 
 
 def _f(value: Any, digits: int = 0, suffix: str = "") -> str:
@@ -127,7 +129,17 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, str]]:
                         "met" if (cpu["ratio"] or 9) <= 1.0 else "not met",
                         f"{la['cpu_us_per_token']:.0f} vs {lp['cpu_us_per_token']:.0f} µs = "
                         f"{_pr(cpu)}"))
-        if la and c >= 1000:
+        lo = _level(_measured(results, GC_OFF), tokens, c)
+        if la and c >= 1000 and lo and la.get("peak_rss_kb") and lo.get("peak_rss_kb"):
+            # Today's server is the CLI without its GC tuning (the row that turns it off).
+            grown = la["peak_rss_kb"] / lo["peak_rss_kb"]
+            out.append((f"peak RSS at {c} streams × {tokens} tokens ≤ +10 % over the "
+                        f"server without GC tuning ({GC_OFF})",
+                        "met" if grown <= 1.10 else "not met",
+                        f"{_mb(la.get('peak_rss_kb'))} vs {_mb(lo.get('peak_rss_kb'))} MB "
+                        f"peak ({grown:.2f}×); after the level {_mb(la.get('rss_after_kb'))} "
+                        f"vs {_mb(lo.get('rss_after_kb'))} MB"))
+        elif la and c >= 1000:
             out.append((f"peak RSS at {c} streams × {tokens} tokens (≤ +10 % over the "
                         "baseline of 2026-11-23)", "measured",
                         f"{_mb(la.get('peak_rss_kb'))} MB peak, "
@@ -266,19 +278,25 @@ def _ratio_tables(results: dict[str, Any]) -> list[str]:
                                  f"| {_pr(paired(la, lb, 'tokens_per_s'))} |")
         if len(table) > 3:
             lines += [*table, ""]
-    ab = ["### Knob A/B: each `ROW@KNOBS` against `ROW`\n",
-          "| row | replies × streams | CPU/token ÷ ROW | tokens/s ÷ ROW | GC µs/token "
-          "(ROW → this) | peak RSS MB (ROW → this) |",
-          "|---|---|---:|---:|---:|---:|"]
-    for name in _names(results):
-        base_name = name.partition("@")[0]
-        if "@" not in name or base_name not in results.get("rows", {}):
+    ab = ["### A/B: each `ROW@KNOBS` against `ROW`, and the paired rows\n",
+          "Paired rows: `adk-asgi` against `adk-asgi-gc-off` (what the GC tuning buys), "
+          "`adk-asgi-gc-off` against `adk-asgi-bare` (what the CLI adds to the middleware), "
+          "`adk-asgi-sse-starlette` against `adk-asgi-bare` (sse-starlette against the own "
+          "SSE channel).\n",
+          "| row | against ROW | replies × streams | CPU/token ÷ ROW | tokens/s ÷ ROW | "
+          "GC µs/token (ROW → this) | peak RSS MB (ROW → this) |",
+          "|---|---|---|---:|---:|---:|---:|"]
+    known = results.get("rows", {})
+    pairs = [(n, n.partition("@")[0]) for n in _names(results) if "@" in n]
+    pairs += [(a, b) for a, b in PAIRS if a in known and b in known]
+    for name, base_name in pairs:
+        if base_name not in known:
             continue
         row, base = _measured(results, name), _measured(results, base_name)
         for tokens, c in _workloads(results):
             la, lb = _level(row, tokens, c), _level(base, tokens, c)
             if la and lb:
-                ab.append(f"| {name} | {tokens} × {c} "
+                ab.append(f"| {name} | {base_name} | {tokens} × {c} "
                           f"| {_pr(paired(la, lb, 'cpu_us_per_token'))} "
                           f"| {_pr(paired(la, lb, 'tokens_per_s'))} "
                           f"| {_f(lb.get('gc_us_per_token'))} → "

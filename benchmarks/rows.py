@@ -109,10 +109,11 @@ BASES: dict[str, Base] = {b.name: b for b in (
          knobs=Knobs(loop="uvloop"), live=True),
 )}
 
-# The default run: the floor rows, the peers and the WebSocket rows.
-DEFAULT_ROWS = ("adk-asgi", "adk-asgi-bare", "adk-naive", "ceiling", "ceiling-plain",
-                "adk-api-server", "ag-ui-adk", "adk-asgi-live", "adk-api-server-live",
-                "ceiling-live")
+# The default run: the floor rows, the GC and SSE-channel A/B rows, ADK's api_server and
+# the WebSocket rows (ag-ui-adk on request: `--contenders ag-ui-adk ... --sweep ...`).
+DEFAULT_ROWS = ("adk-asgi", "adk-asgi-gc-off", "adk-asgi-bare", "adk-asgi-sse-starlette",
+                "adk-naive", "ceiling", "ceiling-plain", "adk-api-server", "adk-asgi-live",
+                "adk-api-server-live", "ceiling-live")
 # The quick run's one @gemini row: a smoke test of the emulator mode (cheap: one process).
 QUICK_ROWS = ("adk-asgi", "adk-naive", "ceiling", "ceiling-plain", "adk-api-server",
               "ag-ui-adk", "adk-asgi-live", "adk-api-server-live", "ceiling-live",

@@ -96,21 +96,23 @@ QUICK = Plan(mode="quick", single_runs=3, min_rep_tokens=500,
              sweeps=(Sweep(20, ((1, 2), (50, 2))),), sweep_timeout=30.0, pause=0.1,
              idle_streams=100, idle_settle=1.5, micro_quick=True, profile_rows=(),
              fresh_per_level=False)
-# The full run (≈ 35-45 min on this 2-core VM, depending on its load). 5 reps: the
-# issue's workload, 500-token replies, at 1, 50 and 200 streams for adk-asgi, the naive
-# bridge and the plain ceiling (the resumable ceiling at 1 and 50). 3 reps: 1000 streams
-# with 200-token replies for adk-asgi and the naive bridge (1000 × 500 tokens costs
-# ≈ 3 min per rep and row: `--contenders adk-asgi adk-naive --sweep 1000 --tokens 500`);
-# 200-token replies at 1 and 50 streams for every row, and at 200 streams for the
-# WebSocket rows and ADK's api_server. The @gemini rows (--emulator): 200-token replies at
-# 1 and 50 streams, 3 reps (≈ 6 min more for the eight of them).
+# The full run (≈ 40 min on a quiet 2-core VM). 3 reps: the workload, 500-token
+# replies, at 1, 50 and 200 streams for adk-asgi (the CLI, with and without its GC
+# tuning), the naive bridge, the plain ceiling, and at 1 and 50 streams for the
+# middleware alone, the sse-starlette channel, the resumable ceiling and ADK's
+# api_server; 200-token replies over WebSocket at 1, 50 and 200 connections; one rep of
+# 1000 streams with 200-token replies for adk-asgi with and without the GC tuning and the
+# naive bridge (≈ 3 min per rep and row; memory at 1000 streams). The @gemini rows
+# (--emulator, or named): 200-token replies at 1 and 50 streams, 3 reps.
 FULL = Plan(mode="full", sweeps=(
-    Sweep(500, ((1, 5), (50, 5), (200, 5)), ("adk-asgi", "adk-naive", "ceiling-plain",
-                                             "ceiling"), skip=((200, "ceiling"),), gemini=False),
-    Sweep(200, ((1, 3), (50, 3)), gemini=False),
-    Sweep(200, ((200, 3),), ("adk-asgi-live", "adk-api-server-live", "ceiling-live",
-                             "adk-api-server"), gemini=False),
-    Sweep(200, ((1000, 3),), ("adk-asgi", "adk-naive"), gemini=False),
+    Sweep(500, ((1, 3), (50, 3), (200, 3)),
+          ("adk-asgi", "adk-asgi-gc-off", "adk-asgi-bare", "adk-asgi-sse-starlette",
+           "adk-naive", "ceiling-plain", "ceiling", "adk-api-server"),
+          skip=((200, "ceiling"), (200, "adk-api-server"), (200, "adk-asgi-bare"),
+                (200, "adk-asgi-sse-starlette")), gemini=False),
+    Sweep(200, ((1, 3), (50, 3), (200, 3)), ("adk-asgi-live", "adk-api-server-live",
+                                             "ceiling-live"), gemini=False),
+    Sweep(200, ((1000, 1),), ("adk-asgi", "adk-asgi-gc-off", "adk-naive"), gemini=False),
     Sweep(200, ((1, 3), (50, 3)), gemini=True),
 ))
 

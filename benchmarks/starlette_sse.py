@@ -14,12 +14,19 @@ The best sse-starlette channel we could build, so the comparison is fair to it:
 
 It serves plain turns only (a new user message: start, the model's events, finish):
 what the sweep streams. Approvals, resume and the stuck-client watchdog are not wired.
+
+``python -m benchmarks.starlette_sse`` prices the per-frame path alone (µs per frame,
+a no-op ASGI ``send``, uvloop): the own ``SSEChannel.write``, the same fed by an async
+generator, ``AdkEventSource``, and ``EventSourceResponse`` with its per-send timeout.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import AsyncIterator
+import statistics
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from sse_starlette.sse import EventSourceResponse
@@ -28,6 +35,7 @@ from adk_asgi.chunks import DONE_FRAME, UIChunk, sse_frame
 from adk_asgi.core.asgi import Receive, Send
 from adk_asgi.core.failures import serving
 from adk_asgi.http import endpoint
+from adk_asgi.http.sse import SSEChannel
 from adk_asgi.http.stream import TurnStream
 from adk_asgi.observability.metrics import METRICS
 from adk_asgi.stores import StreamRecorder
@@ -108,3 +116,65 @@ class SseStarletteTurn(TurnStream):
 def install() -> None:
     """Make the chat endpoint build ``SseStarletteTurn`` for every turn."""
     endpoint.TurnStream = SseStarletteTurn  # type: ignore[misc]
+
+
+# -- the per-frame microbenchmark ----------------------------------------------------
+
+_FRAME = b'data: {"type":"text-delta","id":"msg-a9a633038bd8494caff3-t1","delta":"w1 "}\n\n'
+
+
+async def _no_send(_message: Any) -> None:
+    pass
+
+
+async def _no_receive() -> Any:
+    await asyncio.Event().wait()
+
+
+async def _frames_of(n: int) -> AsyncIterator[bytes]:
+    for _ in range(n):
+        yield _FRAME
+
+
+async def _own(n: int, generator: bool) -> float:
+    channel = SSEChannel(_no_send, _no_receive, ping_interval=15, send_timeout=60)
+    await channel.open()
+    started = time.perf_counter()
+    if generator:
+        async for frame in _frames_of(n):
+            await channel.write(frame)
+    else:
+        for _ in range(n):
+            await channel.write(_FRAME)
+    elapsed = time.perf_counter() - started
+    await channel.close()
+    return elapsed
+
+
+async def _library(n: int, send_timeout: float | None) -> float:
+    response = AdkEventSource(_frames_of(n), ping=15, sep="\n", send_timeout=send_timeout)
+    started = time.perf_counter()
+    await response._stream_response(_no_send)
+    return time.perf_counter() - started
+
+
+async def per_frame_us(n: int = 20_000, repeat: int = 7) -> dict[str, float]:
+    """Median µs per frame of each way to write SSE frames."""
+    ways: dict[str, Callable[[], Awaitable[float]]] = {
+        "own SSEChannel.write": lambda: _own(n, False),
+        "own SSEChannel.write, fed by an async generator": lambda: _own(n, True),
+        "AdkEventSource (no per-send timeout)": lambda: _library(n, None),
+        "EventSourceResponse, send_timeout=60": lambda: _library(n, 60.0),
+    }
+    times: dict[str, list[float]] = {name: [] for name in ways}
+    for _ in range(repeat):
+        for name, way in ways.items():
+            times[name].append(await way() / n * 1e6)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+if __name__ == "__main__":
+    import uvloop
+
+    for name, us in uvloop.run(per_frame_us()).items():
+        print(f"{us:6.2f} µs/frame  {name}")

@@ -15,14 +15,30 @@ import time
 from typing import Any, Literal
 
 import pytest
+import uvloop
 
 from adk_asgi import AdkApp, Limits
+from adk_asgi.cli.server import WS_PROTOCOL
 from adk_asgi.demo import build_demo_agent
 
 from conftest import LoopbackServer, chat_body, user_message
 
 SEND_TIMEOUT = 2.0
 Transport = Literal["sse", "ws"]
+Loop = Literal["uvloop", "asyncio"]
+
+
+class UvloopServer(LoopbackServer):
+    """As ``adk-asgi serve`` runs: on uvloop (its transports are not asyncio's classes)
+    and uvicorn's sans-I/O WebSockets (the plain server keeps uvicorn's default)."""
+
+    def __init__(self, app: Any) -> None:
+        super().__init__(app, ws=WS_PROTOCOL)
+
+    def _run(self) -> None:
+        self.loop = uvloop.new_event_loop()
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_until_complete(self.server.serve())
 
 
 def _connect(port: int, rcvbuf: int | None) -> socket.socket:
@@ -83,12 +99,13 @@ def _look(server: LoopbackServer, app: AdkApp, transport: Transport,
 
 
 def _stall(transport: Transport, token_delay: float, rcvbuf: int | None,
-           max_queued: int) -> dict[str, Any]:
+           max_queued: int, loop: Loop = "uvloop") -> dict[str, Any]:
     """Start a long turn, read nothing; how it ends."""
     app = AdkApp(build_demo_agent(token_delay=token_delay), warm_up=False,
                  send_timeout=SEND_TIMEOUT, limits=Limits(max_queued_bytes=max_queued))
-    result: dict[str, Any] = {"transport": transport, "token_delay": token_delay}
-    with LoopbackServer(app) as server:
+    result: dict[str, Any] = {"transport": transport, "token_delay": token_delay,
+                              "loop": loop}
+    with (UvloopServer if loop == "uvloop" else LoopbackServer)(app) as server:
         open_ = _post if transport == "sse" else _websocket
         sock = open_(server.port, rcvbuf, "bench 100000")
         try:
@@ -134,12 +151,13 @@ def test_a_client_that_stops_reading_at_50_tokens_a_second(transport: Transport)
     assert result["peak"] < 128 * 1024, result
 
 
-@pytest.mark.parametrize("transport", ["sse", "ws"])
-def test_a_client_that_stops_reading_at_full_speed(transport: Transport) -> None:
+@pytest.mark.parametrize(("transport", "loop"), [
+    ("sse", "uvloop"), ("ws", "uvloop"), ("sse", "asyncio"), ("ws", "asyncio")])
+def test_a_client_that_stops_reading_at_full_speed(transport: Transport, loop: Loop) -> None:
     """The model as fast as it goes, a default socket: the server holds at most
     ``max_queued_bytes`` (plus one write) for the client, then drops it."""
     max_queued = 256 * 1024
-    result = _stall(transport, 0.0, None, max_queued)
+    result = _stall(transport, 0.0, None, max_queued, loop)
     assert result["end"] == "reset", result
     assert result["dropped_after"] < 25, result
     assert result["peak"] <= max_queued + 16 * 1024, result

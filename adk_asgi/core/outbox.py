@@ -35,7 +35,7 @@ import contextlib
 import socket
 import struct
 from collections import deque
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from .asgi import Message, Send
 
@@ -43,15 +43,18 @@ __all__ = ("NOTSENT_LOWAT", "Outbox", "transport_of")
 
 NOTSENT_LOWAT: Final = 16 * 1024
 _TCP_NOTSENT_LOWAT: Final[int | None] = getattr(socket, "TCP_NOTSENT_LOWAT", None)
+_TRANSPORT_METHODS: Final = ("get_write_buffer_size", "get_write_buffer_limits",
+                             "get_extra_info", "abort")
 
 
 def transport_of(send: Send) -> asyncio.WriteTransport | None:
-    """The asyncio transport behind an ASGI server's ``send`` (uvicorn's protocols keep it
-    on the object whose bound method ``send`` is), or None."""
+    """The transport behind an ASGI server's ``send`` (uvicorn's protocols keep it on the
+    object whose bound method ``send`` is), or None. Checked by what it does, not its
+    class: uvloop's transports (uvicorn's default loop) do not derive from asyncio's."""
     owner = getattr(send, "__self__", None)
     transport = getattr(owner, "transport", None)
-    if isinstance(transport, asyncio.WriteTransport):
-        return transport
+    if all(callable(getattr(transport, name, None)) for name in _TRANSPORT_METHODS):
+        return cast("asyncio.WriteTransport", transport)
     return None
 
 
