@@ -106,6 +106,23 @@ class Proc:
                     *cmd, cwd=ROOT, env=env, stdout=log, stderr=asyncio.subprocess.STDOUT)
         self.ps = psutil.Process(self.proc.pid)
 
+    def _new_port(self) -> None:
+        self.port = free_port()
+        self.stats_file = self.stats_file.with_name(
+            f"{self.stats_file.name.rsplit('-', 1)[0]}-{self.port}.json")
+        self.log_path = self.log_path.with_name(
+            f"{self.log_path.name.rsplit('-', 1)[0]}-{self.port}.log")
+
+    def _listens(self) -> bool:
+        """Whether this row's process (or a child of it) listens on ``self.port``."""
+        assert self.ps is not None
+        try:
+            procs = [self.ps, *self.ps.children(recursive=True)]
+            return any(c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == self.port
+                       for p in procs for c in p.net_connections(kind="inet"))
+        except psutil.Error:
+            return False
+
     def _fresh_log(self) -> BinaryIO:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(FileNotFoundError):
@@ -123,8 +140,16 @@ class Proc:
             self.ready_info = json.loads(line)
             return time.perf_counter() - start
         deadline = start + limit_s
+        retries = 3
         while time.perf_counter() < deadline:
             if self.proc.returncode is not None:
+                if retries and b"already in use" in self.log_path.read_bytes():
+                    # Another process (a test running beside this one) took the port
+                    # between free_port() and the server's bind: start again elsewhere.
+                    retries -= 1
+                    self._new_port()
+                    await self.start()
+                    continue
                 raise RuntimeError(f"server {self.name} exited with {self.proc.returncode} "
                                    f"(see {self.log_path})")
             try:
@@ -132,7 +157,8 @@ class Proc:
                 writer.write(b"GET /__ready HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
                 line = await asyncio.wait_for(reader.readline(), 5)
                 writer.close()
-                if line.startswith(b"HTTP/1.1"):
+                # Only our own server counts: another process may answer on the port.
+                if line.startswith(b"HTTP/1.1") and self._listens():
                     return time.perf_counter() - start
             except (OSError, TimeoutError):
                 pass
