@@ -9,6 +9,7 @@ import asyncio
 import logging
 import multiprocessing
 import os
+import select
 import signal
 import socket
 from typing import Any
@@ -45,9 +46,32 @@ class DrainingServer(uvicorn.Server):
                 server.close()  # stop accepting first
         if SERVED:
             await asyncio.gather(*(app.drain() for app in SERVED), return_exceptions=True)
+        if self.shared_socket:
+            await self._take_backlog()
         for server in self.servers:
             server.close()
+        await self._read_requests()
         await super().shutdown(sockets)
+
+    async def _take_backlog(self) -> None:
+        """Accept (and so answer) what the kernel queued on the socket before closing it:
+        if this is the last worker, closing resets those connections."""
+        fds = [s.fileno() for server in self.servers for s in server.sockets]
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 1.0
+        # Polling: once per worker, at shutdown only.
+        while fds and loop.time() < deadline and select.select(fds, [], [], 0)[0]:  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
+
+    async def _read_requests(self) -> None:
+        """Give connections accepted a moment ago the time to deliver their request (the
+        app answers it 503 while draining): uvicorn's shutdown closes a connection whose
+        request it has not read yet, and its client sees a dropped connection."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 1.0
+        while loop.time() < deadline and any(  # noqa: ASYNC110 (at shutdown only)
+                getattr(c, "cycle", True) is None for c in self.server_state.connections):
+            await asyncio.sleep(0.01)
 
 
 def uvicorn_config(args: argparse.Namespace, app: Any) -> uvicorn.Config:
