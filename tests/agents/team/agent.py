@@ -29,7 +29,7 @@ from typing import Any, Final
 from google.adk.agents import LlmAgent
 from google.adk.agents.callback_context import CallbackContext
 from google.adk.apps import App, ResumabilityConfig
-from google.adk.models import LlmRequest, LlmResponse
+from google.adk.models import BaseLlm, LlmRequest, LlmResponse
 from google.adk.tools import AgentTool, BaseTool, FunctionTool, LongRunningFunctionTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
@@ -205,31 +205,34 @@ def researcher(contents: Sequence[types.Content]) -> Reply | None:
 # -- the app ------------------------------------------------------------------------------
 
 
-def build_root_agent(delay: float = 0.0) -> LlmAgent:
-    def model(planner: Any) -> ScriptedModel:
-        return ScriptedModel(planner=planner, delay=delay)
+def build_root_agent(delay: float = 0.0, *, model: BaseLlm | None = None) -> LlmAgent:
+    """The agents on scripted models, or every one on ``model`` (e.g. ADK's ``Gemini``
+    against the Gemini API emulator, scripted by ``gemini_script.py``)."""
+    def llm(planner: Any) -> BaseLlm:
+        return model if model is not None else ScriptedModel(planner=planner, delay=delay)
 
-    research = LlmAgent(name="researcher", model=model(researcher),
+    research = LlmAgent(name="researcher", model=llm(researcher),
                         description="Looks things up.", instruction="Research the request.")
     billing_agent = LlmAgent(
-        name="billing", model=model(billing), description="Refunds, payments and tickets.",
+        name="billing", model=llm(billing), description="Refunds, payments and tickets.",
         instruction="Handle billing.", output_key="billing_note",
         tools=[FunctionTool(refund, require_confirmation=True), send_money,
                LongRunningFunctionTool(open_ticket), explode])
     travel_agent = LlmAgent(
-        name="travel", model=model(travel), description="Trips and where the user is.",
+        name="travel", model=llm(travel), description="Trips and where the user is.",
         instruction="Handle travel.", output_key="trip_summary",
         tools=[LongRunningFunctionTool(book_trip), get_location])
     return LlmAgent(
-        name="concierge", model=model(concierge), description="The front desk.",
+        name="concierge", model=llm(concierge), description="The front desk.",
         instruction="Help the user or hand over to billing or travel.",
         sub_agents=[billing_agent, travel_agent],
         tools=[AgentTool(research), remember, recall, explode],
         before_model_callback=refuse_forbidden, after_tool_callback=stamp_remember)
 
 
-def build_app(delay: float = 0.0, *, resumable: bool = True) -> App:
-    return App(name="team", root_agent=build_root_agent(delay),
+def build_app(delay: float = 0.0, *, resumable: bool = True, model: BaseLlm | None = None
+              ) -> App:
+    return App(name="team", root_agent=build_root_agent(delay, model=model),
                resumability_config=ResumabilityConfig(is_resumable=resumable))
 
 
