@@ -42,7 +42,7 @@ from .http.endpoint import ChatEndpoint
 from .live.endpoint import LiveEndpoint
 from .observability.health import Health
 from .options import LiveOptions, PauseOptions, Settings, StreamingOptions
-from .routes import api_router
+from .routes import MethodTable, api_router
 from .stores import MemoryStreamStore, StreamStore
 
 __all__ = ("AdkApp",)
@@ -119,6 +119,7 @@ class AdkApp:
         needed); ``health.checks()`` for your own."""
         self._warm_up = warm_up
         self._gc_tuning = gc_tuning
+        self._root = MethodTable({"POST": self.chat.post})
         self._router = self._routes()
 
     @property
@@ -148,7 +149,7 @@ class AdkApp:
             await self.health("readyz", scope, send)
 
         return api_router([
-            ("/", {"POST": chat.post}),
+            ("/", self._root),
             ("/healthz", {"GET": probe_healthz}),
             ("/readyz", {"GET": probe_readyz}),
             # scope["path"] is already percent-decoded: the id is everything between.
@@ -213,11 +214,14 @@ class AdkApp:
             await self._lifespan(receive, send)
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        # The router changes the scope it is given (path parameters, the route): a copy,
-        # so a host app's scope stays as it was. "{mount}" is the mount's "/".
-        path = route_path(scope)
-        scope = {**scope, "path": scope["path"] + "/"} if path == "" else dict(scope)
-        await self._router(scope, receive, send)
+        if route_path(scope) == "":
+            # The mount's bare path ("/api/chat", what useChat posts to) is its root; the
+            # scope stays as the server gave it (hooks such as `authenticate` read it).
+            await self._root(scope, receive, send)
+            return
+        # The router writes into the scope it is given (path parameters, the route): a
+        # copy, so a host app's scope stays as it was.
+        await self._router(dict(scope), receive, send)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:

@@ -43,9 +43,10 @@ async def _not_found(scope: Scope, receive: Receive, send: Send) -> None:
     await send_json_error(send, 404, "not_found", f"No route for {route_path(scope)!r}.")
 
 
-def api_router(routes: Sequence[tuple[str, Mapping[str, ASGIApp]]]) -> Router:
+def api_router(routes: Sequence[tuple[str, Mapping[str, ASGIApp] | MethodTable]]) -> Router:
     """A router of ``(path, {method: handler})``, matched in order (Starlette's path
     syntax: ``/{chat_id:path}/stream``); no trailing-slash redirects (a redirected POST
     loses its body in some clients)."""
-    return Router([Route(path, MethodTable(handlers)) for path, handlers in routes],
+    return Router([Route(path, table if isinstance(table, MethodTable) else MethodTable(table))
+                   for path, table in routes],
                   redirect_slashes=False, default=_not_found)
