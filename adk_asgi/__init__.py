@@ -24,7 +24,7 @@ from .core.tools import FrontendTool, frontend_tool
 from .middleware import AdkMiddleware
 from .mount import mount
 from .observability.logs import JsonFormatter
-from .options import LiveOptions, PauseOptions, StreamingOptions
+from .options import ChatListOptions, LiveOptions, PauseOptions, StreamingOptions
 from .stores import MemoryStreamStore, StreamRecorder, StreamStore
 
 if TYPE_CHECKING:
@@ -35,6 +35,7 @@ __all__ = [
     "AdkMiddleware",
     "AuthError",
     "Authenticate",
+    "ChatListOptions",
     "ErrorInfo",
     "EventParts",
     "FrontendTool",

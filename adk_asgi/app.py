@@ -4,6 +4,9 @@
                GET    /{chatId}/stream      -> resume the chat's active stream (204: none)
                DELETE /{chatId}/stream      -> stop the chat's running turn
                POST   /{chatId}/tool-output -> complete a long-running call (202)
+               GET    /                     -> the user's chats, newest first (a page)
+               GET    /{chatId}             -> the chat's history (UIMessage[])
+               DELETE /{chatId}             -> delete the chat (204)
                GET    /healthz, /readyz     -> liveness / readiness (observability/health.py)
                anything else                -> JSON 404 / 405 (routes.py)
     websocket  /                            -> live mode (Runner.run_live; see live/)
@@ -29,6 +32,7 @@ from starlette.routing import Router
 
 from .core.asgi import Receive, Scope, Send, route_path, send_error
 from .core.auth import Authenticate, anonymous
+from .core.chats import ChatListOptions
 from .core.errors import chat_not_found
 from .core.gctuning import GcTuning
 from .core.limits import Limits
@@ -37,8 +41,10 @@ from .core.origin import OriginPolicy
 from .core.request import valid_chat_id
 from .core.runtime import AgentRuntime
 from .core.surface import SurfaceOptions
+from .http.chats import UserChats
 from .http.completion import complete_tool_call, post_tool_output
 from .http.endpoint import ChatEndpoint
+from .http.history import ChatHistory
 from .live.endpoint import LiveEndpoint
 from .observability.health import Health
 from .options import LiveOptions, PauseOptions, Settings, StreamingOptions
@@ -70,7 +76,7 @@ class AdkApp:
     What to serve: exactly one of ``agent``, ``adk_app`` (an ADK ``App``) or ``runner``.
     ADK's services as ADK's ``Runner`` takes them (``session_service``, or a
     ``session_db`` URL). How the chat behaves: the option records ``streaming``,
-    ``pauses``, ``surface``, ``live_options`` and ``limits`` (``adk_asgi.options``); each
+    ``pauses``, ``surface``, ``live_options``, ``chats`` and ``limits`` (``adk_asgi.options``); each
     option is set in one of them.
     """
 
@@ -92,6 +98,7 @@ class AdkApp:
         pauses: PauseOptions | None = None,
         surface: SurfaceOptions | None = None,
         live_options: LiveOptions | None = None,
+        chats: ChatListOptions | None = None,
         describe_error: DescribeError = describe_error_generic,
         body_fields: Mapping[str, Any] | None = None,
         warm_up: bool = True,
@@ -102,7 +109,8 @@ class AdkApp:
         pauses = pauses or PauseOptions()
         self.settings = Settings(limits=limits or Limits(),
                                  streaming=streaming or StreamingOptions(), pauses=pauses,
-                                 authenticate=authenticate, describe_error=describe_error)
+                                 authenticate=authenticate, describe_error=describe_error,
+                                 chats=chats or ChatListOptions())
         """Every option the endpoints read (``adk_asgi.options.Settings``)."""
         self.runtime = AgentRuntime(agent=agent, app=adk_app, runner=runner,
                                     session_service=session_service, session_db=session_db,
@@ -119,7 +127,9 @@ class AdkApp:
         needed); ``health.checks()`` for your own."""
         self._warm_up = warm_up
         self._gc_tuning = gc_tuning
-        self._root = MethodTable({"POST": self.chat.post})
+        self.history = ChatHistory(self.chat)
+        self.chats = UserChats(self.chat, self.settings.chats)
+        self._root = MethodTable({"POST": self.chat.post, "GET": self.chats.list})
         self._router = self._routes()
 
     @property
@@ -142,6 +152,13 @@ class AdkApp:
             else:
                 await chat.resume(scope, receive, send, chat_id)
 
+        async def one_chat(scope: Scope, receive: Receive, send: Send) -> None:
+            chat_id = scope["path_params"]["chat_id"]
+            if scope["method"] == "DELETE":
+                await self.chats.delete(scope, receive, send, chat_id)
+            else:
+                await self.history.get(scope, receive, send, chat_id)
+
         async def probe_healthz(scope: Scope, receive: Receive, send: Send) -> None:
             await self.health("healthz", scope, send)
 
@@ -155,6 +172,8 @@ class AdkApp:
             # scope["path"] is already percent-decoded: the id is everything between.
             ("/{chat_id:path}/stream", {"GET": resume, "DELETE": resume}),
             ("/{chat_id:path}/tool-output", {"POST": tool_output}),
+            # Last: it matches every path the routes above match.
+            ("/{chat_id:path}", {"GET": one_chat, "DELETE": one_chat}),
         ])
 
     async def complete_tool_call(self, chat_id: str, tool_call_id: str, *,

@@ -110,6 +110,11 @@ class StreamStore(ABC):
         """Ask the producer of the chat's running stream (on any worker) to stop.
         True when there was a running stream."""
 
+    async def forget(self, chat_id: str) -> None:  # noqa: B027 - a store may keep nothing
+        """Drop what the store keeps of ``chat_id``'s streams (the chat was deleted; its
+        turn lock is held by the caller). The chat's owner stays, so its id is never
+        handed to another user."""
+
     async def ping(self) -> None:  # noqa: B027 - nothing to reach by default
         """Raise when the store cannot serve requests now (``GET /readyz`` asks)."""
 

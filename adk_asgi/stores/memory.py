@@ -189,6 +189,13 @@ class MemoryStreamStore(StreamStore):
         finally:
             stream.waiters.discard(waiter)
 
+    async def forget(self, chat_id: str) -> None:
+        stream = self._streams.pop(chat_id, None)
+        self._unhold(chat_id)
+        if stream is not None and not stream.done:
+            stream.done = True  # its followers end
+            stream.wake()
+
     async def stop(self, chat_id: str) -> bool:
         stream = self._active(chat_id)
         if stream is None or stream.done:

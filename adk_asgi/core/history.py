@@ -1,0 +1,291 @@
+"""A chat's history: the ``UIMessage[]`` a page held when its last stream ended, rebuilt
+from the ADK session's events by the translation the stream uses.
+
+The session is the source of truth. Every event of an HTTP turn carries the bridge's tags
+(``custom_metadata.adk_asgi``, ``core/sessions.py``): the assistant message it belongs to
+(``messageId``), the user message that started it (``userMessageId``) and the reasons of
+denials (``denialReasons``). The events are read in order, rewinds applied as ADK applies
+them, and each request a message took is replayed as the stream played it:
+
+- a user event with text or files is the user's message (its files as ``data:`` URLs);
+- a user event of function responses with the message's own id is a continuation (the
+  page's answers): the page's own changes are applied first (``addToolApprovalResponse``,
+  ``addToolOutput``, an edited approval payload), then what the stream itself sent for
+  them (denied browser tools, completed long-running calls); under another id it is a
+  long-running call the server completed, a new message that states the call again;
+- the agent's events of each request go through a fresh ``EventTranslator`` built as the
+  stream built its own (denials, approved calls, the steps the message had), and its
+  chunks are folded into the message as the client folds them (``core/ui_message.py``).
+
+How a request ended comes from the session too: ADK stores an error event for a failed
+run (the translator turns it into ``output-error`` parts and a terminal error, never the
+error's text) and seals an aborted one (``INVOCATION_ABORTED``: the parts stay as the
+stream left them). A turn still running is left open: the page resumes its stream.
+
+What the session does not keep is not shown: the text a model streamed before it failed
+(ADK keeps final events only), transient data parts, an approval of a browser tool whose
+result the page has not sent yet.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from google.adk.events import Event
+from google.adk.events._rewind_events import _apply_rewinds
+from google.adk.sessions import Session
+from google.genai import types
+
+from ..chunks import ToolOutputDenied, UIChunk
+from .approvals import CONFIRMATION_TOOL, DENIED_TEXT, frontend_approval_id
+from .message import ConfirmationStyle, DescribeError, describe_error_generic
+from .sessions import event_meta
+from .surface import SurfaceOptions
+from .tools import ToolKinds
+from .translator import EventTranslator
+from .ui_message import UIMessageState
+
+__all__ = ("HistoryOptions", "rebuild_messages")
+
+_ABORTED: Final = "INVOCATION_ABORTED"
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryOptions:
+    """What the stream's translators were built with (the app's settings)."""
+
+    tools: ToolKinds = field(default_factory=ToolKinds)
+    confirmation_style: ConfirmationStyle = "native"
+    describe_error: DescribeError = describe_error_generic
+    surface: SurfaceOptions | None = None
+
+
+def rebuild_messages(session: Session, options: HistoryOptions, *,
+                     running: bool = False) -> list[dict[str, Any]]:
+    """The chat's ``UIMessage[]``. ``running``: a turn of the chat runs now (its message
+    is left as far as the session has it, for the page to resume)."""
+    builder = _History(options)
+    for event in _apply_rewinds(list(session.events)):
+        builder.event(event)
+    return builder.end(running)
+
+
+def _response_parts(event: Event) -> list[types.FunctionResponse]:
+    content = event.content
+    if content is None or not content.parts:
+        return []
+    return [p.function_response for p in content.parts if p.function_response is not None]
+
+
+def _is_error(result: Any) -> bool:
+    return isinstance(result, dict) and set(result) == {"error"}
+
+
+def user_parts(content: types.Content | None) -> list[dict[str, Any]]:
+    """A user message's parts from its ADK content: text and files, in order."""
+    parts: list[dict[str, Any]] = []
+    for part in content.parts or () if content is not None else ():
+        if part.text is not None and not part.thought:
+            parts.append({"type": "text", "text": part.text})
+        elif part.inline_data is not None and part.inline_data.data is not None:
+            blob = part.inline_data
+            data = part.inline_data.data
+            mime = blob.mime_type or "application/octet-stream"
+            file: dict[str, Any] = {"type": "file", "mediaType": mime}
+            if blob.display_name:
+                file["filename"] = blob.display_name
+            file["url"] = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+            parts.append(file)
+        elif part.file_data is not None and part.file_data.file_uri:
+            ref = part.file_data
+            file = {"type": "file",
+                    "mediaType": ref.mime_type or "application/octet-stream"}
+            if ref.display_name:
+                file["filename"] = ref.display_name
+            file["url"] = ref.file_uri
+            parts.append(file)
+    return parts
+
+
+class _History:
+    """Reads a session's events in order into messages (see the module docstring)."""
+
+    def __init__(self, options: HistoryOptions) -> None:
+        self.options = options
+        self.messages: list[dict[str, Any]] = []
+        self._message: UIMessageState | None = None
+        self._translator: EventTranslator | None = None
+        self._aborted = False
+        # Every call seen: its name and arguments; and approval id -> the gated call.
+        self._calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        self._approvals: dict[str, tuple[str, Any]] = {}
+
+    # -- events --------------------------------------------------------------------------
+
+    def event(self, event: Event) -> None:
+        if event.actions is not None and event.actions.compaction is not None:
+            return
+        meta = event_meta(event)
+        self._note_calls(event)
+        if meta.get("seeded"):
+            self._end_message()
+            self._seeded(event, meta)
+            return
+        message_id = meta.get("messageId")
+        if not isinstance(message_id, str):
+            return  # not a turn the bridge ran over HTTP
+        if event.author == "user":
+            responses = _response_parts(event)
+            if not responses:
+                self._end_message()
+                self._user(event, meta)
+            elif self._message is not None and self._message.message["id"] == message_id:
+                self._continuation(responses, meta)
+            else:
+                self._completion(message_id, responses)
+            return
+        if self._message is None or self._message.message["id"] != message_id:
+            self._end_message()
+            opened = self._open(message_id)
+            assert self._message is not None
+            self._message.apply_all(opened)
+        assert self._translator is not None and self._message is not None
+        if event.error_code == _ABORTED:
+            self._aborted = True
+        out: list[UIChunk] = []
+        self._translator.translate(event, out)
+        self._message.apply_all(out)
+
+    def end(self, running: bool) -> list[dict[str, Any]]:
+        self._end_message(running=running)
+        return self.messages
+
+    def _note_calls(self, event: Event) -> None:
+        for call in event.get_function_calls():
+            if not call.id:
+                continue
+            args = dict(call.args or {})
+            self._calls[call.id] = (call.name or "", args)
+            if call.name == CONFIRMATION_TOOL:
+                original = args.get("originalFunctionCall") or {}
+                asked = (args.get("toolConfirmation") or {}).get("payload")
+                self._approvals[call.id] = (str(original.get("id", "")), asked)
+
+    # -- messages ------------------------------------------------------------------------
+
+    def _seeded(self, event: Event, meta: dict[str, Any]) -> None:
+        text = "".join(p.text or "" for p in (event.content.parts or ())) \
+            if event.content is not None else ""
+        user = event.author == "user"
+        part: dict[str, Any] = {"type": "text", "text": text}
+        if not user:
+            part["state"] = "done"
+        self.messages.append({"id": str(meta.get("messageId") or event.id),
+                              "role": "user" if user else "assistant", "parts": [part]})
+
+    def _user(self, event: Event, meta: dict[str, Any]) -> None:
+        parts = user_parts(event.content)
+        if parts:
+            user_id = meta.get("userMessageId")
+            self.messages.append({"id": user_id if isinstance(user_id, str) and user_id
+                                  else f"user-{event.id}", "role": "user", "parts": parts})
+
+    def _open(self, message_id: str, **plan: Any) -> list[UIChunk]:
+        """A new assistant message, or a new request of the open one: a fresh translator,
+        as the stream builds one per request."""
+        if self._message is None:
+            self._message = UIMessageState(message_id)
+            self.messages.append(self._message.message)
+        options = self.options
+        self._translator = EventTranslator(
+            message_id, confirmation_style=options.confirmation_style, tools=options.tools,
+            describe_error=options.describe_error, surface=options.surface,
+            steps_before=self._message.steps, **plan)
+        self._aborted = False
+        out = self._translator.start()
+        return out
+
+    def _end_request(self, running: bool = False) -> None:
+        translator, message = self._translator, self._message
+        if translator is None or message is None:
+            return
+        if not running:
+            message.apply_all(translator.abort() if self._aborted else translator.finish())
+        self._translator = None
+
+    def _end_message(self, running: bool = False) -> None:
+        self._end_request(running)
+        self._message = None
+
+    # -- answers -------------------------------------------------------------------------
+
+    def _continuation(self, responses: Iterable[types.FunctionResponse],
+                      meta: dict[str, Any]) -> None:
+        """The page's answers to the calls its message waits for, then the request they
+        started (``http/turn.py``'s plan, read back)."""
+        message = self._message
+        assert message is not None
+        self._end_request()
+        reasons = meta.get("denialReasons") or {}
+        tools = self.options.tools
+        denied: set[str] = set()
+        resumed: set[str] = set()
+        denied_browser: list[str] = []
+        completed: dict[str, Any] = {}
+        for response in responses:
+            answer_id = response.id or ""
+            result = response.response or {}
+            if response.name == CONFIRMATION_TOOL:
+                call_id, asked = self._approvals.get(answer_id, ("", None))
+                confirmed = result.get("confirmed") is True
+                payload = result.get("payload")
+                if confirmed and payload is not None and payload != asked:
+                    message.edit_payload(call_id, payload)
+                message.respond_approval(answer_id, confirmed, reasons.get(call_id))
+                (resumed if confirmed else denied).add(call_id)
+                continue
+            name = self._calls.get(answer_id, (response.name or "", {}))[0]
+            if name in tools.browser:
+                gated = name in tools.approval
+                if gated and result.get("error") == DENIED_TEXT:
+                    message.respond_approval(frontend_approval_id(answer_id), False,
+                                             reasons.get(answer_id))
+                    denied_browser.append(answer_id)
+                    continue
+                if gated:
+                    message.respond_approval(frontend_approval_id(answer_id), True, None)
+                self._page_output(answer_id, result)
+            else:  # a long-running server call the page completed
+                self._page_output(answer_id, result)
+                completed[answer_id] = result
+        out = self._open(message.message["id"], denied_call_ids=denied, resumed=resumed)
+        assert self._translator is not None
+        out.extend(ToolOutputDenied(tool_call_id=call_id) for call_id in denied_browser)
+        for call_id, result in completed.items():
+            self._translator.tools.outcome(call_id, result, out)
+        message.apply_all(out)
+
+    def _page_output(self, call_id: str, result: Any) -> None:
+        assert self._message is not None
+        if _is_error(result):
+            self._message.add_tool_output(call_id, error_text=str(result["error"]))
+        else:
+            self._message.add_tool_output(call_id, output=result)
+
+    def _completion(self, message_id: str, responses: Iterable[types.FunctionResponse]
+                    ) -> None:
+        """A long-running call the server completed: a new message that states the call
+        again, then its result (``plan_completion``)."""
+        self._end_message()
+        out = self._open(message_id)
+        translator = self._translator
+        assert translator is not None and self._message is not None
+        for response in responses:
+            call_id = response.id or ""
+            name, args = self._calls.get(call_id, (response.name or "", {}))
+            translator.restate_call(call_id, name, args, out)
+            translator.tools.outcome(call_id, response.response, out)
+        self._message.apply_all(out)
