@@ -242,9 +242,14 @@ class _History:
                 call_id, asked = self._approvals.get(answer_id, ("", None))
                 confirmed = result.get("confirmed") is True
                 payload = result.get("payload")
-                if confirmed and payload is not None and payload != asked:
-                    message.edit_payload(call_id, payload)
-                message.respond_approval(answer_id, confirmed, reasons.get(call_id))
+                reason = reasons.get(call_id)
+                if message.has_call(answer_id):  # ADK-tool style: the page's tool output
+                    output = {**result, "reason": reason} if reason else result
+                    message.add_tool_output(answer_id, output=output)
+                else:
+                    if confirmed and payload is not None and payload != asked:
+                        message.edit_payload(call_id, payload)
+                    message.respond_approval(answer_id, confirmed, reason)
                 (resumed if confirmed else denied).add(call_id)
                 continue
             name = self._calls.get(answer_id, (response.name or "", {}))[0]

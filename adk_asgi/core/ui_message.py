@@ -78,6 +78,10 @@ class UIMessageState:
         for chunk in chunks:
             self.apply(msgspec.to_builtins(chunk))
 
+    def has_call(self, call_id: str) -> bool:
+        """The message has a tool part for ``call_id``."""
+        return any(_is_tool(p) and p.get("toolCallId") == call_id for p in self.parts)
+
     # -- the page's own changes ----------------------------------------------------
 
     def respond_approval(self, approval_id: str, approved: bool, reason: str | None) -> None:
