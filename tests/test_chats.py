@@ -52,7 +52,7 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     elif request.param == "postgresql":
         postgres = request.getfixturevalue("postgres")
         session_db = postgres.create_database(f"chats_{int(time.time() * 1000) % 10**9}")
-    agent = build_demo_agent(token_delay=0.01)
+    agent = build_demo_agent(token_delay=0.002)
     agent.before_agent_callback = name_on_request
     app = AdkApp(agent, session_db=session_db, authenticate=who, warm_up=False,
                  streaming=StreamingOptions(resume_grace=30),
