@@ -2,18 +2,20 @@
 import { useChat } from '@ai-sdk/react';
 import { answerApproval, Microphone, PcmPlayer } from 'adk-asgi';
 import { isToolUIPart } from 'ai';
-import { useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 
 import { BgmBadge } from './components/BgmBadge';
 import { Composer } from './components/Composer';
 import { MessageView } from './components/MessageView';
 import { Icon } from './components/Icon';
 import { ModeSwitch } from './components/ModeSwitch';
+import { Sidebar } from './components/Sidebar';
 import type { ToolPart } from './components/ToolCard';
 import { VoicePanel } from './components/VoicePanel';
 import { BgmPlayer } from './lib/bgm';
+import { deleteChat, listChats, loadChat, streamActive, type ChatSummary } from './lib/chats';
 import { chatApi } from './lib/config';
-import { createSession, MODES, type Mode } from './session';
+import { createSession, MODES, newChatId, type ChatStart, type Mode } from './session';
 
 const bgm = new BgmPlayer();
 const speaker = new PcmPlayer();
@@ -23,22 +25,68 @@ function initialMode(): Mode {
   return mode === 'websocket' || mode === 'voice' ? mode : 'sse';
 }
 
+/** Keep the open chat in the address (`?chat=`), so a reload opens it again. */
+function showInAddress(id: string | null) {
+  const url = new URL(location.href);
+  if (id == null) url.searchParams.delete('chat');
+  else url.searchParams.set('chat', id);
+  history.replaceState(null, '', url);
+}
+
+/** A chat from the server, ready to open: its messages, and whether a turn still streams
+ * (then its unfinished answer comes from the stream, not from the history). */
+async function openChat(api: string, id: string): Promise<(ChatStart & { resume: boolean }) | null> {
+  const [messages, active] = await Promise.all([loadChat(api, id), streamActive(api, id)]);
+  if (messages == null) return null;
+  if (active && messages[messages.length - 1]?.role === 'assistant') messages.pop();
+  return { id, messages, resume: active };
+}
+
 export function App() {
+  const api = chatApi();
   const [mode, setMode] = useState<Mode>(initialMode);
-  const [generation, setGeneration] = useState(0);
+  // The chat to open: a new one, unless the address names one (loaded below).
+  const [start, setStart] = useState<(ChatStart & { resume: boolean }) | null>(() =>
+    new URLSearchParams(location.search).has('chat')
+      ? null
+      : { id: newChatId(initialMode()), messages: [], resume: false },
+  );
+  const [chats, setChats] = useState<ChatSummary[]>([]);
+  const [nextPage, setNextPage] = useState<string | null>(null);
   const [, setHeardVersion] = useState(0);
   const [connection, setConnection] = useState('not connected');
+  const newChat = useCallback(() => {
+    setStart({ id: newChatId(mode), messages: [], resume: false });
+    showInAddress(null);
+  }, [mode]);
+  // The chat in the address (a reload), else a new one.
+  useEffect(() => {
+    const wanted = new URLSearchParams(location.search).get('chat');
+    if (wanted == null) return;
+    openChat(api, wanted).then(
+      found => (found == null ? newChat() : setStart(found)),
+      () => newChat(),
+    );
+    // once, at load
+  }, []);
   const session = useMemo(
     () =>
-      createSession(mode, {
-        bgm,
-        speaker,
-        onHeard: () => setHeardVersion(v => v + 1),
-        onConnection: state => setConnection(state === 'open' ? 'connected' : state),
-      }),
-    // a new chat for each mode, and for "New chat"
-    [mode, generation],
+      createSession(
+        mode,
+        {
+          bgm,
+          speaker,
+          onHeard: () => setHeardVersion(v => v + 1),
+          onConnection: state => setConnection(state === 'open' ? 'connected' : state),
+        },
+        start ?? { id: newChatId(mode), messages: [] },
+      ),
+    // a chat for each mode, and for each chat opened or started
+    [mode, start],
   );
+  useEffect(() => {
+    if (start?.resume && session.mode === 'sse') void session.chat.resumeStream();
+  }, [session, start]);
   const previous = useRef<typeof session | null>(null);
   useEffect(() => {
     // Close the chat we switched away from (not on StrictMode's re-mount).
@@ -48,6 +96,40 @@ export function App() {
   const { messages, status, error, sendMessage, stop, clearError } = useChat({
     chat: session.chat,
   });
+
+  // The sidebar: the first page again whenever a turn ends or the chat changes.
+  const refreshChats = useCallback(() => {
+    listChats(api).then(
+      page => {
+        setChats(page.chats);
+        setNextPage(page.next);
+      },
+      () => {},
+    );
+  }, [api]);
+  useEffect(() => {
+    if (status === 'ready' || status === 'error') refreshChats();
+  }, [status, session, refreshChats]);
+  const moreChats = () =>
+    void listChats(api, nextPage).then(page => {
+      setChats(shown => [...shown, ...page.chats.filter(c => !shown.some(s => s.id === c.id))]);
+      setNextPage(page.next);
+    });
+  const switchTo = (id: string) =>
+    void openChat(api, id).then(found => {
+      if (found == null) return refreshChats();
+      setStart(found);
+      showInAddress(id);
+    });
+  const remove = (id: string) =>
+    void deleteChat(api, id).then(() => {
+      if (id === session.chat.id) newChat();
+      refreshChats();
+    });
+  useEffect(() => {
+    // a chat that has messages is in the address; a new, empty one is not yet
+    if (messages.length > 0) showInAddress(session.chat.id);
+  }, [messages.length, session]);
 
   const bgmState = useSyncExternalStore(
     listener => bgm.subscribe(listener),
@@ -112,9 +194,18 @@ export function App() {
     listRef.current?.scrollTo({ top: listRef.current.scrollHeight });
   }, [messages]);
 
-  const api = chatApi();
   return (
-    <div className="app" data-mode={mode} data-status={status}>
+    <div className="layout">
+      <Sidebar
+        chats={chats}
+        current={session.chat.id}
+        more={nextPage != null}
+        onNew={newChat}
+        onOpen={switchTo}
+        onDelete={remove}
+        onMore={moreChats}
+      />
+    <div className="app" data-mode={mode} data-status={status} data-chat={session.chat.id}>
       <header className="header">
         <div className="brand">
           <span className="logo">adk-asgi</span>
@@ -122,10 +213,14 @@ export function App() {
         </div>
         <div className="header-right">
           <BgmBadge state={bgmState} onStop={() => bgm.stop()} />
-          <ModeSwitch mode={mode} onChange={setMode} />
-          <button className="btn btn-ghost" onClick={() => setGeneration(g => g + 1)}>
-            New chat
-          </button>
+          <ModeSwitch
+            mode={mode}
+            onChange={next => {
+              setMode(next);
+              setStart({ id: newChatId(next), messages: [], resume: false });
+              showInAddress(null);
+            }}
+          />
         </div>
       </header>
       <div className="wire" data-testid="wire">
@@ -193,6 +288,7 @@ export function App() {
           onStop={() => void stop()}
         />
       </footer>
+    </div>
     </div>
   );
 }

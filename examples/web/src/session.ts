@@ -58,9 +58,20 @@ interface Handlers {
 
 let chatCount = 0;
 
-export function createSession(mode: Mode, handlers: Handlers): Session {
+/** A new chat's id. */
+export function newChatId(mode: Mode): string {
+  return `${mode}-${Date.now().toString(36)}-${++chatCount}`;
+}
+
+/** The chat to open: its id, and its messages (a history loaded from the server). */
+export interface ChatStart {
+  id: string;
+  messages: AdkUIMessage[];
+}
+
+export function createSession(mode: Mode, handlers: Handlers, start: ChatStart): Session {
   const api = chatApi();
-  const id = `${mode}-${Date.now().toString(36)}-${++chatCount}`;
+  const { id, messages } = start;
   const heard = new Map<string, string>();
   let live: AdkLiveTransport<AdkUIMessage> | null = null;
   let transport: ChatTransport<AdkUIMessage>;
@@ -74,7 +85,14 @@ export function createSession(mode: Mode, handlers: Handlers): Session {
     },
   };
   if (mode === 'sse') {
-    transport = new DefaultChatTransport({ api });
+    transport = new DefaultChatTransport({
+      api,
+      // The server keeps the chat (its ADK session): send only the new message, or the
+      // assistant message that carries the user's answers.
+      prepareSendMessagesRequest: ({ id, messages, trigger, messageId, body }) => ({
+        body: { ...body, id, message: messages[messages.length - 1], trigger, messageId },
+      }),
+    });
   } else if (mode === 'websocket') {
     transport = new WebSocketChatTransport({ url: api }); // ai@7 makes it ws(s)://
   } else {
@@ -88,6 +106,7 @@ export function createSession(mode: Mode, handlers: Handlers): Session {
   }
   chat = new Chat<AdkUIMessage>({
     id,
+    messages,
     transport,
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithAnswers,
     onToolCall: ({ toolCall }) => {
