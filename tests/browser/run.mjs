@@ -373,7 +373,7 @@ const HISTORY_SCENARIOS = {
     await waitIdle(page);
 
     // A new chat, then back to the first from the sidebar.
-    await page.getByRole('button', { name: 'New chat' }).click();
+    await page.locator('.new-chat').click();
     await page.waitForFunction(id => document.querySelector('.app').dataset.chat !== id, first);
     check((await assistant(page).count()) === 0, 'the new chat is empty');
     await send(page, 'Hello from the second chat');

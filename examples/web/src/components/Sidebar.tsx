@@ -37,7 +37,7 @@ export function Sidebar({
               aria-current={chat.id === current ? 'page' : undefined}
               onClick={() => onOpen(chat.id)}
             >
-              {chat.title ?? 'New chat'}
+              {chat.title ?? 'Untitled chat'}
             </button>
             <button
               className="chat-delete"
