@@ -30,7 +30,7 @@ result the page has not sent yet.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -61,6 +61,9 @@ class HistoryOptions:
     confirmation_style: ConfirmationStyle = "native"
     describe_error: DescribeError = describe_error_generic
     surface: SurfaceOptions | None = None
+    live_translator: Callable[[str], EventTranslator] | None = None
+    """The translator of a live turn's message (``live/translator.py``); None: the
+    session's live turns are not shown."""
 
 
 def rebuild_messages(session: Session, options: HistoryOptions, *,
@@ -119,6 +122,7 @@ class _History:
         self._message: UIMessageState | None = None
         self._translator: EventTranslator | None = None
         self._aborted = False
+        self._live_message = False  # the open message is a live turn's
         # Every call seen: its name and arguments; and approval id -> the gated call.
         self._calls: dict[str, tuple[str, dict[str, Any]]] = {}
         self._approvals: dict[str, tuple[str, Any]] = {}
@@ -136,7 +140,8 @@ class _History:
             return
         message_id = meta.get("messageId")
         if not isinstance(message_id, str):
-            return  # not a turn the bridge ran over HTTP
+            self._live(event, meta)
+            return
         if event.author == "user":
             responses = _response_parts(event)
             if not responses:
@@ -162,6 +167,43 @@ class _History:
     def end(self, running: bool) -> list[dict[str, Any]]:
         self._end_message(running=running)
         return self.messages
+
+    def _live(self, event: Event, meta: dict[str, Any]) -> None:
+        """A live turn's event: the connection's run carries no message ids, so each user
+        message (untagged, as ``LiveRequestQueue`` writes it) starts a new pair of
+        messages, named after their first event."""
+        factory = self.options.live_translator
+        if factory is None:
+            return
+        message = self._message
+        live = message is not None and self._live_message
+        if event.author == "user":
+            responses = _response_parts(event)
+            if not responses:
+                self._end_message()
+                self._user(event, meta)
+            elif live and message is not None:
+                for response in responses:  # the page's results of browser tools
+                    if message.has_call(response.id or ""):
+                        self._page_output(response.id or "", response.response or {})
+            return
+        if not meta.get("live") and not meta.get("liveError"):
+            return
+        if not live:
+            self._end_message()
+            self._message = UIMessageState(f"msg-{event.id}")
+            self._live_message = True
+            self.messages.append(self._message.message)
+            self._translator = factory(self._message.message["id"])
+            self._aborted = False
+            self._message.apply_all(self._translator.start())
+        assert self._translator is not None and self._message is not None
+        out: list[UIChunk] = []
+        self._translator.translate(event, out)
+        self._message.apply_all(out)
+        end_turn = getattr(self._translator, "end_model_turn", None)
+        if event.turn_complete and callable(end_turn):
+            end_turn()
 
     def _note_calls(self, event: Event) -> None:
         for call in event.get_function_calls():
@@ -219,6 +261,7 @@ class _History:
     def _end_message(self, running: bool = False) -> None:
         self._end_request(running)
         self._message = None
+        self._live_message = False
 
     # -- answers -------------------------------------------------------------------------
 

@@ -18,6 +18,8 @@ from ..core.errors import chat_not_found, session_unavailable, store_unavailable
 from ..core.history import HistoryOptions, rebuild_messages
 from ..core.request import valid_chat_id
 from ..core.sessions import failure
+from ..core.translator import EventTranslator
+from ..live.translator import LiveTranslator
 from ..observability.metrics import METRICS
 from ..stores import StoreUnavailable
 from .endpoint import ChatEndpoint
@@ -69,12 +71,19 @@ class ChatHistory:
         self.chat = chat
 
     def options(self) -> HistoryOptions:
-        """What the stream's translators are built with (``http/stream.py``)."""
+        """What the stream's translators are built with (``http/stream.py``, and
+        ``live/connection.py`` for live turns)."""
         chat = self.chat
-        return HistoryOptions(tools=chat.runtime.tools,
-                              confirmation_style=chat.settings.pauses.confirmation_style,
+        style = chat.settings.pauses.confirmation_style
+
+        def live(message_id: str) -> EventTranslator:
+            return LiveTranslator(message_id, audio_out=False, confirmation_style=style,
+                                  describe_error=chat.settings.describe_error,
+                                  tools=chat.runtime.tools, surface=chat.runtime.surface)
+
+        return HistoryOptions(tools=chat.runtime.tools, confirmation_style=style,
                               describe_error=chat.settings.describe_error,
-                              surface=chat.runtime.surface)
+                              surface=chat.runtime.surface, live_translator=live)
 
     async def get(self, scope: Scope, receive: Receive, send: Send, chat_id: str) -> None:
         found = await owned_session(self.chat, scope, send, chat_id)
