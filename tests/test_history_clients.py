@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 import pytest
 from agents.team.agent import build_app
 from starlette.applications import Starlette
@@ -239,3 +240,46 @@ def test_history_is_what_the_page_showed(
             if again:
                 problems[f"{ai} after the reload"] = again
     assert not problems, json.dumps(problems, indent=1)[:6000]
+
+
+def without_ids(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Live turns get their message ids on the connection, which the session does not keep:
+    compare everything else."""
+    def part(p: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in p.items() if k != "id"} if p["type"] == "reasoning" else p
+    return [{**{k: v for k, v in m.items() if k != "id"}, "parts": [part(p) for p in m["parts"]]}
+            for m in messages]
+
+
+LIVE_STEPS: list[dict[str, Any]] = [
+    send("hello"), send("think about it"), send("What's the weather in Paris?"),
+    send("Play track 3"),
+    {"action": "toolOutput", "tool": "change_bgm", "output": {"success": True}},
+    {"action": "sendEmpty"},
+    send("Send 40 dollars to Live"), {"action": "approve", "approved": True},
+]
+
+
+def test_live_history_is_what_the_page_showed(server: LoopbackServer) -> None:
+    """ai 7's WebSocketChatTransport (live protocol B): the same chat read back over HTTP
+    (ids aside: a live turn's message ids live on the connection only)."""
+    chat_id = "live-b"
+    payload = {"ai": "ai7", "url": server.url.replace("http://", "ws://") + "/demo/",
+               "api": f"{server.url}/demo", "chatId": chat_id, "autoSend": "approvals",
+               "steps": LIVE_STEPS, "timeoutMs": 60000}
+    done = subprocess.run(["node", str(JS_DIR / "drive-ws.mjs")], input=json.dumps(payload),
+                          text=True, capture_output=True, timeout=90, check=False)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert all(r["stepError"] is None for r in report["stepResults"]), report["problems"]
+    history = httpx.get(f"{server.url}/demo/{chat_id}", timeout=10)
+    assert history.status_code == 200
+    # Live approvals are decided on the connection (live/gate.py), not in the session:
+    # the history has the approved call and its result, without the approval.
+    shown = [{**m, "parts": [{k: v for k, v in p.items()
+                              if k not in ("approval", "callProviderMetadata")}
+                             for p in m["parts"]]} for m in report["messages"]]
+    assert [p["approval"]["approved"] for m in report["messages"] for p in m["parts"]
+            if "approval" in p] == [True]
+    found = differences(without_ids(shown), without_ids(history.json()["messages"]))
+    assert not found, json.dumps(found, indent=1)[:6000]
