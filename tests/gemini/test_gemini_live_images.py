@@ -97,11 +97,17 @@ async def test_image_frames_reach_the_model_as_image_blobs(
                           chunk=base64.b64encode(PNG).decode())
         await client.send("ping", timestamp="after-frames")
         assert (await _control(client))["type"] == "pong"  # both frames were taken
+        await client.say("What do you see?")
+        seen = await client.turn()
         await client.say("hello after the camera")
         after = await client.turn()
     finally:
         await client.close()
-    assert "error" not in kinds(after) and kinds(after)[-2:] == ["finish", DONE]
+    for chunks in (seen, after):
+        assert "error" not in kinds(chunks) and kinds(chunks)[-2:] == ["finish", DONE]
+    # the emulator's demo script answers from the images in the Live API session
+    assert text(seen) == (f"I can see 2 image(s) so far; the newest is image/png, "
+                          f"{len(PNG)} bytes.")
     assert text(after).startswith('You said: "hello after the camera"')
     blobs = _blobs(_realtime(gemini_emulator, "hello before the camera"))
     images = [(pick(b, "mimeType"), b["data"]) for b in blobs

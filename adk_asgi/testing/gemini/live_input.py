@@ -120,7 +120,9 @@ class LiveInput:
             raise invalid(problem)
         if mime.lower().startswith("image/") or mime.lower().startswith("video/"):
             # Video frames fill the context (258 tokens each); they never start a turn.
-            frame = types.Content(role="user", parts=[types.Part(text="[frame]")])
+            # Scripts see them as the image parts they are.
+            blob = types.Blob(mime_type=mime, data=data)
+            frame = types.Content(role="user", parts=[types.Part(inline_data=blob)])
             self._state.session.entries.append(Entry(frame, FRAME_TOKENS))
             return
         rate = pcm_rate(mime)
