@@ -119,6 +119,30 @@ async def test_image_frames_reach_the_model_as_image_blobs(
     assert _closes(gemini_emulator, "hello before the camera") == []  # the API took them
 
 
+async def test_a_gemini_3_live_model_gets_the_frames_as_video(
+        gemini_emulator: GeminiEmulator) -> None:
+    """ADK sends a Gemini 3 Live model its image blobs as ``realtimeInput.video``."""
+    agent = build_demo_agent(model=gemini_emulator.gemini("gemini-2.5-flash"))
+    app = AdkApp(agent, live_options=LiveOptions(model="gemini-3.1-flash-live-preview"),
+                 warm_up=False)
+    with LoopbackServer(app) as running:
+        client = await LiveClient.open(ws_url(running.url, "chatId=g3-img-frames"))
+        try:
+            await client.say("hello gemini 3 camera")
+            await client.turn()
+            await client.send("image_frame", mimeType="image/jpeg",
+                              chunk=base64.b64encode(JPEG).decode())
+            await client.say("What do you see?")
+            seen = await client.turn()
+        finally:
+            await client.close()
+    realtime = _realtime(gemini_emulator, "hello gemini 3 camera")
+    videos = [pick(r["video"], "mimeType") for r in realtime if "video" in r]
+    assert videos == ["image/jpeg"]
+    assert text(seen) == (f"I can see 1 image(s) so far; the newest is image/jpeg, "
+                          f"{len(JPEG)} bytes.")
+
+
 async def test_bytes_that_are_not_pcm_on_the_audio_path_get_an_error_frame(
         server: LoopbackServer, gemini_emulator: GeminiEmulator) -> None:
     """JPEG bytes as a binary frame or an ``audio_chunk`` never reach the model as
