@@ -3,7 +3,8 @@ the seeds' envelope, and protocol B, ai@7 ``WebSocketChatTransport``) and whole
 connections, in process and over a real uvicorn on loopback.
 
 Arbitrary text and binary frames and hostile-but-valid frames never crash a
-connection: errors come back as error chunks (A) or error frames (B), the
+connection: errors come back as error chunks or, for refused audio and image frames,
+``error`` control frames (A) or error frames (B), the
 connection keeps answering, nothing is logged as an error, and once the client
 leaves the connection ends and leaves no task behind.
 """

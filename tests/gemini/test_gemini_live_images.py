@@ -223,12 +223,21 @@ async def test_an_image_frame_on_protocol_b_is_refused_with_the_reason(
     spoke protocol B first is told that image frames are protocol A's."""
     from websockets.asyncio.client import connect
 
+    frames = [
+        {"type": "image_frame", "version": "1.0", "data": {
+            "mimeType": "image/jpeg", "chunk": base64.b64encode(JPEG).decode()}},
+        {"type": "audio_chunk", "version": "1.0", "data": {"chunk": "AAAA"}},
+        {"type": "audio_control", "version": "1.0", "data": {"action": "start"}},
+    ]
     async with connect(ws_url(server.url)) as ws:
         await ws.send(json.dumps({"type": "abort", "requestId": "r0"}))  # picks protocol B
-        await ws.send(json.dumps({"type": "image_frame", "version": "1.0", "data": {
-            "mimeType": "image/jpeg", "chunk": base64.b64encode(JPEG).decode()}}))
-        reply = json.loads(await ws.recv())
-    assert reply["type"] == "error" and "protocol A" in reply["errorText"]
+        replies = []
+        for frame in frames:
+            await ws.send(json.dumps(frame))
+            replies.append(json.loads(await ws.recv()))
+    for frame, reply in zip(frames, replies, strict=True):
+        assert reply["type"] == "error", reply
+        assert f"`{frame['type']}` is a protocol A frame" in reply["errorText"]
 
 
 def test_the_fixture_jpeg_would_pass_as_pcm() -> None:
