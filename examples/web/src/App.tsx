@@ -1,6 +1,6 @@
 /** The adk-asgi chat page: useChat over SSE, WebSocket or live voice. */
 import { useChat } from '@ai-sdk/react';
-import { answerApproval, Microphone, PcmPlayer } from 'adk-asgi';
+import { answerApproval, FrameCapture, Microphone, PcmPlayer } from 'adk-asgi';
 import { isToolUIPart } from 'ai';
 import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 
@@ -11,7 +11,7 @@ import { Icon } from './components/Icon';
 import { ModeSwitch } from './components/ModeSwitch';
 import { Sidebar } from './components/Sidebar';
 import type { ToolPart } from './components/ToolCard';
-import { VoicePanel } from './components/VoicePanel';
+import { VoicePanel, type Sharing } from './components/VoicePanel';
 import { BgmPlayer } from './lib/bgm';
 import { deleteChat, listChats, loadChat, streamActive, type ChatSummary } from './lib/chats';
 import { chatApi } from './lib/config';
@@ -55,6 +55,7 @@ export function App() {
   const [nextPage, setNextPage] = useState<string | null>(null);
   const [, setHeardVersion] = useState(0);
   const [connection, setConnection] = useState('not connected');
+  const [inputError, setInputError] = useState<string | null>(null);
   const newChat = useCallback(() => {
     setStart({ id: newChatId(mode), messages: [], resume: false });
     showInAddress(null);
@@ -78,6 +79,7 @@ export function App() {
           speaker,
           onHeard: () => setHeardVersion(v => v + 1),
           onConnection: state => setConnection(state === 'open' ? 'connected' : state),
+          onInputError: ({ code, message }) => setInputError(`${code}: ${message}`),
         },
         start ?? { id: newChatId(mode), messages: [] },
       ),
@@ -180,6 +182,46 @@ export function App() {
     }
   };
 
+  // The camera or a shared screen: JPEG frames at 1 per second for the model to look at.
+  const capture = useRef<FrameCapture | null>(null);
+  const [sharing, setSharing] = useState<Sharing>(null);
+  const [frames, setFrames] = useState(0);
+  const stopSharing = () => {
+    capture.current?.stop();
+    capture.current = null;
+    setSharing(null);
+  };
+  useEffect(() => stopSharing, [session]);
+
+  const onShare = async (source: 'camera' | 'screen') => {
+    const live = session.live;
+    if (live == null) return;
+    const was = sharing;
+    stopSharing();
+    if (was === source) return; // the same button again: off
+    try {
+      await live.open(session.chat.id);
+      const frameCapture = source === 'camera' ? await FrameCapture.camera() : await FrameCapture.screen();
+      capture.current = frameCapture;
+      frameCapture.onEnded = () => {
+        if (capture.current === frameCapture) stopSharing(); // "Stop sharing" in the browser
+      };
+      setSharing(source);
+      setInputError(null);
+      await frameCapture.start(frame => {
+        try {
+          live.sendImage(frame);
+          setFrames(n => n + 1);
+        } catch {
+          if (capture.current === frameCapture) stopSharing(); // the connection is gone
+        }
+      });
+    } catch (err) {
+      stopSharing();
+      alert(`${source === 'camera' ? 'Camera' : 'Screen'}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
+
   // Approve / Deny; an approved browser tool (get_location) runs here, after the user's yes.
   const onAnswer = (part: ToolPart, approved: boolean) =>
     void answerApproval(session.chat, part, approved, { tools: session.tools });
@@ -274,6 +316,11 @@ export function App() {
             level={level}
             speaker={speakerState}
             muted={speakerState.muted}
+            sharing={sharing}
+            preview={sharing != null ? (capture.current?.stream ?? null) : null}
+            frames={frames}
+            inputError={inputError}
+            onShare={source => void onShare(source)}
             onTalk={() => void onTalk()}
             onMute={() => {
               speaker.muted = !speaker.muted;
