@@ -125,14 +125,19 @@ def test_list_paginate_title_delete(server: LoopbackServer) -> None:
     assert not [c for c in listed(server, BOB).json()["chats"] if c["id"].startswith(prefix)]
 
     # the history, then delete
-    history = httpx.get(f"{server.url}/{ids[1]}", headers=ANN, timeout=10).json()
+    read = httpx.get(f"{server.url}/{ids[1]}", headers=ANN, timeout=10)
+    assert read.headers["cache-control"] == "no-store"
+    history = read.json()
     assert [m["role"] for m in history["messages"]] == ["user", "assistant"] * 2
     deleted = httpx.delete(f"{server.url}/{ids[1]}", headers=ANN, timeout=10)
     assert deleted.status_code == 204 and deleted.content == b""
     assert httpx.get(f"{server.url}/{ids[1]}", headers=ANN, timeout=10).status_code == 404
     assert httpx.delete(f"{server.url}/{ids[1]}", headers=ANN, timeout=10).status_code == 404
     assert ids[1] not in [c["id"] for c in listed(server, limit=100).json()["chats"]]
-    # the id is still Ann's: a new chat under it starts afresh
+    # the id is still Ann's: a new chat under it starts afresh, and Bob cannot take it
+    response = httpx.post(server.url + "/", headers=BOB, timeout=10,
+                          json=chat_body(ids[1], user_message("mine now?")))
+    assert response.status_code == 404
     post(server, ids[1], "a fresh start")
     again = httpx.get(f"{server.url}/{ids[1]}", headers=ANN, timeout=10).json()
     assert [m["role"] for m in again["messages"]] == ["user", "assistant"]

@@ -283,3 +283,7 @@ def test_live_history_is_what_the_page_showed(server: LoopbackServer) -> None:
             if "approval" in p] == [True]
     found = differences(without_ids(shown), without_ids(history.json()["messages"]))
     assert not found, json.dumps(found, indent=1)[:6000]
+    # listed, titled by its first message (read from its events: live turns keep no title)
+    listed = httpx.get(f"{server.url}/demo/", params={"limit": 100}, timeout=10).json()
+    assert {"id": chat_id, "title": "hello"}.items() <= next(
+        c for c in listed["chats"] if c["id"] == chat_id).items()

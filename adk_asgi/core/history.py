@@ -20,7 +20,8 @@ them, and each request a message took is replayed as the stream played it:
 How a request ended comes from the session too: ADK stores an error event for a failed
 run (the translator turns it into ``output-error`` parts and a terminal error, never the
 error's text) and seals an aborted one (``INVOCATION_ABORTED``: the parts stay as the
-stream left them). A turn still running is left open: the page resumes its stream.
+stream left them). A turn still running shows as far as the session has it (a page that
+resumes its stream drops that message first: the stream replays it).
 
 What the session does not keep is not shown: the text a model streamed before it failed
 (ADK keeps final events only), transient data parts, an approval of a browser tool whose
@@ -66,14 +67,12 @@ class HistoryOptions:
     session's live turns are not shown."""
 
 
-def rebuild_messages(session: Session, options: HistoryOptions, *,
-                     running: bool = False) -> list[dict[str, Any]]:
-    """The chat's ``UIMessage[]``. ``running``: a turn of the chat runs now (its message
-    is left as far as the session has it, for the page to resume)."""
+def rebuild_messages(session: Session, options: HistoryOptions) -> list[dict[str, Any]]:
+    """The chat's ``UIMessage[]`` (a turn still running: as far as the session has it)."""
     builder = _History(options)
     for event in _apply_rewinds(list(session.events)):
         builder.event(event)
-    return builder.end(running)
+    return builder.end()
 
 
 def _response_parts(event: Event) -> list[types.FunctionResponse]:
@@ -164,8 +163,8 @@ class _History:
         self._translator.translate(event, out)
         self._message.apply_all(out)
 
-    def end(self, running: bool) -> list[dict[str, Any]]:
-        self._end_message(running=running)
+    def end(self) -> list[dict[str, Any]]:
+        self._end_message()
         return self.messages
 
     def _live(self, event: Event, meta: dict[str, Any]) -> None:
@@ -250,16 +249,15 @@ class _History:
         out = self._translator.start()
         return out
 
-    def _end_request(self, running: bool = False) -> None:
+    def _end_request(self) -> None:
         translator, message = self._translator, self._message
         if translator is None or message is None:
             return
-        if not running:
-            message.apply_all(translator.abort() if self._aborted else translator.finish())
+        message.apply_all(translator.abort() if self._aborted else translator.finish())
         self._translator = None
 
-    def _end_message(self, running: bool = False) -> None:
-        self._end_request(running)
+    def _end_message(self) -> None:
+        self._end_request()
         self._message = None
         self._live_message = False
 
