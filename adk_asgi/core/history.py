@@ -294,6 +294,8 @@ class _History:
                 (resumed if confirmed else denied).add(call_id)
                 continue
             name = self._calls.get(answer_id, (response.name or "", {}))[0]
+            if name not in tools.browser and name not in tools.long_running:
+                continue  # not an answer a page shows (e.g. a credential)
             if name in tools.browser:
                 gated = name in tools.approval
                 if gated and result.get("error") == DENIED_TEXT:
@@ -332,6 +334,8 @@ class _History:
         for response in responses:
             call_id = response.id or ""
             name, args = self._calls.get(call_id, (response.name or "", {}))
+            if name not in self.options.tools.long_running:
+                continue
             translator.restate_call(call_id, name, args, out)
             translator.tools.outcome(call_id, response.response, out)
         self._message.apply_all(out)

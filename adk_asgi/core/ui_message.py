@@ -6,7 +6,9 @@ process-ui-message-stream.ts``), and the two changes a page makes itself
 The history (``core/history.py``) runs a chat's session events through the translator
 the stream uses and folds its chunks here, so a reloaded page shows the parts, states and
 metadata the streaming page ended with. Chunks are the wire dicts (camelCase); keys the
-client would leave ``undefined`` are left out, as ``JSON.stringify`` leaves them out.
+client would leave ``undefined`` are left out, as ``JSON.stringify`` leaves them out. A
+chunk the client would refuse (about a call it does not have, a delta without its start)
+is skipped: reading a history never fails on one.
 """
 
 from __future__ import annotations
@@ -156,14 +158,18 @@ class UIMessageState:
 
     def _block_delta(self, chunk: dict[str, Any]) -> None:
         active = self._reasoning if chunk["type"] == "reasoning-delta" else self._texts
-        part = active[chunk["id"]]
+        part = active.get(chunk["id"])
+        if part is None:
+            return
         part["text"] += chunk["delta"]
         if chunk.get("providerMetadata") is not None:
             part["providerMetadata"] = chunk["providerMetadata"]
 
     def _block_end(self, chunk: dict[str, Any]) -> None:
         active = self._reasoning if chunk["type"] == "reasoning-end" else self._texts
-        part = active.pop(chunk["id"])
+        part = active.pop(chunk["id"], None)
+        if part is None:
+            return
         if chunk.get("providerMetadata") is not None:
             part["providerMetadata"] = chunk["providerMetadata"]
         part["state"] = "done"
@@ -201,14 +207,15 @@ class UIMessageState:
                 return parts[index + 1:]
         return parts
 
-    def _invocation(self, call_id: str) -> Part:
+    def _invocation(self, call_id: str) -> Part | None:
+        """The call's part (None: a chunk the client would refuse; skipped here)."""
         for part in self._current_step():
             if _is_tool(part) and part.get("toolCallId") == call_id:
                 return part
         for part in reversed(self.parts):
             if _is_tool(part) and part.get("toolCallId") == call_id:
                 return part
-        raise KeyError(f"no tool invocation {call_id!r}")
+        return None
 
     def _update_tool(self, chunk: dict[str, Any], state: str, existing: Part | None,
                      **values: Any) -> None:
@@ -260,14 +267,20 @@ class UIMessageState:
 
     def _approval_request(self, chunk: dict[str, Any]) -> None:
         part = self._invocation(chunk["toolCallId"])
+        if part is None:
+            return
         part["state"] = "approval-requested"
         part["approval"] = {"id": chunk["approvalId"]}
 
     def _denied(self, chunk: dict[str, Any]) -> None:
-        self._invocation(chunk["toolCallId"])["state"] = "output-denied"
+        part = self._invocation(chunk["toolCallId"])
+        if part is not None:
+            part["state"] = "output-denied"
 
     def _tool_output(self, chunk: dict[str, Any]) -> None:
         part = self._invocation(chunk["toolCallId"])
+        if part is None:
+            return
         name = part["toolName"] if part["type"] == "dynamic-tool" else part["type"][5:]
         if chunk["type"] == "tool-output-available":
             self._update_tool(chunk, "output-available", part, name=name,

@@ -14,7 +14,12 @@ import msgspec
 from google.adk.sessions import Session
 
 from ..core.asgi import Receive, Scope, Send, send_error, send_json
-from ..core.errors import chat_not_found, session_unavailable, store_unavailable
+from ..core.errors import (
+    RequestError,
+    chat_not_found,
+    session_unavailable,
+    store_unavailable,
+)
 from ..core.history import HistoryOptions, rebuild_messages
 from ..core.request import valid_chat_id
 from ..core.sessions import failure
@@ -93,7 +98,15 @@ class ChatHistory:
         if session is None:
             await send_error(send, chat_not_found())
             return
-        messages = rebuild_messages(session, self.options())
+        try:
+            messages = rebuild_messages(session, self.options())
+        except Exception:
+            # A session this code cannot read (an ADK change, an event of a new kind): the
+            # server log says what; the client gets a JSON error, never a trace.
+            logger.exception("Could not rebuild the history of chat %r", chat_id)
+            await send_error(send, RequestError(500, "history_unavailable",
+                                                "The chat's history could not be read."))
+            return
         body: dict[str, Any] = {"id": chat_id, "messages": messages}
         await send_json(send, 200, _encoder.encode(body),
                         [(b"cache-control", b"no-store")])
