@@ -117,3 +117,22 @@ def test_user_files_come_back_as_data_urls() -> None:
          "url": "data:image/png;base64,iVBORw=="},
         {"type": "file", "mediaType": "application/pdf", "url": "https://example.com/a.pdf"},
         {"type": "text", "text": "what are these?"}]
+
+
+def test_sources_and_model_files() -> None:
+    """What a model's final response carries besides text: grounding sources (each once)
+    and files it made, as the stream shows them."""
+    grounding = types.GroundingMetadata(grounding_chunks=[
+        types.GroundingChunk(web=types.GroundingChunkWeb(uri="https://adk.dev", title="ADK")),
+        types.GroundingChunk(web=types.GroundingChunkWeb(uri="https://adk.dev", title="ADK"))])
+    answer = turn("i1", "m1", "agent", text("see the chart"),
+                  types.Part(inline_data=types.Blob(mime_type="image/png", data=b"png")))
+    answer.grounding_metadata = grounding
+    events = session(turn("i1", "m1", "user", text("chart please"), user_message_id="u1"),
+                     answer)
+    _, assistant = rebuild_messages(events, HistoryOptions())
+    assert assistant["parts"] == [
+        {"type": "step-start"},
+        {"type": "text", "text": "see the chart", "state": "done"},
+        {"type": "file", "mediaType": "image/png", "url": "data:image/png;base64,cG5n"},
+        {"type": "source-url", "sourceId": "m1-s1", "url": "https://adk.dev", "title": "ADK"}]
