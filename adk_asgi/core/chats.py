@@ -34,9 +34,12 @@ __all__ = (
     "ChatListOptions",
     "ChatSummary",
     "chat_page",
+    "cursor_position",
     "first_user_text",
     "iso_time",
+    "page_limit",
     "shorten_title",
+    "summary_of",
 )
 
 TITLE_KEY: Final = "adk_asgi:title"
@@ -112,16 +115,21 @@ class ChatSummary:
 
     @classmethod
     def of(cls, session: Session) -> ChatSummary:
-        state = session.state or {}
-        title = state.get(TITLE_KEY)
-        created = state.get(CREATED_KEY)
-        updated = float(session.last_update_time or 0.0)
-        return cls(session.id, title if isinstance(title, str) and title else None,
-                   float(created) if isinstance(created, int | float) else updated, updated)
+        return summary_of(session.id, session.state or {},
+                          float(session.last_update_time or 0.0))
 
     def wire(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "createdAt": iso_time(self.created),
                 "updatedAt": iso_time(self.updated)}
+
+
+def summary_of(chat_id: str, state: dict[str, Any], updated: float) -> ChatSummary:
+    """A chat's summary from its session's id, state and last update time."""
+    title = state.get(TITLE_KEY)
+    created = state.get(CREATED_KEY)
+    return ChatSummary(chat_id, title if isinstance(title, str) and title else None,
+                       float(created) if isinstance(created, int | float) else updated,
+                       updated)
 
 
 def _cursor(summary: ChatSummary) -> str:
@@ -129,7 +137,8 @@ def _cursor(summary: ChatSummary) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def _position(cursor: str) -> tuple[float, str]:
+def cursor_position(cursor: str) -> tuple[float, str]:
+    """Where a page ends: the last chat's update time and id (``422 invalid_cursor``)."""
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         updated, chat_id = json.loads(raw)
@@ -149,13 +158,13 @@ def page_limit(value: str | None, options: ChatListOptions) -> int:
     return int(value)
 
 
-def chat_page(sessions: Iterable[Session], limit: int, cursor: str | None
+def chat_page(chats: Iterable[Session | ChatSummary], limit: int, cursor: str | None
               ) -> tuple[list[ChatSummary], str | None]:
     """One page of chats, newest first, after ``cursor``; and the next page's cursor."""
-    summaries = sorted((ChatSummary.of(s) for s in sessions),
+    summaries = sorted((c if isinstance(c, ChatSummary) else ChatSummary.of(c) for c in chats),
                        key=lambda c: (c.updated, c.id), reverse=True)
     if cursor:
-        after = _position(cursor)
+        after = cursor_position(cursor)
         summaries = [c for c in summaries if (c.updated, c.id) < after]
     page = summaries[:limit]
     more = len(summaries) > limit

@@ -13,7 +13,8 @@ import msgspec
 from google.adk.sessions import Session
 
 from ..core.asgi import Receive, Scope, Send, send_error, send_json
-from ..core.chats import ChatListOptions, ChatSummary, chat_page, first_user_text, page_limit
+from ..core.chat_index import list_page
+from ..core.chats import ChatListOptions, ChatSummary, first_user_text, page_limit
 from ..core.errors import RequestError, chat_not_found, session_unavailable, store_unavailable
 from ..core.sessions import failure
 from ..observability.metrics import METRICS
@@ -46,9 +47,8 @@ class UserChats:
             runtime = self.chat.runtime
             await runtime.startup()
             try:
-                listed = await runtime.session_service.list_sessions(
-                    app_name=runtime.app_name, user_id=user_id)
-                page, after = chat_page(listed.sessions, limit, cursor)
+                page, after = await list_page(runtime.session_service, runtime.app_name,
+                                              user_id, limit, cursor)
                 chats = [await self._titled(summary, user_id) for summary in page]
             except RequestError:
                 raise
