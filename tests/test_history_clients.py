@@ -56,7 +56,7 @@ def send(text: str, **extra: Any) -> dict[str, Any]:
 
 
 SCENARIOS: list[Scenario] = [
-    Scenario("text", "team", [send("hello")]),
+    Scenario("text", "team", [send("hello", messageMetadata={"sentAt": 1, "tags": ["a"]})]),
     Scenario("reasoning", "team", [send("think about it")]),
     Scenario("agent-tool", "team", [send("research cats")]),
     Scenario("state-tool", "team", [send("remember blue"), send("recall please")]),

@@ -231,8 +231,12 @@ class _History:
         parts = user_parts(event.content)
         if parts:
             user_id = meta.get("userMessageId")
-            self.messages.append({"id": user_id if isinstance(user_id, str) and user_id
-                                  else f"user-{event.id}", "role": "user", "parts": parts})
+            message: dict[str, Any] = {"id": user_id if isinstance(user_id, str) and user_id
+                                       else f"user-{event.id}", "role": "user"}
+            if meta.get("userMetadata") is not None:
+                message["metadata"] = meta["userMetadata"]
+            message["parts"] = parts
+            self.messages.append(message)
 
     def _open(self, message_id: str, **plan: Any) -> list[UIChunk]:
         """A new assistant message, or a new request of the open one: a fresh translator,
