@@ -162,3 +162,123 @@ def test_a_client_that_stops_reading_at_full_speed(transport: Transport, loop: L
     assert result["dropped_after"] < 25, result
     assert result["peak"] <= max_queued + 16 * 1024, result
     assert result["unread"] < 8 * 1024 * 1024, result
+
+
+# -- a client whose kernel keeps accepting: the turn's ceilings (issue 24, item 1) ----------
+
+
+def _counting_app(**options: Any) -> tuple[AdkApp, list[float]]:
+    """The demo agent at 50 tokens/s; the loop time of every ADK event the run yields (the
+    model's output reaching the bridge), to see when the model stopped."""
+    events: list[float] = []
+
+    def count(_event: Any, _parts: Any) -> None:
+        events.append(time.monotonic())
+
+    app = AdkApp(build_demo_agent(token_delay=options.pop("token_delay", 0.02)),
+                 warm_up=False, on_event=count, **options)
+    return app, events
+
+
+def _read_all(sock: socket.socket, within: float = 10.0) -> bytes:
+    sock.settimeout(within)
+    data = b""
+    while chunk := sock.recv(1 << 20):
+        data += chunk
+    return data
+
+
+def test_a_client_that_never_reads_but_whose_kernel_accepts_is_stopped_at_the_ceiling() -> None:
+    """Default socket options (the client's kernel autotunes its receive buffer, and Linux
+    grows one that is never read), 50 tokens/s: the kernel takes every byte, so the stall
+    rule cannot fire; ``Limits.max_turn_seconds`` stops the turn and the model (main: the
+    turn ran its 5,000 tokens)."""
+    ceiling = 2.0
+    app, events = _counting_app(send_timeout=SEND_TIMEOUT,
+                                limits=Limits(max_turn_seconds=ceiling))
+    with UvloopServer(app) as server:
+        sock = _post(server.port, None, "bench 5000")
+        try:
+            started = time.monotonic()
+            seen: dict[str, float] = {}
+            while _look(server, app, "sse", seen) and time.monotonic() - started < 20:
+                time.sleep(0.02)
+            ended = time.monotonic() - started
+            assert not app.chat.turns, "the turn still runs"
+            # The model stopped: no event reached the bridge after the turn ended.
+            last_event = events[-1] - started
+            time.sleep(0.5)
+            assert events[-1] - started == last_event
+            body = _read_all(sock)
+        finally:
+            sock.close()
+    print(f"ceiling {ceiling} s: turn ended after {ended:.2f} s, last model event at "
+          f"{last_event:.2f} s, {len(events)} events, stalled at most "
+          f"{seen.get('stalled', 0):.2f} s, {len(body)} bytes taken by the client")
+    assert ceiling <= ended <= ceiling + 1.0, ended
+    assert seen.get("stalled", 0) < SEND_TIMEOUT  # the kernel kept taking: never a stall
+    assert len(events) >= 5  # it streamed until then
+    # What the client's kernel took: the tokens, then the ceiling's error and [DONE].
+    assert b'"errorText":"The answer took longer than the server allows and was stopped."' \
+        in body, body[-400:]
+    assert body.endswith(b"data: [DONE]\n\n\r\n0\r\n\r\n"), body[-200:]  # chunked
+
+
+def test_the_bytes_ceiling_stops_a_turn_at_full_speed() -> None:
+    """``Limits.max_turn_bytes``: the turn stops once its stream passed the ceiling; the
+    client gets what came before, then the ceiling's ``error`` and ``[DONE]``."""
+    ceiling = 96 * 1024
+    app, events = _counting_app(token_delay=0.0, limits=Limits(max_turn_bytes=ceiling))
+    with UvloopServer(app) as server:
+        sock = _post(server.port, None, "bench 5000")
+        try:
+            body = _read_all(sock, within=20)
+        finally:
+            sock.close()
+    assert b"grew larger than the server allows and was stopped." in body, body[-400:]
+    assert body.endswith(b"data: [DONE]\n\n\r\n0\r\n\r\n"), body[-200:]  # chunked
+    assert ceiling < len(body) < ceiling + 16 * 1024, len(body)
+
+
+# -- the drop time at its bound (issue 24, item 2) ---------------------------------------
+
+
+def _client_state(sock: socket.socket) -> tuple[int, int]:
+    """(TCP state, bytes received and not read) of the client's socket."""
+    import fcntl
+    import termios
+
+    state = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)[0]
+    unread = struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.FIONREAD, b"\0" * 4))[0]
+    return state, unread
+
+
+@pytest.mark.parametrize("transport", ["sse", "ws"])
+def test_the_drop_comes_send_timeout_after_the_client_last_took_data(
+        transport: Transport) -> None:
+    """A 4 KiB receive window that fills at 50 tokens/s: the client's kernel takes its
+    last bytes, then the connection is reset at least ``send_timeout`` and at most
+    ``send_timeout + PROGRESS_TICK`` later (plus the loop's latency), as the docs say.
+    Main looked every quarter of the timeout and counted from its look, with a strict
+    ``>``: 2.5-3.0 s here."""
+    from adk_asgi.core.outbox import PROGRESS_TICK
+
+    app = AdkApp(build_demo_agent(token_delay=0.02), warm_up=False, send_timeout=SEND_TIMEOUT)
+    with UvloopServer(app) as server:
+        sock = (_post if transport == "sse" else _websocket)(server.port, 4096, "bench 5000")
+        try:
+            last_take, unread, state = time.monotonic(), 0, 1
+            deadline = last_take + 30
+            while state == 1 and time.monotonic() < deadline:  # TCP_ESTABLISHED
+                state, now_unread = _client_state(sock)
+                if now_unread > unread:
+                    unread, last_take = now_unread, time.monotonic()
+                time.sleep(0.002)
+            reset_after = time.monotonic() - last_take
+        finally:
+            sock.close()
+    print(f"{transport}: reset {reset_after:.3f} s after the client's kernel last took "
+          f"data ({unread} bytes unread)")
+    assert state != 1, "never reset"
+    assert SEND_TIMEOUT - 0.01 <= reset_after <= SEND_TIMEOUT + PROGRESS_TICK + 0.15, \
+        reset_after

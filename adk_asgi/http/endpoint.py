@@ -73,7 +73,9 @@ class ChatEndpoint:
             ping_interval=options.ping_interval, send_timeout=options.send_timeout,
             resume_grace=options.resume_grace, confirmation_style=options.confirmation_style,
             describe_error=options.describe_error,
-            max_queued=options.limits.max_queued_bytes)
+            max_queued=options.limits.max_queued_bytes,
+            max_turn_seconds=options.limits.max_turn_seconds,
+            max_turn_bytes=options.limits.max_turn_bytes)
 
     @property
     def stream_options(self) -> StreamOptions:

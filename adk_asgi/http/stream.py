@@ -15,6 +15,8 @@ stuck client       took nothing for ``send_timeout``, or      (nobody listens)
                    over ``max_queued_bytes`` waiting: reset,
                    run aborted (``core/outbox.py``)
 ``DELETE`` stream  the owner asked to stop (any worker)       ``abort``, ``[DONE]``
+turn ceiling       ran ``Limits.max_turn_seconds`` or streamed  ``error``, ``[DONE]``
+                   ``max_turn_bytes``: run aborted
 server shutdown    ``drain``: runs get ``shutdown_grace`` to  ``error``, ``[DONE]``
                    finish, then are aborted
 ADK/model error    one ``error`` chunk, never a trace         ``error``, ``[DONE]``
@@ -31,9 +33,13 @@ from typing import Literal
 
 from ..chunks import DONE_FRAME, ToolOutputDenied, UIChunk, sse_frame
 from ..core.asgi import Receive, Send
-from ..core.errors import SHUTDOWN_ERROR
+from ..core.errors import SHUTDOWN_ERROR, TURN_TOO_LARGE_ERROR, TURN_TOO_LONG_ERROR
 from ..core.failures import log_error_event, log_exception, serving
-from ..core.limits import DEFAULT_MAX_QUEUED_BYTES
+from ..core.limits import (
+    DEFAULT_MAX_QUEUED_BYTES,
+    DEFAULT_MAX_TURN_BYTES,
+    DEFAULT_MAX_TURN_SECONDS,
+)
 from ..core.message import ConfirmationStyle, DescribeError, ErrorInfo
 from ..core.runtime import AgentRuntime
 from ..core.translator import EventTranslator
@@ -46,7 +52,11 @@ __all__ = ("StopReason", "StreamOptions", "TurnStream")
 
 logger = logging.getLogger("adk_asgi")
 
-StopReason = Literal["client", "stuck", "stopped", "shutdown"]
+StopReason = Literal["client", "stuck", "stopped", "shutdown", "too_long", "too_large"]
+# What the client reads when the turn stops at a ceiling or for the server's shutdown.
+_STOP_TEXTS: dict[StopReason, str] = {"shutdown": SHUTDOWN_ERROR,
+                                      "too_long": TURN_TOO_LONG_ERROR,
+                                      "too_large": TURN_TOO_LARGE_ERROR}
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +67,8 @@ class StreamOptions:
     confirmation_style: ConfirmationStyle
     describe_error: DescribeError
     max_queued: int = DEFAULT_MAX_QUEUED_BYTES
+    max_turn_seconds: float | None = DEFAULT_MAX_TURN_SECONDS
+    max_turn_bytes: int | None = DEFAULT_MAX_TURN_BYTES
 
 
 class TurnStream:
@@ -65,11 +77,13 @@ class TurnStream:
     __slots__ = (
         "_abort",
         "_answered",
+        "_ceiling",
         "_channel",
         "_grace_task",
         "_reason",
         "_received",
         "_recorder",
+        "_streamed",
         "_translator",
         "chat_id",
         "detached",
@@ -95,6 +109,8 @@ class TurnStream:
         self._channel: SSEChannel | None = None
         self._recorder: StreamRecorder | None = None
         self._grace_task: asyncio.Task[None] | None = None
+        self._ceiling: asyncio.TimerHandle | None = None
+        self._streamed = 0  # bytes of the turn's stream so far (Limits.max_turn_bytes)
         self.detached = False
         """No client reads the turn as it runs (a server-side completion): its stream
         stays resumable after it ends."""
@@ -108,6 +124,13 @@ class TurnStream:
     def stop(self, reason: StopReason) -> None:
         if self._reason is None:
             self._reason = reason
+            if reason in ("too_long", "too_large"):
+                options = self.options
+                logger.warning(
+                    "Stopped the turn of chat %r at its ceiling: %s", self.chat_id,
+                    f"{options.max_turn_seconds:g} s (Limits.max_turn_seconds)"
+                    if reason == "too_long"
+                    else f"{options.max_turn_bytes} bytes (Limits.max_turn_bytes)")
         self._abort.set()
 
     def _on_gone(self, reason: GoneReason) -> None:
@@ -135,6 +158,10 @@ class TurnStream:
             blob += DONE_FRAME
         chunks.clear()
         assert self._recorder is not None and self._channel is not None
+        self._streamed += len(blob)
+        limit = self.options.max_turn_bytes
+        if limit is not None and self._streamed > limit and not done:
+            self.stop("too_large")
         self._recorder.append(blob)
         await self._channel.write(blob)
 
@@ -150,9 +177,14 @@ class TurnStream:
                                              max_queued=options.max_queued)
         await channel.open()
         METRICS.turn_started("sse")
+        if options.max_turn_seconds is not None:
+            self._ceiling = asyncio.get_running_loop().call_later(
+                options.max_turn_seconds, self.stop, "too_long")
         try:
             await self._produce()
         finally:
+            if self._ceiling is not None:
+                self._ceiling.cancel()
             translator = self._translator
             METRICS.turn_ended("sse", self.outcome, time.perf_counter() - self._received,
                                tokens=translator.output_tokens,
@@ -230,8 +262,8 @@ class TurnStream:
             except Exception:
                 logger.exception("Error while closing the ADK run of chat %r", self.chat_id)
         reason = self._reason
-        if reason == "shutdown":
-            out.extend(translator.fail(SHUTDOWN_ERROR))
+        if reason in _STOP_TEXTS:
+            out.extend(translator.fail(_STOP_TEXTS[reason]))
         elif reason is not None:
             out.extend(translator.abort())
         else:
@@ -257,7 +289,8 @@ class TurnStream:
 
 
 _STOPPED: dict[StopReason, Outcome] = {"client": "client_gone", "stuck": "stuck_client",
-                                       "stopped": "stopped", "shutdown": "shutdown"}
+                                       "stopped": "stopped", "shutdown": "shutdown",
+                                       "too_long": "limit", "too_large": "limit"}
 
 
 def _outcome(reason: StopReason | None, failed: bool, awaiting: bool) -> Outcome:
