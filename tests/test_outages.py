@@ -10,6 +10,7 @@ import logging
 import shutil
 import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -202,3 +203,54 @@ def test_every_store_failure_is_a_store_unavailable() -> None:
         await store.close()
 
     asyncio.run(run())
+
+
+async def _timed(call: Any) -> tuple[float, Any]:
+    started = time.monotonic()
+    result = await call
+    return time.monotonic() - started, result
+
+
+def test_a_hung_redis_answers_within_the_readiness_timeout(
+        redis: RedisServer, caplog: pytest.LogCaptureFixture) -> None:
+    """SIGSTOP (a hung server, a partition): every request and a WebSocket handshake get
+    their 503 / close 1013 within the store's ``timeout`` (2 s), as ``/readyz`` does —
+    one setting for both (main: a POST waited 15 s, a 5 s socket timeout, retried)."""
+    from adk_asgi.stores.redis import DEFAULT_TIMEOUT
+
+    app = AdkApp(build_demo_agent(token_delay=0.0), warm_up=False,
+                 stream_store=RedisStreamStore(redis.url, heartbeat=0.2))
+    assert app.store.timeout == DEFAULT_TIMEOUT == 2.0
+    with LoopbackServer(app) as server:
+        ok = httpx.post(server.url, json=chat_body("c1", user_message("hello")), timeout=20)
+        assert types_of(parse_sse(ok.text))[-2:] == ["finish", "[DONE]"]
+        redis.pause()
+        try:
+            caplog.clear()
+
+            async def probe() -> list[tuple[float, Any]]:
+                async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
+                    return list(await asyncio.gather(
+                        _timed(client.post("/", json=chat_body("c1", user_message("again")))),
+                        _timed(client.post("/", json=chat_body("c3", user_message("new")))),
+                        _timed(client.get("/c1/stream")),
+                        _timed(client.delete("/c1/stream")),
+                        _timed(client.get("/readyz")),
+                        _timed(_ws_close_code(ws_url(server.url, "chatId=c1")))))
+
+            answers = asyncio.run(probe())
+        finally:
+            redis.resume()
+        print("hung Redis:", [(round(t, 2), getattr(r, "status_code", r)) for t, r in answers])
+        *requests, (ready_after, ready), (ws_after, (code, _reason)) = answers
+        for _after, response in requests:
+            _json_503(response, "store_unavailable")
+        assert ready.status_code == 503
+        assert ready.json()["checks"]["streams"] == "timed out after 2 s"
+        assert code == 1013
+        for after in [t for t, _ in requests] + [ready_after, ws_after]:
+            assert after < DEFAULT_TIMEOUT + 1.0, answers
+        assert not _tracebacks(caplog), _tracebacks(caplog)
+        # Resumed: it answers again, without a restart.
+        back = httpx.post(server.url, json=chat_body("c2", user_message("hi")), timeout=20)
+        assert types_of(parse_sse(back.text))[-2:] == ["finish", "[DONE]"]

@@ -228,7 +228,7 @@ def test_the_bytes_ceiling_stops_a_turn_at_full_speed() -> None:
     """``Limits.max_turn_bytes``: the turn stops once its stream passed the ceiling; the
     client gets what came before, then the ceiling's ``error`` and ``[DONE]``."""
     ceiling = 96 * 1024
-    app, events = _counting_app(token_delay=0.0, limits=Limits(max_turn_bytes=ceiling))
+    app, _events = _counting_app(token_delay=0.0, limits=Limits(max_turn_bytes=ceiling))
     with UvloopServer(app) as server:
         sock = _post(server.port, None, "bench 5000")
         try:

@@ -86,7 +86,7 @@ def kernel_progress(sock: Any) -> tuple[int, bool] | None:
         return None
     try:
         info = sock.getsockopt(socket.IPPROTO_TCP, _TCP_INFO, 256)
-    except (OSError, AttributeError):
+    except (OSError, ValueError):  # closed (uvloop's socket raises ValueError then)
         return None
     if len(info) < _TCP_INFO_SIZE:
         return None

@@ -82,6 +82,10 @@ class StreamStore(ABC):
     The coroutines below raise ``StoreUnavailable`` (and nothing else) when the store's
     backend cannot be reached."""
 
+    timeout: float | None = None
+    """Seconds one call may wait for the store's backend (None: it has none to wait for);
+    the readiness check (``/readyz``) waits as long."""
+
     @abstractmethod
     async def claim(self, chat_id: str, user_id: str) -> bool:
         """Make ``user_id`` the owner of ``chat_id`` unless somebody else is.
