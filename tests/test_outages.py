@@ -23,6 +23,7 @@ from websockets.asyncio.client import connect
 from ws_client import ws_url
 
 from adk_asgi import AdkApp, RedisStreamStore
+from adk_asgi.core.errors import STREAM_LOST_ERROR
 from adk_asgi.demo import build_demo_agent
 
 from conftest import LoopbackServer, chat_body, parse_sse, types_of, user_message
@@ -111,15 +112,33 @@ def test_a_turn_streaming_when_redis_goes_down_finishes(
         thread = threading.Thread(target=run)
         thread.start()
         assert started.wait(20)
+        followed: list[str] = []
+        following = threading.Event()
+
+        def follow() -> None:  # a second tab resuming the same answer
+            with client.stream("GET", "/story/stream") as response:
+                assert response.status_code == 200
+                for line in response.iter_lines():
+                    followed.append(line)
+                    following.set()
+
+        follower = threading.Thread(target=follow)
+        follower.start()
+        assert following.wait(20)
         redis.stop()
         thread.join(60)
+        follower.join(30)
         body = parse_sse("\n".join(chunks) + "\n\n")
         assert types_of(body)[-2:] == ["finish", "[DONE]"]
+        # The follower lost the store, not the server: it is told so (main: "The server
+        # stopped while answering").
+        tail = parse_sse("\n".join(followed) + "\n\n")[-2:]
+        assert tail == [{"type": "error", "errorText": STREAM_LOST_ERROR}, "[DONE]"], tail
         # The recorder and the lock release said so once each, without a traceback.
         assert not _tracebacks(caplog), _tracebacks(caplog)
         warnings = [r.getMessage() for r in caplog.records
                     if r.name == "adk_asgi" and r.levelno >= logging.WARNING]
-        assert 1 <= len(warnings) <= 4, warnings
+        assert 1 <= len(warnings) <= 5, warnings
         assert redis.start()
         again = client.post("/", json=chat_body("story", user_message("hello again")))
         assert types_of(parse_sse(again.text))[-2:] == ["finish", "[DONE]"]

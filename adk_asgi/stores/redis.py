@@ -63,7 +63,13 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
                       "pip install 'adk-asgi[redis]'") from exc
 
 from ..observability.metrics import METRICS
-from .base import INTERRUPTED_BLOB, StoreUnavailable, StreamRecorder, StreamStore
+from .base import (
+    INTERRUPTED_BLOB,
+    STREAM_LOST_BLOB,
+    StoreUnavailable,
+    StreamRecorder,
+    StreamStore,
+)
 from .redis_scripts import FINALIZE, RELEASE, RENEW
 
 __all__ = ("DEFAULT_TIMEOUT", "RedisStreamStore")
@@ -262,7 +268,7 @@ class RedisStreamStore(StreamStore):
         except _ERRORS as exc:
             METRICS.store_error("streams", "follow")
             logger.warning("Lost Redis while following chat %r's stream: %s", chat_id, exc)
-            yield INTERRUPTED_BLOB
+            yield STREAM_LOST_BLOB
         finally:
             with contextlib.suppress(Exception):
                 await redis.zrem(followers, me)
