@@ -20,6 +20,9 @@ turn ceiling       ran ``Limits.max_turn_seconds`` or streamed  ``error``, ``[DO
 server shutdown    ``drain``: runs get ``shutdown_grace`` to  ``error``, ``[DONE]``
                    finish, then are aborted
 ADK/model error    one ``error`` chunk, never a trace         ``error``, ``[DONE]``
+session store      the answer could not be stored (its        ``error``, ``[DONE]``
+fails mid-turn     database failed under ADK): one log line,
+                   no trace
 =================  =========================================  ======================
 """
 
@@ -33,7 +36,12 @@ from typing import Literal
 
 from ..chunks import DONE_FRAME, ToolOutputDenied, UIChunk, sse_frame
 from ..core.asgi import Receive, Send
-from ..core.errors import SHUTDOWN_ERROR, TURN_TOO_LARGE_ERROR, TURN_TOO_LONG_ERROR
+from ..core.errors import (
+    NOT_SAVED_ERROR,
+    SHUTDOWN_ERROR,
+    TURN_TOO_LARGE_ERROR,
+    TURN_TOO_LONG_ERROR,
+)
 from ..core.failures import log_error_event, log_exception, serving
 from ..core.limits import (
     DEFAULT_MAX_QUEUED_BYTES,
@@ -42,6 +50,8 @@ from ..core.limits import (
 )
 from ..core.message import ConfirmationStyle, DescribeError, ErrorInfo
 from ..core.runtime import AgentRuntime
+from ..core.sessions import failure as dependency_failure
+from ..core.sessions import session_failure
 from ..core.translator import EventTranslator
 from ..observability.metrics import METRICS, Outcome
 from ..stores import StreamRecorder, StreamStore
@@ -234,7 +244,7 @@ class TurnStream:
             run_config=runtime.run_config_for(plan.run_metadata()),
             abort_signal=self._abort,
         )
-        finished = False
+        finished = not_saved = False
         try:
             with serving():
                 async for event in run:
@@ -251,9 +261,18 @@ class TurnStream:
             if not self._absorb_stuck_cancel():
                 raise
         except Exception as exc:
-            log_exception("ADK run failed", self.chat_id, exc)
             out.clear()
-            out.extend(translator.fail(ErrorInfo(type(exc).__name__, str(exc), exc)))
+            if session_failure(exc):
+                # A dependency, not a bug: one line, no trace, no text that could quote
+                # the answer (a driver's error can carry the statement's parameters).
+                logger.error("Session store failed during the turn of chat %r; the answer "
+                             "was not saved: %s", self.chat_id, dependency_failure(exc))
+                METRICS.store_error("sessions", "turn")
+                not_saved = True
+                out.extend(translator.fail(NOT_SAVED_ERROR))
+            else:
+                log_exception("ADK run failed", self.chat_id, exc)
+                out.extend(translator.fail(ErrorInfo(type(exc).__name__, str(exc), exc)))
         finally:
             if not finished:
                 self._abort.set()
@@ -268,7 +287,7 @@ class TurnStream:
             out.extend(translator.abort())
         else:
             out.extend(translator.finish())
-        self.outcome = _outcome(reason, translator.failure is not None,
+        self.outcome = _outcome(reason, translator.failure is not None or not_saved,
                                 bool(translator.awaiting_client))
         await self._emit(out, done=True)
 
