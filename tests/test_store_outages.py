@@ -158,3 +158,51 @@ def test_sqlite_made_unwritable_mid_turn(tmp_path: Path,
         files.thaw()  # the outage ends: no restart of the app
         again = client.post("/", json=chat_body("lite-chat", user_message("hi again")))
         assert types_of(parse_sse(again.text))[-2:] == ["finish", "[DONE]"], again.text
+
+
+def test_sqlite_made_unwritable_mid_turn_on_a_live_socket(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The same over a WebSocket (protocol A): the turn's chunks, one ``error`` saying the
+    answer could not be saved, then close 1013 (try again later) and one log line."""
+    import asyncio
+
+    from ws_client import LiveClient, ws_url
+
+    if shutil.which("chattr") is None:
+        pytest.skip("needs chattr (e2fsprogs)")
+    folder = tmp_path / "data"
+    folder.mkdir()
+
+    async def talk(url: str, files: _Immutable) -> tuple[list[Any], int | None]:
+        client = await LiveClient.open(ws_url(url, "chatId=live-chat"))
+        chunks: list[Any] = []
+        await client.say(f"{MARKER} is what I say")
+        try:
+            while True:
+                chunk = await client.next(20)
+                chunks.append(chunk)
+                if isinstance(chunk, dict) and chunk["type"] == "text-delta" \
+                        and not files.frozen:
+                    files.freeze()
+        except Exception:  # the server closed the socket
+            pass
+        return chunks, client.ws.close_code
+
+    with _immutable(folder) as files, LoopbackServer(_app(f"sqlite:///{folder / 'c.db'}")) \
+            as server:
+        ok = httpx.post(server.url, json=chat_body("warm", user_message("hello")), timeout=30)
+        assert ok.status_code == 200
+        caplog.set_level(logging.INFO)
+        caplog.clear()
+        chunks, code = asyncio.run(talk(server.url, files))
+    kinds = types_of(chunks)
+    assert MARKER in "".join(c["delta"] for c in chunks if isinstance(c, dict)
+                             and c["type"] == "text-delta")
+    errors = [c for c in chunks if isinstance(c, dict) and c["type"] == "error"]
+    assert [e["errorText"] for e in errors] == [NOT_SAVED_ERROR], kinds
+    assert code == 1013, (code, kinds)
+    logged = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(logged) == 1 and "live-chat" in logged[0].getMessage(), \
+        [r.getMessage() for r in logged]
+    assert not logged[0].exc_info
+    assert MARKER not in _log_text(caplog) and "Traceback" not in _log_text(caplog)
