@@ -40,13 +40,18 @@ _TELLING: Final = (sqlite3.Error, OSError, SessionUnavailable)
 
 
 def failure(exc: BaseException) -> str:
-    """A dependency's failure in one log line: the exception's class, the class of what it
-    wraps (a driver's error inside SQLAlchemy's), and its text only where that text cannot
-    carry user content (``_TELLING``)."""
+    """A dependency's failure in one log line: the exception's class, the class of the
+    error at the root of what it wraps (a driver's inside SQLAlchemy's), and its text only
+    where that text cannot carry user content (``_TELLING``)."""
     name = type(exc).__name__
-    inner = getattr(exc, "orig", None) or exc.__cause__
-    if isinstance(inner, BaseException) and inner is not exc:
-        name = f"{name} ({type(inner).__name__})"
+    root: BaseException = exc
+    for _ in range(4):  # SQLAlchemy -> its adapter -> the driver's own error
+        inner = getattr(root, "orig", None) or root.__cause__
+        if not isinstance(inner, BaseException) or inner is root:
+            break
+        root = inner
+    if root is not exc:
+        name = f"{name} ({type(root).__name__})"
     if not isinstance(exc, _TELLING):
         return name
     text = " ".join(str(exc).split())
