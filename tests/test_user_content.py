@@ -25,12 +25,12 @@ from typing import Any
 
 import httpx
 import pytest
+from agents.team.scripted import Reply, ScriptedModel, latest
 from google.adk.agents import LlmAgent
 from google.adk.apps import App, ResumabilityConfig
 
 from adk_asgi import AdkApp
 from adk_asgi.demo import build_demo_agent
-from agents.team.scripted import Reply, ScriptedModel, latest
 
 from conftest import LoopbackServer, chat_body, parse_sse, types_of, user_message
 
