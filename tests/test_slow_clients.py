@@ -282,3 +282,33 @@ def test_the_drop_comes_send_timeout_after_the_client_last_took_data(
     assert state != 1, "never reset"
     assert SEND_TIMEOUT - 0.01 <= reset_after <= SEND_TIMEOUT + PROGRESS_TICK + 0.15, \
         reset_after
+
+
+def test_a_websocket_client_that_never_reads_is_closed_by_keepalive() -> None:
+    """The WebSocket side of a client whose kernel keeps accepting: uvicorn's keepalive
+    ping needs a pong from the client's WebSocket layer, which a program that never reads
+    does not run; the connection and its run end one ping interval and one timeout later
+    (0.5 s + 0.5 s here; ``adk-asgi serve`` keeps uvicorn's 20 s + 20 s)."""
+    app, events = _counting_app()
+
+    class Pinging(UvloopServer):
+        def __init__(self, app: Any) -> None:
+            LoopbackServer.__init__(self, app, ws=WS_PROTOCOL, ws_ping_interval=0.5,
+                                    ws_ping_timeout=0.5)
+
+    with Pinging(app) as server:
+        sock = _websocket(server.port, None, "bench 5000")
+        try:
+            started = time.monotonic()
+            seen: dict[str, float] = {}
+            while _look(server, app, "ws", seen) and time.monotonic() - started < 20:
+                time.sleep(0.02)
+            ended = time.monotonic() - started
+            assert not app.live.connections, "the connection is still served"
+            last_event = events[-1]
+            time.sleep(0.5)
+            assert events[-1] == last_event  # the model stopped with it
+        finally:
+            sock.close()
+    print(f"keepalive 0.5 + 0.5 s: connection ended after {ended:.2f} s")
+    assert ended < 0.5 + 0.5 + 1.0, ended
