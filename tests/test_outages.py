@@ -36,6 +36,9 @@ def redis(tmp_path: Path) -> Iterator[RedisServer]:
         yield server
 
 
+MARKER = "zq7-marker-user-words"  # what the user wrote: never in the log
+
+
 def _redis_app(redis: RedisServer, **options: Any) -> AdkApp:
     return AdkApp(build_demo_agent(token_delay=options.pop("token_delay", 0.0)),
                   warm_up=False, stream_store=RedisStreamStore(redis.url, heartbeat=0.1),
@@ -97,6 +100,7 @@ def _on(server: LoopbackServer, coro: Any) -> Any:
 
 def test_a_turn_streaming_when_redis_goes_down_finishes(
         redis: RedisServer, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
     app = _redis_app(redis, token_delay=0.02)
     with LoopbackServer(app) as server, httpx.Client(base_url=server.url, timeout=30) as client:
         chunks: list[str] = []
@@ -104,7 +108,7 @@ def test_a_turn_streaming_when_redis_goes_down_finishes(
 
         def run() -> None:
             with client.stream("POST", "/", json=chat_body(
-                    "story", user_message("tell a long story"))) as response:
+                    "story", user_message(f"tell a long story {MARKER}"))) as response:
                 for line in response.iter_lines():
                     chunks.append(line)
                     started.set()
@@ -139,6 +143,8 @@ def test_a_turn_streaming_when_redis_goes_down_finishes(
         warnings = [r.getMessage() for r in caplog.records
                     if r.name == "adk_asgi" and r.levelno >= logging.WARNING]
         assert 1 <= len(warnings) <= 5, warnings
+        formatter = logging.Formatter("%(message)s")
+        assert not any(MARKER in formatter.format(r) for r in caplog.records)
         assert redis.start()
         again = client.post("/", json=chat_body("story", user_message("hello again")))
         assert types_of(parse_sse(again.text))[-2:] == ["finish", "[DONE]"]

@@ -147,6 +147,7 @@ def decode_chat_request(body: bytes, limits: Limits | None = None) -> ChatReques
 
 
 _NUL_ESCAPE: Final = b"\\u0000"
+_NUL_ESCAPE_TEXT: Final = "\\u0000"
 
 
 def check_storable(raw: bytes | str, value: Any = None) -> None:
@@ -155,7 +156,7 @@ def check_storable(raw: bytes | str, value: Any = None) -> None:
     turn's first write), so every session store gets the same rule, at the door. Lone
     surrogates, the other characters no store can hold, are already invalid JSON to
     msgspec (400). ``value``: the decoded JSON, when the caller has it."""
-    if _NUL_ESCAPE not in (raw.encode() if isinstance(raw, str) else raw):
+    if (_NUL_ESCAPE_TEXT not in raw) if isinstance(raw, str) else (_NUL_ESCAPE not in raw):
         return  # JSON can only carry U+0000 as this escape: the common case ends here
     if value is None:
         try:
