@@ -9,7 +9,7 @@ from pathlib import Path
 
 import uvicorn
 
-from adk_asgi import AdkApp, Limits
+from adk_asgi import Limits, StreamingOptions
 from adk_asgi.core import errors
 from adk_asgi.core.outbox import PROGRESS_TICK
 from adk_asgi.stores.redis import DEFAULT_TIMEOUT, RedisStreamStore
@@ -31,7 +31,8 @@ def test_every_error_text_is_in_the_table() -> None:
 
 
 def test_the_documented_defaults_are_the_code_s() -> None:
-    send_timeout = inspect.signature(AdkApp).parameters["send_timeout"].default
+    send_timeout = StreamingOptions().send_timeout
+    assert send_timeout is not None
     limits = Limits()
     assert (send_timeout, PROGRESS_TICK) == (60.0, 0.25)
     worst = f"{send_timeout + PROGRESS_TICK:g} s"  # 60.25 s

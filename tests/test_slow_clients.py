@@ -17,7 +17,7 @@ from typing import Any, Literal
 import pytest
 import uvloop
 
-from adk_asgi import AdkApp, Limits
+from adk_asgi import AdkApp, Limits, StreamingOptions, SurfaceOptions
 from adk_asgi.cli.server import WS_PROTOCOL
 from adk_asgi.demo import build_demo_agent
 
@@ -102,7 +102,8 @@ def _stall(transport: Transport, token_delay: float, rcvbuf: int | None,
            max_queued: int, loop: Loop = "uvloop") -> dict[str, Any]:
     """Start a long turn, read nothing; how it ends."""
     app = AdkApp(build_demo_agent(token_delay=token_delay), warm_up=False,
-                 send_timeout=SEND_TIMEOUT, limits=Limits(max_queued_bytes=max_queued))
+                 streaming=StreamingOptions(send_timeout=SEND_TIMEOUT),
+                 limits=Limits(max_queued_bytes=max_queued))
     result: dict[str, Any] = {"transport": transport, "token_delay": token_delay,
                               "loop": loop}
     with (UvloopServer if loop == "uvloop" else LoopbackServer)(app) as server:
@@ -176,7 +177,7 @@ def _counting_app(**options: Any) -> tuple[AdkApp, list[float]]:
         events.append(time.monotonic())
 
     app = AdkApp(build_demo_agent(token_delay=options.pop("token_delay", 0.02)),
-                 warm_up=False, on_event=count, **options)
+                 warm_up=False, surface=SurfaceOptions(on_event=count), **options)
     return app, events
 
 
@@ -194,7 +195,7 @@ def test_a_client_that_never_reads_but_whose_kernel_accepts_is_stopped_at_the_ce
     rule cannot fire; ``Limits.max_turn_seconds`` stops the turn and the model (main: the
     turn ran its 5,000 tokens)."""
     ceiling = 2.0
-    app, events = _counting_app(send_timeout=SEND_TIMEOUT,
+    app, events = _counting_app(streaming=StreamingOptions(send_timeout=SEND_TIMEOUT),
                                 limits=Limits(max_turn_seconds=ceiling))
     with UvloopServer(app) as server:
         sock = _post(server.port, None, "bench 5000")
@@ -263,7 +264,8 @@ def test_the_drop_comes_send_timeout_after_the_client_last_took_data(
     ``>``: 2.5-3.0 s here."""
     from adk_asgi.core.outbox import PROGRESS_TICK
 
-    app = AdkApp(build_demo_agent(token_delay=0.02), warm_up=False, send_timeout=SEND_TIMEOUT)
+    app = AdkApp(build_demo_agent(token_delay=0.02), warm_up=False,
+                 streaming=StreamingOptions(send_timeout=SEND_TIMEOUT))
     with UvloopServer(app) as server:
         sock = (_post if transport == "sse" else _websocket)(server.port, 4096, "bench 5000")
         try:
