@@ -12,6 +12,7 @@ import contextlib
 import logging
 import shutil
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -40,12 +41,13 @@ def _stream_while(client: httpx.Client, chat_id: str, text: str,
     lines: list[str] = []
     with client.stream("POST", "/", json=chat_body(chat_id, user_message(text))) as response:
         assert response.status_code == 200
-        faulted = False
+        faulted = 0.0
         for line in response.iter_lines():
             lines.append(line)
             if not faulted and '"text-delta"' in line:
-                faulted = True
                 fault()
+                faulted = time.monotonic()
+    print(f"{chat_id}: the stream ended {time.monotonic() - faulted:.2f} s after the fault")
     return parse_sse("\n".join(lines) + "\n\n")
 
 

@@ -16,6 +16,7 @@ import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -64,7 +65,7 @@ class Served:
     def __init__(self, ws: str) -> None:
         self.ws = ws
         self.port = _free_port()
-        self.log = Path(os.environ.get("TMPDIR", "/tmp")) / f"adk-asgi-ws-{self.port}.log"
+        self.log = Path(tempfile.gettempdir()) / f"adk-asgi-ws-{self.port}.log"
         env = {k: v for k, v in os.environ.items() if not k.startswith("GOOGLE_")}
         self.out = self.log.open("w")
         self.process = subprocess.Popen(
