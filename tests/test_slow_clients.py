@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import os
 import socket
@@ -320,3 +321,67 @@ def test_a_websocket_client_that_never_reads_is_closed_by_keepalive() -> None:
             sock.close()
     print(f"keepalive 0.5 + 0.5 s: connection ended after {ended:.2f} s")
     assert ended < 0.5 + 0.5 + 1.0, ended
+
+
+def test_the_kernel_hides_a_client_that_never_reads() -> None:
+    """Why the turn ceilings exist (docs/reference/limits.md): at 50 writes/s, a client that
+    never reads and one that reads look the same from the server's socket — every byte
+    acknowledged, nothing unsent, the same advertised window — and neither
+    ``TCP_WINDOW_CLAMP`` nor a small ``SO_SNDBUF`` on the server's socket changes that."""
+    import threading
+
+    from adk_asgi.core.outbox import NOTSENT_LOWAT, kernel_progress
+
+    frame = b'data: {"type":"text-delta","id":"t","delta":"word "}\n\n'
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    pairs: dict[str, tuple[socket.socket, socket.socket]] = {}
+    for name in ("reads", "never reads", "never reads, clamped", "never reads, small sndbuf"):
+        client = socket.create_connection(("127.0.0.1", port))
+        server, _ = listener.accept()
+        server.setsockopt(socket.IPPROTO_TCP, socket.TCP_NOTSENT_LOWAT, NOTSENT_LOWAT)
+        if name.endswith("clamped"):
+            server.setsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP, 16 * 1024)
+        if name.endswith("sndbuf"):
+            server.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 16 * 1024)
+        server.setblocking(False)
+        pairs[name] = (client, server)
+    reader_client = pairs["reads"][0]
+    stop = threading.Event()
+
+    def read() -> None:
+        reader_client.settimeout(0.1)
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                reader_client.recv(65536)
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    written = dict.fromkeys(pairs, 0)
+    try:
+        deadline, due = time.monotonic() + 5, time.monotonic()
+        while time.monotonic() < deadline:  # 5 s at 50 writes/s
+            for name, (_, server) in pairs.items():
+                written[name] += server.send(frame)
+            due += 0.02
+            time.sleep(max(0.0, due - time.monotonic()))
+        time.sleep(0.2)  # the last ACKs
+        seen = {}
+        for name, (_, server) in pairs.items():
+            progress = kernel_progress(server)
+            assert progress is not None
+            window = struct.unpack_from("I", server.getsockopt(
+                socket.IPPROTO_TCP, socket.TCP_INFO, 256), 228)[0]  # tcpi_snd_wnd
+            seen[name] = (progress[0], progress[1], window)
+    finally:
+        stop.set()
+        thread.join()
+        for client, server in pairs.values():
+            client.close()
+            server.close()
+        listener.close()
+    print("server's view after 5 s:", seen, "written:", written)
+    for name, (acked, holding, window) in seen.items():
+        assert acked == written[name], (name, acked, written[name])  # all acknowledged
+        assert not holding, name  # nothing unacknowledged or unsent
+        assert window == seen["reads"][2], (name, window)  # the same advertised window
