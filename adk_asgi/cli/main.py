@@ -21,7 +21,15 @@ from typing import Any
 
 from ..core.gctuning import GcTuning
 from ..options import LiveOptions, StreamingOptions
-from .server import SERVED, WS_PROTOCOL, DrainingServer, supervise, uvicorn_config
+from .server import (
+    SERVED,
+    WS_CHOICES,
+    WS_PROTOCOL,
+    DrainingServer,
+    supervise,
+    uvicorn_config,
+    ws_missing,
+)
 from .site import DEFAULT_MOUNT, WEB_DIR, SiteApp, page_url
 from .targets import Target, TargetError, load_target
 
@@ -165,10 +173,10 @@ def parser() -> argparse.ArgumentParser:
                        default=False,
                        help="permessage-deflate on WebSockets (default off: token frames are "
                             "tiny, and it costs ~9%% CPU and ~32 KiB per idle connection)")
-    serve.add_argument("--ws", choices=("websockets-sansio", "websockets", "wsproto"),
-                       default=WS_PROTOCOL,
+    serve.add_argument("--ws", choices=tuple(WS_CHOICES), default=WS_PROTOCOL,
                        help="uvicorn's WebSocket implementation (default %(default)s: ~10%% "
-                            "less CPU per live token than the legacy websockets one)")
+                            "less CPU per live token than the legacy websockets one; "
+                            "wsproto needs adk-asgi[wsproto])")
     serve.add_argument("--gc-threshold", type=_threshold, default="20000,50,50",
                        metavar="A,B,C",
                        help="the garbage collector's thresholds once the agent is warmed up "
@@ -207,6 +215,12 @@ def main(argv: list[str] | None = None) -> int:
     cli = parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     args = cli.parse_args(argv)
+    if (package := ws_missing(args.ws)) is not None:
+        # One line, before anything starts (uvicorn would fail with a traceback).
+        hint = "'adk-asgi[wsproto]'" if package == "wsproto" else package
+        print(f"adk-asgi: --ws {args.ws} needs the {package} package, which is not "
+              f"installed: pip install {hint}", file=sys.stderr, flush=True)
+        return 2
     if args.workers > 1 and (not args.redis_url or not args.session_db
                              or args.session_db.startswith("memory")):
         cli.error("--workers > 1 needs --session-db (sessions every worker can read) and "

@@ -29,7 +29,7 @@ from ..core.asgi import (
     send_json,
 )
 from ..core.errors import RequestError, chat_not_found, session_unavailable, store_unavailable
-from ..core.request import valid_chat_id
+from ..core.request import check_storable, valid_chat_id
 from ..core.sessions import failure
 from ..stores import StoreUnavailable
 from .endpoint import ChatEndpoint
@@ -151,6 +151,7 @@ async def post_tool_output(chat: ChatEndpoint, scope: Scope, receive: Receive, s
                 from None
         except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             raise RequestError(400, "invalid_json", "The body is not valid JSON.") from None
+        check_storable(body)
         message_id = await complete_tool_call(chat, user_id, chat_id, request.tool_call_id,
                                               request.result())
     except ClientGone:

@@ -194,6 +194,8 @@ class Connection:
                     await conversation.interrupt()
                 case RunFailed(error):
                     await conversation.run_failed(error)
+                    if isinstance(error, SessionUnavailable):
+                        raise error  # serve: one log line, close 1013
                 case RunEnded():
                     self.socket.close_code = CLOSE_ERROR
                     return

@@ -31,8 +31,9 @@ from google.genai import types
 
 from ..chunks import DONE_FRAME, UIChunk
 from ..core.approvals import ClientAnswer, decide
-from ..core.errors import SHUTDOWN_ERROR, RequestError
+from ..core.errors import NOT_SAVED_ERROR, SHUTDOWN_ERROR, RequestError
 from ..core.message import ErrorInfo
+from ..core.sessions import SessionUnavailable
 from ..observability.metrics import Outcome
 from ..stores import StreamStore
 from .gate import ApprovalNotice, LiveGate, ResolvedNotice
@@ -172,8 +173,11 @@ class Conversation:
         if turn is None:
             turn = await self._open(None)
             await self._emit(turn.translator.start())
-        await self._emit(turn.translator.fail(ErrorInfo(type(error).__name__, str(error),
-                                                         error)))
+        if isinstance(error, SessionUnavailable):
+            await self._emit(turn.translator.fail(NOT_SAVED_ERROR))
+        else:
+            await self._emit(turn.translator.fail(ErrorInfo(type(error).__name__, str(error),
+                                                             error)))
         await self._end()
 
     async def shutdown(self) -> None:
