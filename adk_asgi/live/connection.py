@@ -61,12 +61,13 @@ logger = logging.getLogger("adk_asgi")
 class Connection:
     def __init__(self, endpoint: LiveEndpoint, receive: Receive, send: Send, *,
                  user_id: str, audio: bool, activity: ActivityDetection,
-                 chat_id: str | None) -> None:
+                 chat_id: str | None, api_path: str = "") -> None:
         options = endpoint.options
         settings = endpoint.settings
         self.endpoint = endpoint
         self.user_id = user_id
         self.chat_id = chat_id
+        self.api_path = api_path
         self.audio = audio
         self.limits = settings.limits
         self.store = endpoint.store
@@ -102,7 +103,9 @@ class Connection:
                                   surface=runtime.surface)
 
         return Conversation(TurnOutput(ProtocolA(), self.socket.send), run=self.run,
-                            gate=self.gate, store=self.store, new_translator=new_translator)
+                            gate=self.gate, store=self.store, new_translator=new_translator,
+                            artifacts=runtime.artifacts, api_path=self.api_path,
+                            turn_ended=runtime.turn_ended)
 
     # -- lifecycle --------------------------------------------------------------
 

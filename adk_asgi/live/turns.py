@@ -31,6 +31,7 @@ from google.genai import types
 
 from ..chunks import DONE_FRAME, UIChunk
 from ..core.approvals import ClientAnswer, decide
+from ..core.artifacts import ChatArtifacts
 from ..core.errors import SHUTDOWN_ERROR, RequestError
 from ..core.message import ErrorInfo
 from ..observability.metrics import Outcome
@@ -56,9 +57,16 @@ class _Queued:
 
 class Conversation:
     def __init__(self, output: TurnOutput, *, run: LiveRun, gate: LiveGate,
-                 store: StreamStore, new_translator: Callable[[], LiveTranslator]) -> None:
+                 store: StreamStore, new_translator: Callable[[], LiveTranslator],
+                 artifacts: ChatArtifacts | None = None, api_path: str = "",
+                 turn_ended: Callable[[str, str], None] | None = None) -> None:
         self.output = output
         self._run = run
+        # The file parts of the artifacts the agent saves (their URLs start with the
+        # connection's root_path), and who hears that a turn ended (memory).
+        self._artifacts = artifacts
+        self._api_path = api_path
+        self._turn_ended = turn_ended
         self._gate = gate
         self._store = store
         self._new_translator = new_translator
@@ -149,6 +157,11 @@ class Conversation:
         translator = turn.translator
         out: list[UIChunk] = []
         translator.translate(event, out)
+        if event.actions.artifact_delta and self._artifacts is not None \
+                and not translator.done:
+            out.extend(await self._artifacts.files(event, user_id=self._run.user_id,
+                                                   chat_id=turn.chat_id,
+                                                   api_path=self._api_path))
         if out:
             turn.answering()
         if not event.partial:
@@ -236,6 +249,7 @@ class Conversation:
         turn.ended(outcome, log_failure=True)
         turn.recorder.append(DONE_FRAME)
         await turn.release()
+        self._ended(turn)
         self.idle_since = asyncio.get_running_loop().time()  # idleness counts from here
         await self.output.turn_end(turn.listeners)
         self.turn = None
@@ -251,6 +265,11 @@ class Conversation:
         if turn is not None:
             turn.ended(outcome)
             await turn.release()
+            self._ended(turn)
+
+    def _ended(self, turn: LiveTurn) -> None:
+        if self._turn_ended is not None:
+            self._turn_ended(self._run.user_id, turn.chat_id)
 
     async def _maybe_suspend(self) -> None:
         turn = self.turn

@@ -1,0 +1,69 @@
+"""ADK's artifact and memory services, from the URIs ADK's own CLI takes.
+
+``adk web`` and ``adk api_server`` build these services with ADK's service registry
+(``google.adk.cli.service_registry``), whose schemes are ADK's: artifacts ``memory://``,
+``file:///path`` and ``gs://bucket`` (needs ``google-cloud-storage``); memory ``memory://``,
+``sqlite:///path.db``, ``rag://corpus`` and ``agentengine://id`` (Vertex AI). Schemes a
+``services.py`` or ``services.yaml`` registered with that registry work too. adk-asgi calls
+ADK's own factory; what it adds is the default (in memory, without ADK's CLI's local
+``.adk`` folder or its Agent Engine auto-configuration: a server does what it is told) and
+an error naming the scheme.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from google.adk.artifacts import BaseArtifactService, InMemoryArtifactService
+from google.adk.memory import BaseMemoryService, InMemoryMemoryService
+
+__all__ = ("artifact_service_from_url", "memory_service_from_url")
+
+
+def artifact_service_from_url(url: str | None, *,
+                              agents_dir: str | Path | None = None) -> BaseArtifactService:
+    """``None`` or ``memory://``: in memory; ``file:///path``: a local folder (ADK's
+    ``FileArtifactService``); ``gs://bucket``: Google Cloud Storage (ADK's
+    ``GcsArtifactService``, needs ``google-cloud-storage``). ``ValueError`` for anything
+    else."""
+    if not url or url == "memory://":
+        return InMemoryArtifactService()
+    from google.adk.cli.utils.service_factory import create_artifact_service_from_options
+
+    try:
+        return create_artifact_service_from_options(
+            base_dir=str(agents_dir or "."), artifact_service_uri=url, strict_uri=True)
+    except ImportError as exc:
+        if url.startswith("gs:"):
+            raise ValueError("gs:// artifacts need google-cloud-storage: "
+                             "pip install google-cloud-storage") from exc
+        raise ValueError(f"the artifact service of {_scheme(url)} URIs cannot be loaded: "
+                         f"{exc}") from exc
+    except ValueError as exc:
+        raise ValueError(f"artifact service URI: {exc} (ADK's schemes: memory://, "
+                         f"file:///path, gs://bucket)") from None
+
+
+def memory_service_from_url(url: str | None, *,
+                            agents_dir: str | Path | None = None) -> BaseMemoryService:
+    """``None`` or ``memory://``: in memory (keyword search, for development);
+    ``sqlite:///path.db``: ADK's sqlite memory (full-text search); ``rag://CORPUS`` and
+    ``agentengine://ID``: Vertex AI (need Google Cloud settings). ``ValueError`` for
+    anything else."""
+    if not url or url == "memory://":
+        return InMemoryMemoryService()
+    from google.adk.cli.utils.service_factory import create_memory_service_from_options
+
+    try:
+        return create_memory_service_from_options(base_dir=str(agents_dir or "."),
+                                                  memory_service_uri=url)
+    except ImportError as exc:
+        raise ValueError(f"the memory service of {_scheme(url)} URIs cannot be loaded: "
+                         f"{exc}") from exc
+    except ValueError as exc:
+        raise ValueError(f"memory service URI: {exc} (ADK's schemes: memory://, "
+                         f"sqlite:///path.db, rag://CORPUS, agentengine://ID)") from None
+
+
+def _scheme(url: str) -> str:
+    return url.split(":", 1)[0] + "://"
