@@ -35,6 +35,7 @@ from ..stores import StoreUnavailable
 from .commands import Abort, Interrupt, Resume
 from .gate import ApprovalNotice, GateNotice, LiveGate, ResolvedNotice, SettledNotice, WaitNotice
 from .output import TurnOutput
+from .preload import LivePreload
 from .protocol_a import ProtocolA
 from .resume import Followers
 from .run import LiveRun, RunEnded, RunFailed, RunItem
@@ -105,7 +106,8 @@ class Connection:
         return Conversation(TurnOutput(ProtocolA(), self.socket.send), run=self.run,
                             gate=self.gate, store=self.store, new_translator=new_translator,
                             artifacts=runtime.artifacts, api_path=self.api_path,
-                            turn_ended=runtime.turn_ended)
+                            turn_ended=runtime.turn_ended,
+                            preload=LivePreload(self.endpoint.runner))
 
     # -- lifecycle --------------------------------------------------------------
 

@@ -38,6 +38,7 @@ from ..observability.metrics import Outcome
 from ..stores import StreamStore
 from .gate import ApprovalNotice, LiveGate, ResolvedNotice
 from .output import TurnOutput
+from .preload import LivePreload
 from .run import LiveRun
 from .translator import LiveTranslator
 from .turn import LiveTurn
@@ -59,7 +60,8 @@ class Conversation:
     def __init__(self, output: TurnOutput, *, run: LiveRun, gate: LiveGate,
                  store: StreamStore, new_translator: Callable[[], LiveTranslator],
                  artifacts: ChatArtifacts | None = None, api_path: str = "",
-                 turn_ended: Callable[[str, str], None] | None = None) -> None:
+                 turn_ended: Callable[[str, str], None] | None = None,
+                 preload: LivePreload | None = None) -> None:
         self.output = output
         self._run = run
         # The file parts of the artifacts the agent saves (their URLs start with the
@@ -67,6 +69,7 @@ class Conversation:
         self._artifacts = artifacts
         self._api_path = api_path
         self._turn_ended = turn_ended
+        self._preload = preload if preload is not None and preload.active else None
         self._gate = gate
         self._store = store
         self._new_translator = new_translator
@@ -100,6 +103,10 @@ class Conversation:
         # middle of another client's turn would answer that turn's message as well.
         await self._run.start(chat_id)
         await self._emit(turn.translator.start())
+        if self._preload is not None:
+            # What preload_memory finds, in the same model turn (live/preload.py).
+            for found in await self._preload.contents(self._run.user_id, chat_id, content):
+                self._run.queue.send(LiveRequest(content=found, partial=True))
         # The request's body fields (AdkApp(body_fields=...)) go into the session state.
         self._run.queue.send(LiveRequest(content=content, state_delta=state_delta or None))
 

@@ -20,6 +20,7 @@ from google.adk.agents import LlmAgent
 from google.adk.apps import App, ResumabilityConfig
 from google.adk.tools import load_memory, preload_memory
 from google.genai import types
+from pydantic_core import to_jsonable_python
 
 from ..team.scripted import Reply, ScriptedModel, latest
 
@@ -31,14 +32,17 @@ _PAST = re.compile(r"<PAST_CONVERSATIONS>\n(.*?)\n</PAST_CONVERSATIONS>", re.DOT
 def _texts(response: Any) -> list[str]:
     """The texts of load_memory's result, whatever shape ADK gave it (a pydantic object in
     the run, a dict once stored)."""
-    if hasattr(response, "model_dump"):
-        response = response.model_dump(mode="json")
-    found = json.dumps(response, default=str)
+    found = json.dumps(to_jsonable_python(response))
     return sorted(set(re.findall(r'"text": "([^"]*)"', found)))
 
 
+def _preloaded(content: types.Content) -> bool:
+    return any(_PAST.search(p.text or "") for p in content.parts or ())
+
+
 def librarian(contents: Sequence[types.Content]) -> Reply | None:
-    said = latest(contents)
+    # preload_memory's block is not something the user said.
+    said = latest([c for c in contents if not _preloaded(c)])
     if said is None:
         return None
     if said.responses:
