@@ -11,11 +11,17 @@ import type { FileUIPart } from 'ai';
 
 import { chatApi } from '../lib/config';
 
-/** The name to show: the part's filename, else the artifact's name, else "file". */
+/**
+ * The name to show: the part's filename, else the artifact's name (its
+ * `providerMetadata.adk.artifact`, which ai 5 clients drop), else the URL's last segment.
+ */
 export function fileName(part: FileUIPart): string {
   const artifact = (part.providerMetadata?.adk as { artifact?: unknown } | undefined)?.artifact;
-  const name = part.filename ?? (typeof artifact === 'string' ? artifact : 'file');
-  return name.replace(/^user:/, '').split('/').pop() || 'file';
+  let name = part.filename ?? (typeof artifact === 'string' ? artifact : undefined);
+  if (name === undefined && !part.url.startsWith('data:')) {
+    name = decodeURIComponent(new URL(part.url, location.href).pathname.split('/').pop() ?? '');
+  }
+  return (name ?? '').replace(/^user:/, '').split('/').pop() || 'file';
 }
 
 /** The URL to load: data: and absolute URLs as they are, paths against the endpoint. */
