@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 import pytest
@@ -21,8 +21,8 @@ from google.genai import types
 from starlette.applications import Starlette
 
 from adk_asgi import AdkApp, StorageOptions, mount
+from adk_asgi.cli.main import _warn_per_worker, parser
 from adk_asgi.cli.main import build_app as build_cli_app
-from adk_asgi.cli.main import parser
 from adk_asgi.cli.targets import Target, TargetError
 from adk_asgi.core.artifacts import artifact_url
 from adk_asgi.core.services import artifact_service_from_url, memory_service_from_url
@@ -134,6 +134,20 @@ def test_cli_flags(tmp_path: Path) -> None:
                       Target("app", build_app(), "artifacts"))
 
 
+def test_workers_are_warned_about_services_in_memory(caplog: pytest.LogCaptureFixture) -> None:
+    def warnings(*flags: str) -> list[str]:
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="adk_asgi"):
+            _warn_per_worker(parser().parse_args(["serve", "--workers", "2", *flags]))
+        return [r.getMessage() for r in caplog.records]
+
+    [artifacts] = warnings()
+    assert "artifacts in memory" in artifacts and "--artifact-service" in artifacts
+    assert len(warnings("--remember-sessions")) == 2
+    assert warnings("--artifact-service", "file:///srv/a", "--remember-sessions",
+                    "--memory-service", "sqlite:///m.db") == []
+
+
 # -- file parts -----------------------------------------------------------------------------
 
 
@@ -207,6 +221,24 @@ async def test_only_the_owner_gets_artifacts(client: httpx.AsyncClient) -> None:
     # Mallory's own chat of that name does not exist: her lookups find nothing either.
     assert (await client.get(f"{API}/hers/artifacts/chart.png?version=0",
                              headers={"x-user": "mallory"})).status_code == 404
+
+
+async def test_artifacts_are_keyed_by_user_where_no_owner_is_recorded(chat: AdkApp) -> None:
+    """A chat the stream store does not know (e.g. an in-memory store restarted): the
+    artifact service itself finds only the asking user's artifacts."""
+    service = chat.runtime.runner.artifact_service
+    assert service is not None
+    await service.save_artifact(app_name="artifacts", user_id="alice", session_id="orphan",
+                                filename="chart.png", artifact=types.Part.from_bytes(
+                                    data=b"png", mime_type="image/png"))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=site(chat)),
+                                 base_url="http://testserver") as client:
+        url = f"{API}/orphan/artifacts/chart.png?version=0"
+        assert (await client.get(url)).content == b"png"
+        other = await client.get(url, headers={"x-user": "mallory"})
+        assert other.status_code == 404 and other.json()["error"]["code"] == "artifact_not_found"
+        listing = await client.get(f"{API}/orphan/artifacts", headers={"x-user": "mallory"})
+        assert listing.json() == {"artifacts": []}
 
 
 async def test_errors_are_json_with_stable_codes(client: httpx.AsyncClient) -> None:
@@ -410,3 +442,61 @@ async def test_uploads_as_artifacts() -> None:
         assert uploads == [("note.txt", 0)]
         assert all(runtime.artifacts.saved(e) == [] for e in session.events)
     await chat.shutdown()
+
+
+class Counting(InMemoryArtifactService):
+    loads: ClassVar[int] = 0
+
+    async def load_artifact(self, **kwargs: Any) -> Any:
+        Counting.loads += 1
+        return await super().load_artifact(**kwargs)
+
+
+async def test_what_the_route_serves_besides_saved_bytes() -> None:
+    """User-scoped artifacts, references to other URLs, 304s without a load, and the paths
+    the stream routes take first."""
+    service = Counting()
+    chat = AdkApp(adk_app=build_app(), artifact_service=service, warm_up=False)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=site(chat)),
+                                 base_url="http://testserver") as client:
+        [part] = files(await turn(client, "refs", "chart refs"))
+        etag = (await client.get(part["url"])).headers["etag"]
+        loads = Counting.loads
+        assert (await client.get(part["url"], headers={"if-none-match": f'W/{etag}, "x"'})
+                ).status_code == 304
+        assert Counting.loads == loads  # answered from the metadata alone
+        where = {"app_name": "artifacts", "user_id": "anonymous"}
+        await service.save_artifact(**where, filename="user:avatar.png",
+                                    artifact=types.Part.from_bytes(data=b"me",
+                                                                   mime_type="image/png"))
+        for chat_id in ("refs", "another"):  # the user's own, in any of their chats
+            got = await client.get(f"{API}/{chat_id}/artifacts/user%3Aavatar.png")
+            assert got.status_code == 200 and got.content == b"me"
+            assert 'filename="avatar.png"' in got.headers["content-disposition"]
+        await service.save_artifact(**where, session_id="refs", filename="paper.pdf",
+                                    artifact=types.Part(file_data=types.FileData(
+                                        file_uri="https://papers.example/p.pdf",
+                                        mime_type="application/pdf")))
+        moved = await client.get(f"{API}/refs/artifacts/paper.pdf")
+        assert moved.status_code == 303
+        assert moved.headers["location"] == "https://papers.example/p.pdf"
+        await service.save_artifact(**where, session_id="refs", filename="a/stream",
+                                    artifact=types.Part(text="hidden"))
+        hidden = await client.get(f"{API}/refs/artifacts/a%2Fstream")
+        assert hidden.status_code == 204  # the stream route of chat "refs/artifacts/a"
+    await chat.shutdown()
+
+
+async def test_two_apps_on_one_folder_serve_each_others_artifacts(tmp_path: Path) -> None:
+    """Workers sharing a file:// artifact service (their stream stores are their own)."""
+    first, second = (AdkApp(adk_app=build_app(), artifact_service=f"file://{tmp_path}",
+                            warm_up=False) for _ in range(2))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=site(first)),
+                                 base_url="http://testserver") as one, \
+            httpx.AsyncClient(transport=httpx.ASGITransport(app=site(second)),
+                              base_url="http://testserver") as other:
+        [part] = files(await turn(one, "shared", "chart shared"))
+        got = await other.get(part["url"])
+        assert got.status_code == 200 and got.content == chart_png("shared")
+    await first.shutdown()
+    await second.shutdown()

@@ -6,7 +6,9 @@ memory test agent, tests/agents/memory)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import subprocess
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -20,6 +22,7 @@ from ws_client import LiveClient, text, ws_url
 from adk_asgi import AdkApp, StorageOptions
 from adk_asgi.core.remember import conversation
 
+from aisdk_client import JS_DIR
 from conftest import LoopbackServer, chat_body, parse_sse, user_message
 
 FACT = "my favourite colour is teal"
@@ -272,3 +275,30 @@ async def test_remembered_over_sse_recalled_live(
     await asyncio.to_thread(live_remembered, app, server)
     recalled = await live_turn(server, "live-after-sse", "recall password hint")
     assert "lighthouse" in text(recalled)
+
+
+@pytest.mark.node
+def test_memory_over_protocol_b(live_server: tuple[AdkApp, LoopbackServer]) -> None:
+    """ai 7's own WebSocketChatTransport: remembered in one chat, recalled in the next."""
+    app, server = live_server
+
+    def chat(chat_id: str, words: str) -> dict[str, Any]:
+        payload = {"ai": "ai7", "url": server.url.replace("http://", "ws://") + "/",
+                   "chatId": chat_id, "steps": [{"action": "send", "text": words}],
+                   "timeoutMs": 30000}
+        done = subprocess.run(["node", str(JS_DIR / "drive-ws.mjs")],
+                              input=json.dumps(payload), text=True, capture_output=True,
+                              timeout=60, check=False)
+        assert done.returncode == 0, done.stderr
+        report: dict[str, Any] = json.loads(done.stdout)
+        assert report["ok"] and report["invalid"] == [], report["problems"]
+        return report
+
+    chat("b-first", "remember my bicycle is green")
+    live_remembered(app, server)
+    [_, answer] = chat("b-second", "recall bicycle")["messages"]
+    [tool] = [p for p in answer["parts"] if p["type"] == "tool-load_memory"]
+    assert tool["state"] == "output-available"
+    assert "my bicycle is green" in json.dumps(tool["output"])
+    assert any("my bicycle is green" in p.get("text", "") for p in answer["parts"]
+               if p["type"] == "text")
