@@ -25,6 +25,7 @@ from adk_asgi.cli.main import _warn_per_worker, parser
 from adk_asgi.cli.main import build_app as build_cli_app
 from adk_asgi.cli.targets import Target, TargetError
 from adk_asgi.core.artifacts import artifact_url
+from adk_asgi.core.memory_artifacts import BoundedMemoryArtifacts
 from adk_asgi.core.services import artifact_service_from_url, memory_service_from_url
 from adk_asgi.http.artifacts import _disposition, _Unsatisfiable, byte_range
 
@@ -77,8 +78,8 @@ def files(chunks: list[Any]) -> list[dict[str, Any]]:
 
 
 def test_services_come_from_adks_uris(tmp_path: Path) -> None:
-    assert isinstance(artifact_service_from_url(None), InMemoryArtifactService)
-    assert isinstance(artifact_service_from_url("memory://"), InMemoryArtifactService)
+    assert isinstance(artifact_service_from_url(None), BoundedMemoryArtifacts)
+    assert isinstance(artifact_service_from_url("memory://"), BoundedMemoryArtifacts)
     on_disk = artifact_service_from_url(f"file://{tmp_path}/artifacts")
     assert isinstance(on_disk, FileArtifactService)
     assert on_disk.root_dir == (tmp_path / "artifacts").resolve()
@@ -500,3 +501,30 @@ async def test_two_apps_on_one_folder_serve_each_others_artifacts(tmp_path: Path
         assert got.status_code == 200 and got.content == chart_png("shared")
     await first.shutdown()
     await second.shutdown()
+
+
+async def test_artifacts_in_memory_are_bounded() -> None:
+    default = artifact_service_from_url(None)
+    assert isinstance(default, BoundedMemoryArtifacts) and default.max_bytes == 256 * 2**20
+    service = artifact_service_from_url("memory://?max_bytes=2500")
+    assert isinstance(service, BoundedMemoryArtifacts) and service.max_bytes == 2500
+    for bad in ("memory://?max=5", "memory://?max_bytes=lots", "memory://?max_bytes=0"):
+        with pytest.raises(ValueError):
+            artifact_service_from_url(bad)
+    where = {"app_name": "a", "user_id": "u", "session_id": "s"}
+
+    def kib(fill: bytes) -> types.Part:
+        return types.Part.from_bytes(data=fill * 1024, mime_type="application/octet-stream")
+
+    await service.save_artifact(**where, filename="one", artifact=kib(b"1"))
+    await service.save_artifact(**where, filename="two", artifact=kib(b"2"))
+    assert service.held_bytes == 2048
+    await service.save_artifact(**where, filename="one", artifact=kib(b"3"))  # one is newest
+    assert await service.list_artifact_keys(**where) == ["one"]  # two went first
+    assert await service.list_versions(**where, filename="one") == [0, 1]
+    assert service.held_bytes == 2048
+    await service.save_artifact(**where, filename="huge", artifact=types.Part.from_bytes(
+        data=b"5" * 9000, mime_type="application/octet-stream"))
+    assert await service.list_artifact_keys(**where) == ["huge"]  # alone over the bound
+    await service.delete_artifact(**where, filename="huge")
+    assert service.held_bytes == 0

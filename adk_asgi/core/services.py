@@ -5,29 +5,33 @@
 ``file:///path`` and ``gs://bucket`` (needs ``google-cloud-storage``); memory ``memory://``,
 ``sqlite:///path.db``, ``rag://corpus`` and ``agentengine://id`` (Vertex AI). Schemes a
 ``services.py`` or ``services.yaml`` registered with that registry work too. adk-asgi calls
-ADK's own factory; what it adds is the default (in memory, without ADK's CLI's local
-``.adk`` folder or its Agent Engine auto-configuration: a server does what it is told) and
-an error naming the scheme.
+ADK's own factory; what it adds is the default (in memory, bounded for artifacts, without
+ADK's CLI's local ``.adk`` folder or its Agent Engine auto-configuration: a server does what
+it is told) and an error naming the scheme.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
-from google.adk.artifacts import BaseArtifactService, InMemoryArtifactService
+from google.adk.artifacts import BaseArtifactService
 from google.adk.memory import BaseMemoryService, InMemoryMemoryService
+
+from .memory_artifacts import DEFAULT_MAX_BYTES, BoundedMemoryArtifacts
 
 __all__ = ("artifact_service_from_url", "memory_service_from_url")
 
 
 def artifact_service_from_url(url: str | None, *,
                               agents_dir: str | Path | None = None) -> BaseArtifactService:
-    """``None`` or ``memory://``: in memory; ``file:///path``: a local folder (ADK's
+    """``None`` or ``memory://``: in memory, at most ``?max_bytes=N`` (default 256 MiB: the
+    oldest go first; ``core/memory_artifacts.py``); ``file:///path``: a local folder (ADK's
     ``FileArtifactService``); ``gs://bucket``: Google Cloud Storage (ADK's
     ``GcsArtifactService``, needs ``google-cloud-storage``). ``ValueError`` for anything
     else."""
-    if not url or url == "memory://":
-        return InMemoryArtifactService()
+    if not url or url.startswith("memory:"):
+        return _memory_artifacts(url or "memory://")
     from google.adk.cli.utils.service_factory import create_artifact_service_from_options
 
     try:
@@ -63,6 +67,17 @@ def memory_service_from_url(url: str | None, *,
     except ValueError as exc:
         raise ValueError(f"memory service URI: {exc} (ADK's schemes: memory://, "
                          f"sqlite:///path.db, rag://CORPUS, agentengine://ID)") from None
+
+
+def _memory_artifacts(url: str) -> BoundedMemoryArtifacts:
+    query = parse_qs(urlsplit(url).query)
+    if set(query) - {"max_bytes"}:
+        raise ValueError("memory:// artifacts take max_bytes only")
+    try:
+        max_bytes = int(query.get("max_bytes", [DEFAULT_MAX_BYTES])[0])
+    except ValueError:
+        raise ValueError("memory://?max_bytes= takes a whole number of bytes") from None
+    return BoundedMemoryArtifacts(max_bytes=max_bytes)
 
 
 def _scheme(url: str) -> str:
