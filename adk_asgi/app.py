@@ -171,8 +171,8 @@ class AdkApp:
             # scope["path"] is already percent-decoded: the id is everything between.
             ("/{chat_id:path}/stream", {"GET": resume, "DELETE": resume}),
             ("/{chat_id:path}/tool-output", {"POST": tool_output}),
-            # After the routes above: an artifact named ".../stream" is not reachable, so
-            # that a chat id holding "/artifacts/" is.
+            # Matched after the routes above, so a chat id holding "/artifacts/" still
+            # reaches its stream; an artifact whose name ends in "/stream" is not served.
             ("/{chat_id:path}/artifacts", {"GET": artifacts.listing}),
             ("/{chat_id:path}/artifacts/{name:path}", {"GET": artifacts.content}),
         ])

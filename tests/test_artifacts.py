@@ -27,7 +27,7 @@ from adk_asgi.cli.targets import Target, TargetError
 from adk_asgi.core.artifacts import artifact_url
 from adk_asgi.core.memory_artifacts import BoundedMemoryArtifacts
 from adk_asgi.core.services import artifact_service_from_url, memory_service_from_url
-from adk_asgi.http.artifacts import _disposition, _Unsatisfiable, byte_range
+from adk_asgi.http.artifacts import _disposition, _header_type, _Unsatisfiable, byte_range
 
 from conftest import LoopbackServer, chat_body, parse_sse, types_of, user_message
 
@@ -292,6 +292,10 @@ def test_content_disposition() -> None:
     assert _disposition("user:reports/Q1 résumé.pdf", "application/pdf") == \
         "inline; filename=\"Q1 r_sum_.pdf\"; filename*=UTF-8''Q1%20r%C3%A9sum%C3%A9.pdf"
     assert 'filename="a_b.txt"' in _disposition('a"b.txt', "text/plain")
+    assert _header_type("text/plain; charset=utf-8") == "text/plain; charset=utf-8"
+    assert _header_type("application/vnd.ms-excel") == "application/vnd.ms-excel"
+    for bad in ("image/png\r\nset-cookie: a=b", "png", "", "text/plain; é"):
+        assert _header_type(bad) == "application/octet-stream", bad
 
 
 async def test_range_requests_on_a_large_artifact() -> None:
@@ -483,6 +487,12 @@ async def test_what_the_route_serves_besides_saved_bytes() -> None:
         assert moved.headers["location"] == "https://papers.example/p.pdf"
         await service.save_artifact(**where, session_id="refs", filename="a/stream",
                                     artifact=types.Part(text="hidden"))
+        await service.save_artifact(**where, session_id="refs", filename="odd.bin",
+                                    artifact=types.Part.from_bytes(
+                                        data=b"x", mime_type="image/png\r\nset-cookie: a=b"))
+        odd = await client.get(f"{API}/refs/artifacts/odd.bin")
+        assert odd.headers["content-type"] == "application/octet-stream"
+        assert "set-cookie" not in odd.headers
         hidden = await client.get(f"{API}/refs/artifacts/a%2Fstream")
         assert hidden.status_code == 204  # the stream route of chat "refs/artifacts/a"
     await chat.shutdown()

@@ -23,6 +23,7 @@ and ``uploads`` names them.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import mimetypes
 from collections.abc import Iterable
@@ -45,6 +46,8 @@ logger = logging.getLogger("adk_asgi")
 ARTIFACTS_PATH: Final = "artifacts"
 """The chat's artifact route: ``{api}/{chatId}/artifacts[/{name}]``."""
 _OCTET: Final = "application/octet-stream"
+DESCRIBE_TIMEOUT: Final = 5.0
+"""Seconds a turn waits for the artifact service to say an artifact's media type."""
 
 
 def artifact_url(api_path: str, chat_id: str, name: str, version: int) -> str:
@@ -109,12 +112,12 @@ class ChatArtifacts:
 
     async def media_type(self, user_id: str, chat_id: str, name: str, version: int) -> str:
         """The media type the artifact service recorded, else the name's, else
-        ``application/octet-stream``; a failing service is logged, never raised."""
+        ``application/octet-stream``; a failing or slow service is logged, never raised."""
         if self._service is not None:
             try:
-                found = await self._service.get_artifact_version(
+                found = await asyncio.wait_for(self._service.get_artifact_version(
                     app_name=self._app_name, user_id=user_id, session_id=chat_id,
-                    filename=name, version=version)
+                    filename=name, version=version), DESCRIBE_TIMEOUT)
             except Exception as exc:
                 logger.warning("Artifact service failed to describe %r of chat %r: %s", name,
                                chat_id, failure(exc))

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from datetime import UTC, datetime
 from email.utils import formatdate
 from typing import Final
@@ -61,6 +62,7 @@ SLICE: Final = 256 * 1024
 """Bytes per body message."""
 _INLINE: Final = frozenset({"application/pdf", "text/plain"})
 _NOT_INLINE: Final = frozenset({"image/svg+xml"})  # an SVG opened as a page runs scripts
+_MEDIA_TYPE: Final = re.compile(r"[\w!#$&^.+-]+/[\w!#$&^.+-]+(;[ -~]*)?")
 
 
 class _Unsatisfiable(Exception):
@@ -122,6 +124,12 @@ def _disposition(name: str, media_type: str) -> str:
                          for c in base)
     return (f'{"inline" if inline else "attachment"}; filename="{ascii_name}"; '
             f"filename*=UTF-8''{quote(base, safe='')}")
+
+
+def _header_type(media_type: str) -> str:
+    """The media type as a header value; a malformed one (an agent may save anything) is
+    ``application/octet-stream``."""
+    return media_type if _MEDIA_TYPE.fullmatch(media_type) else "application/octet-stream"
 
 
 def _content(part: types.Part) -> tuple[bytes, str] | None:
@@ -301,7 +309,7 @@ class ArtifactRoutes:
             await send_error(send, _not_found())
             return
         data, media_type = content
-        media_type = media_type or found.mime_type or guess_media_type(name)
+        media_type = _header_type(media_type or found.mime_type or guess_media_type(name))
         size = len(data)
         etag = dict(headers)[b"etag"].decode()
         if_range = _header(scope, b"if-range")
@@ -314,7 +322,7 @@ class ArtifactRoutes:
                             [(b"content-range", f"bytes */{size}".encode()), *headers])
             return
         start, end = span if span is not None else (0, size)
-        headers = [(b"content-type", media_type.encode("latin-1", "replace")),
+        headers = [(b"content-type", media_type.encode()),
                    (b"content-length", str(end - start).encode()),
                    (b"content-disposition", _disposition(name, media_type).encode()),
                    (b"accept-ranges", b"bytes"), *headers]
