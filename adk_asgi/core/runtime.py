@@ -23,7 +23,7 @@ from .body import BodyFields
 from .failures import install_adk_log_filter
 from .plugin import register as register_plugin
 from .remember import SessionMemory
-from .services import artifact_service_from_url, memory_service_from_url
+from .services import AppServices
 from .sessions import META_KEY, session_service_from_url
 from .surface import SurfaceOptions
 from .tools import ToolKinds, tool_kinds
@@ -104,17 +104,8 @@ class AgentRuntime:
         self._owns_runner = runner is None
         self._session_service = session_service
         self._session_db = session_db
-        # Services built here from URIs (or the in-memory defaults) are closed here too.
-        self._built: list[object] = []
-        self._artifact_service: BaseArtifactService | None = None
-        self._memory_service: BaseMemoryService | None = None
-        if runner is None:
-            self._artifact_service = (artifact_service if isinstance(
-                artifact_service, BaseArtifactService) else self._own(
-                artifact_service_from_url(artifact_service)))
-            self._memory_service = (memory_service if isinstance(
-                memory_service, BaseMemoryService) else self._own(
-                memory_service_from_url(memory_service)))
+        self._services = AppServices(artifact_service, memory_service) \
+            if runner is None else None
         self._uploads_as_artifacts = uploads_as_artifacts
         self._remember_sessions = remember_sessions
         self._artifacts: ChatArtifacts | None = None
@@ -172,10 +163,6 @@ class AgentRuntime:
         ``remember_sessions``)."""
         return self._memory
 
-    def _own(self, service: Any) -> Any:
-        self._built.append(service)
-        return service
-
     @property
     def session_service(self) -> BaseSessionService:
         return self.runner.session_service
@@ -214,9 +201,11 @@ class AgentRuntime:
                     root_agent=self._agent,
                     resumability_config=_RESUMABLE,
                 )
+        services = self._services
+        assert services is not None
         return Runner(app=app, session_service=service, app_name=self._app_name or app.name,
-                      artifact_service=self._artifact_service,
-                      memory_service=self._memory_service)
+                      artifact_service=services.artifact_service,
+                      memory_service=services.memory_service)
 
     async def startup(self, *, warm: bool = True) -> None:
         """Build the runner and pay ADK's one-off lazy imports before the first request."""
@@ -245,13 +234,8 @@ class AgentRuntime:
                 await self._runner.close()
             except Exception:  # close is best effort at shutdown
                 logger.exception("Error while closing the ADK runner")
-        for service in self._built:
-            close = getattr(service, "close", None)
-            if callable(close):
-                try:
-                    await close()
-                except Exception:  # best effort at shutdown
-                    logger.exception("Error while closing %s", type(service).__name__)
+        if self._services is not None:
+            await self._services.close()
         self._started = False
 
     def run_config_for(self, metadata: dict[str, Any]) -> RunConfig:

@@ -12,7 +12,9 @@ it is told) and an error naming the scheme.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 from google.adk.artifacts import BaseArtifactService
@@ -20,7 +22,42 @@ from google.adk.memory import BaseMemoryService, InMemoryMemoryService
 
 from .memory_artifacts import DEFAULT_MAX_BYTES, BoundedMemoryArtifacts
 
-__all__ = ("artifact_service_from_url", "memory_service_from_url")
+_S = TypeVar("_S")
+
+__all__ = ("AppServices", "artifact_service_from_url", "memory_service_from_url")
+
+logger = logging.getLogger("adk_asgi")
+
+
+class AppServices:
+    """The artifact and memory services of a runner adk-asgi builds: the application's
+    own, or built here from URIs (or the in-memory defaults), which ``close`` closes."""
+
+    __slots__ = ("_built", "artifact_service", "memory_service")
+
+    def __init__(self, artifact_service: BaseArtifactService | str | None,
+                 memory_service: BaseMemoryService | str | None) -> None:
+        self._built: list[object] = []
+        self.artifact_service = artifact_service if isinstance(
+            artifact_service, BaseArtifactService) else self._own(
+            artifact_service_from_url(artifact_service))
+        self.memory_service = memory_service if isinstance(
+            memory_service, BaseMemoryService) else self._own(
+            memory_service_from_url(memory_service))
+
+    def _own(self, service: _S) -> _S:
+        self._built.append(service)
+        return service
+
+    async def close(self) -> None:
+        """Close what was built here (ADK's sqlite memory holds a database), best effort."""
+        for service in self._built:
+            close = getattr(service, "close", None)
+            if callable(close):
+                try:
+                    await close()
+                except Exception:
+                    logger.exception("Error while closing %s", type(service).__name__)
 
 
 def artifact_service_from_url(url: str | None, *,
