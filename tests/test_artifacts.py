@@ -5,6 +5,7 @@ test_artifacts_clients.py, Chromium in test_browser_artifacts.py)."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -21,6 +22,7 @@ from google.genai import types
 from starlette.applications import Starlette
 
 from adk_asgi import AdkApp, StorageOptions, mount
+from adk_asgi.chunks import encode_chunk
 from adk_asgi.cli.main import _warn_per_worker, parser
 from adk_asgi.cli.main import build_app as build_cli_app
 from adk_asgi.cli.targets import Target, TargetError
@@ -153,12 +155,21 @@ def test_workers_are_warned_about_services_in_memory(caplog: pytest.LogCaptureFi
 
 
 async def test_a_saved_artifact_is_a_file_part_served_at_its_url(
-        client: httpx.AsyncClient) -> None:
+        chat: AdkApp, client: httpx.AsyncClient) -> None:
     chunks = await turn(client, "c1", "chart sales")
     [part] = files(chunks)
     assert part == {"type": "file", "mediaType": "image/png",
                     "url": f"{API}/c1/artifacts/chart.png?version=0",
                     "providerMetadata": {"adk": {"artifact": "chart.png", "version": 0}}}
+    # The same part from the session alone (what a chat's history shows).
+    runtime = chat.runtime
+    session = await runtime.session_service.get_session(app_name=runtime.app_name,
+                                                        user_id="alice", session_id="c1")
+    assert session is not None
+    rebuilt = [json.loads(encode_chunk(f)) for e in session.events
+               for f in await runtime.artifacts.files(e, user_id="alice", chat_id="c1",
+                                                      api_path=API)]
+    assert rebuilt == [part]
     kinds = types_of(chunks)
     # Right after the result of the tool that saved it, in the same step.
     assert kinds.index("file") == kinds.index("tool-output-available") + 1
@@ -445,6 +456,11 @@ async def test_uploads_as_artifacts() -> None:
                        for p in e.content.parts or ())
         uploads = [u for e in session.events for u in runtime.artifacts.uploads(e)]
         assert uploads == [("note.txt", 0)]
+        # What a history shows in the user's message, from the session alone.
+        shown = [f for e in session.events for f in await runtime.artifacts.files(
+            e, user_id="alice", chat_id="up", api_path=API, uploads=True)]
+        assert [(f.url, f.media_type) for f in shown] == [
+            (f"{API}/up/artifacts/note.txt?version=0", "text/plain")]
         assert all(runtime.artifacts.saved(e) == [] for e in session.events)
     await chat.shutdown()
 

@@ -143,10 +143,12 @@ class ChatArtifacts:
             deleted += 1
         return deleted
 
-    async def files(self, event: Event, *, user_id: str, chat_id: str,
-                    api_path: str) -> list[File]:
-        """The ``file`` chunks of the artifacts ``event`` saved ([] for most events)."""
-        saved = self.saved(event)
+    async def files(self, event: Event, *, user_id: str, chat_id: str, api_path: str,
+                    uploads: bool = False) -> list[File]:
+        """The ``file`` chunks of the artifacts an agent saved in ``event`` ([] for most
+        events); ``uploads``: of the user's uploads it records instead (a history shows them
+        in the user's message of the event's invocation)."""
+        saved = self.uploads(event) if uploads else self.saved(event)
         if not saved:
             return []
         return [File(url=artifact_url(api_path, chat_id, name, version),
