@@ -202,7 +202,9 @@ class TurnStream:
             with serving():
                 async for event in run:
                     translator.translate(event, out)
-                    if event.actions.artifact_delta and not translator.done:
+                    # Streamed tokens (partial) never save artifacts: one check for them.
+                    if not event.partial and event.actions.artifact_delta \
+                            and not translator.done:
                         out.extend(await artifacts.files(event, user_id=self.user_id,
                                                          chat_id=self.chat_id,
                                                          api_path=self.api_path))

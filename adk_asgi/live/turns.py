@@ -164,8 +164,8 @@ class Conversation:
         translator = turn.translator
         out: list[UIChunk] = []
         translator.translate(event, out)
-        if event.actions.artifact_delta and self._artifacts is not None \
-                and not translator.done:
+        if not event.partial and event.actions.artifact_delta \
+                and self._artifacts is not None and not translator.done:
             out.extend(await self._artifacts.files(event, user_id=self._run.user_id,
                                                    chat_id=turn.chat_id,
                                                    api_path=self._api_path))
