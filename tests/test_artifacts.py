@@ -21,7 +21,7 @@ from google.adk.sessions import InMemorySessionService
 from google.genai import types
 from starlette.applications import Starlette
 
-from adk_asgi import AdkApp, StorageOptions, mount
+from adk_asgi import AdkApp, AdkMiddleware, StorageOptions, mount
 from adk_asgi.chunks import encode_chunk
 from adk_asgi.cli.main import _warn_per_worker, parser
 from adk_asgi.cli.main import build_app as build_cli_app
@@ -31,7 +31,7 @@ from adk_asgi.core.memory_artifacts import BoundedMemoryArtifacts
 from adk_asgi.core.services import artifact_service_from_url, memory_service_from_url
 from adk_asgi.http.artifacts import _disposition, _header_type, _Unsatisfiable, byte_range
 
-from conftest import LoopbackServer, chat_body, parse_sse, types_of, user_message
+from conftest import LoopbackServer, chat_body, not_found_app, parse_sse, types_of, user_message
 
 API = "/api/chat"
 
@@ -554,3 +554,15 @@ async def test_artifacts_in_memory_are_bounded() -> None:
     assert await service.list_artifact_keys(**where) == ["huge"]  # alone over the bound
     await service.delete_artifact(**where, filename="huge")
     assert service.held_bytes == 0
+
+
+def test_the_mount_path_is_known_before_any_request() -> None:
+    """Turns no request started (``AdkApp.complete_tool_call``) link artifacts under it."""
+    chat = AdkApp(adk_app=build_app(), warm_up=False)
+    assert chat.chat.api_path == ""
+    site(chat)  # mount(host, "/api/chat", chat)
+    assert chat.chat.api_path == API
+    assert AdkMiddleware(not_found_app, path="/chat/", adk_app=build_app(),
+                         warm_up=False).adk.chat.api_path == "/chat"
+    assert AdkMiddleware(not_found_app, path="/", adk_app=build_app(),
+                         warm_up=False).adk.chat.api_path == ""

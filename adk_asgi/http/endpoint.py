@@ -53,8 +53,9 @@ class ChatEndpoint:
         self.turns: set[TurnStream] = set()
         self.draining = False
         self.api_path = ""
-        """The path the app was last reached at (``root_path``): the base of artifact URLs
-        in the turns no request started (``AdkApp.complete_tool_call``)."""
+        """The path the app is mounted at, as ``mount``/``AdkMiddleware`` or the latest
+        request (its ``root_path``) said: the base of artifact URLs in the turns no request
+        started (``AdkApp.complete_tool_call``)."""
         self._idle = asyncio.Event()
         self._idle.set()
 
