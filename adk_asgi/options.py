@@ -92,7 +92,8 @@ class StorageOptions:
     """The files of the user's messages are saved as artifacts of the chat (ADK's
     ``SaveFilesAsArtifactsPlugin``) and the session keeps a placeholder naming each, so a
     large file is not sent to the model again with every turn; the agent reads them with
-    ADK's ``load_artifacts`` tool. Needs an artifact service."""
+    ADK's ``load_artifacts`` tool. Needs an artifact service. Messages posted over SSE: ADK's
+    live runs do not run the plugin."""
     remember_sessions: bool = False
     """When a turn ends, the chat's conversation (its text) is added to the memory service
     in the background, so ``load_memory`` and ``preload_memory`` recall it in the user's

@@ -5,6 +5,7 @@ test_artifacts_clients.py, Chromium in test_browser_artifacts.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -20,6 +21,7 @@ from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 from google.genai import types
 from starlette.applications import Starlette
+from ws_client import LiveClient, ws_url
 
 from adk_asgi import AdkApp, AdkMiddleware, StorageOptions, mount
 from adk_asgi.chunks import encode_chunk
@@ -566,3 +568,32 @@ def test_the_mount_path_is_known_before_any_request() -> None:
                          warm_up=False).adk.chat.api_path == "/chat"
     assert AdkMiddleware(not_found_app, path="/", adk_app=build_app(),
                          warm_up=False).adk.chat.api_path == ""
+
+
+async def test_live_messages_keep_their_files_inline() -> None:
+    """ADK's live runs do not run SaveFilesAsArtifactsPlugin (documented): a live message's
+    file reaches the model as it is, and the session keeps it."""
+    chat = AdkApp(adk_app=build_app(), warm_up=False,
+                  storage=StorageOptions(uploads_as_artifacts=True))
+    with LoopbackServer(chat) as server:
+        client = await LiveClient.open(ws_url(server.url, "chatId=live-up"))
+        try:
+            await client.send("message", messages=[{"role": "user", "content": [
+                {"type": "file", "mediaType": "text/plain", "filename": "note.txt",
+                 "url": "data:text/plain;base64,aGVsbG8gZmlsZQ=="},
+                {"type": "text", "text": "read my note"}]}])
+            chunks = await client.turn(wait=20)
+        finally:
+            await client.close()
+        assert "".join(c["delta"] for c in chunks if isinstance(c, dict)
+                       and c["type"] == "text-delta") == "You said: read my note"
+        runtime = chat.runtime
+        assert server.loop is not None
+        session = asyncio.run_coroutine_threadsafe(runtime.session_service.get_session(
+            app_name="artifacts", user_id="anonymous", session_id="live-up"),
+            server.loop).result(10)
+    assert session is not None
+    [user] = [e for e in session.events if e.author == "user" and e.content]
+    assert user.content is not None
+    [blob] = [p.inline_data for p in user.content.parts or () if p.inline_data]
+    assert blob.data == b"hello file"
