@@ -11,6 +11,7 @@ does not keep it, as ``run_async`` keeps no preloaded memory either.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Iterator
 
@@ -23,7 +24,11 @@ from google.adk.tools import ToolContext
 from google.adk.tools.preload_memory_tool import PreloadMemoryTool
 from google.genai import types
 
+from ..core.sessions import failure
+
 __all__ = ("LivePreload",)
+
+logger = logging.getLogger("adk_asgi")
 
 
 class LivePreload:
@@ -54,7 +59,12 @@ class LivePreload:
             session=Session(id=chat_id, app_name=runner.app_name, user_id=user_id),
             user_content=message)
         request = LlmRequest()
-        await tool.process_llm_request(tool_context=ToolContext(context), llm_request=request)
+        try:
+            await tool.process_llm_request(tool_context=ToolContext(context),
+                                           llm_request=request)
+        except Exception as exc:  # the message goes on without memory, as in ADK's tool
+            logger.warning("preload_memory failed for chat %r: %s", chat_id, failure(exc))
+            return []
         return list(request.contents)
 
 
