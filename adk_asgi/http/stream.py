@@ -78,6 +78,7 @@ class TurnStream:
         "_recorder",
         "_streamed",
         "_translator",
+        "api_path",
         "chat_id",
         "detached",
         "outcome",
@@ -90,13 +91,16 @@ class TurnStream:
 
     def __init__(self, runtime: AgentRuntime, store: StreamStore, settings: Settings,
                  plan: TurnPlan, user_id: str, chat_id: str, *,
-                 received: float | None = None, detached: bool = False) -> None:
+                 received: float | None = None, detached: bool = False,
+                 api_path: str = "") -> None:
         self.runtime = runtime
         self.store = store
         self.settings = settings
         self.plan = plan
         self.user_id = user_id
         self.chat_id = chat_id
+        self.api_path = api_path
+        """The path the app is mounted at (``root_path``): artifact URLs start with it."""
         self._abort = asyncio.Event()
         self._reason: StopReason | None = None
         self._channel: SSEChannel | None = None
@@ -230,10 +234,17 @@ class TurnStream:
             abort_signal=self._abort,
         )
         finished = not_saved = False
+        artifacts = runtime.artifacts
         try:
             with serving():
                 async for event in run:
                     translator.translate(event, out)
+                    # Streamed tokens (partial) never save artifacts: one check for them.
+                    if not event.partial and event.actions.artifact_delta \
+                            and not translator.done:
+                        out.extend(await artifacts.files(event, user_id=self.user_id,
+                                                         chat_id=self.chat_id,
+                                                         api_path=self.api_path))
                     if out:
                         if not self._answered:
                             self._first_chunk()
