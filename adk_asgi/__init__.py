@@ -24,7 +24,13 @@ from .core.tools import FrontendTool, frontend_tool
 from .middleware import AdkMiddleware
 from .mount import mount
 from .observability.logs import JsonFormatter
-from .options import ChatListOptions, LiveOptions, PauseOptions, StreamingOptions
+from .options import (
+    ChatListOptions,
+    LiveOptions,
+    PauseOptions,
+    StorageOptions,
+    StreamingOptions,
+)
 from .stores import MemoryStreamStore, StreamRecorder, StreamStore
 
 if TYPE_CHECKING:
@@ -47,6 +53,7 @@ __all__ = [
     "PauseOptions",
     "RedisStreamStore",
     "RequestError",
+    "StorageOptions",
     "StreamRecorder",
     "StreamStore",
     "StreamingOptions",
