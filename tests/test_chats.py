@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 from google.adk.agents.callback_context import CallbackContext
+from google.adk.artifacts import InMemoryArtifactService
 from google.genai import types
 
 from adk_asgi import AdkApp, AuthError, ChatListOptions, StreamingOptions, bearer_token
@@ -55,6 +56,7 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     agent = build_demo_agent(token_delay=0.002)
     agent.before_agent_callback = name_on_request
     app = AdkApp(agent, session_db=session_db, authenticate=who, warm_up=False,
+                 artifact_service=InMemoryArtifactService(),
                  streaming=StreamingOptions(resume_grace=30),
                  chats=ChatListOptions(page_size=3,
                                        title=lambda text: None if "plain" in text
@@ -200,12 +202,9 @@ def test_delete_removes_artifacts_and_the_recorded_stream(server: LoopbackServer
                                                           tmp_path: Path) -> None:
     """The chat's artifacts go (the user's own ``user:`` ones stay), and so does a stream
     kept for a resume (a turn whose page left)."""
-    from google.adk.artifacts import InMemoryArtifactService
-
     app: AdkApp = server.app  # type: ignore[attr-defined]
-    runner = app.runtime.runner
-    service = InMemoryArtifactService()
-    runner.artifact_service = service
+    service = app.runtime.artifacts.service
+    assert service is not None
     chat_id = f"files-{time.monotonic_ns() % 10**8}"
     post(server, chat_id, "hello")
     # a turn whose page left mid-stream: resumable for resume_grace
@@ -228,16 +227,13 @@ def test_delete_removes_artifacts_and_the_recorded_stream(server: LoopbackServer
                                         artifact=types.Part(text=name))
     future = asyncio.run_coroutine_threadsafe(save(), server.loop)  # type: ignore[arg-type]
     future.result(10)
-    try:
-        assert httpx.delete(f"{server.url}/{chat_id}", headers=ANN,
-                            timeout=30).status_code == 204
+    assert httpx.delete(f"{server.url}/{chat_id}", headers=ANN,
+                        timeout=30).status_code == 204
 
-        async def left() -> list[str]:
-            return await service.list_artifact_keys(app_name=app.runtime.app_name,
-                                                    user_id="ann", session_id=chat_id)
-        keys = asyncio.run_coroutine_threadsafe(left(), server.loop).result(10)  # type: ignore[arg-type]
-        assert keys == ["user:avatar.png"]
-        assert httpx.get(f"{server.url}/{chat_id}/stream", headers=ANN,
-                         timeout=10).status_code == 204
-    finally:
-        runner.artifact_service = None
+    async def left() -> list[str]:
+        return await service.list_artifact_keys(app_name=app.runtime.app_name,
+                                                user_id="ann", session_id=chat_id)
+    keys = asyncio.run_coroutine_threadsafe(left(), server.loop).result(10)  # type: ignore[arg-type]
+    assert keys == ["user:avatar.png"]
+    assert httpx.get(f"{server.url}/{chat_id}/stream", headers=ANN,
+                     timeout=10).status_code == 204

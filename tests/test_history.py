@@ -42,7 +42,7 @@ def session(*events: Event) -> Session:
     return Session(id="c", app_name="a", user_id="u", events=list(events))
 
 
-def test_rewound_turns_are_gone() -> None:
+async def test_rewound_turns_are_gone() -> None:
     events = session(
         turn("i1", "m1", "user", text("first"), user_message_id="u1"),
         turn("i1", "m1", "agent", text("one")),
@@ -53,25 +53,25 @@ def test_rewound_turns_are_gone() -> None:
         turn("i3", "m3", "user", text("second, again"), user_message_id="u2"),
         turn("i3", "m3", "agent", text("two, again")),
     )
-    messages = rebuild_messages(events, HistoryOptions())
+    messages = await rebuild_messages(events, HistoryOptions())
     assert said(messages) == [("user", "first"), ("assistant", "one"),
                               ("user", "second, again"), ("assistant", "two, again")]
     assert [m["id"] for m in messages] == ["u1", "m1", "u2", "m3"]
 
 
-def test_restored_history_reads_back() -> None:
+async def test_restored_history_reads_back() -> None:
     seeded = [Event(invocation_id="adk-asgi-seed", author=author, content=types.Content(
         role="user" if author == "user" else "model", parts=[text(words)]),
         custom_metadata={META_KEY: {"seeded": True, "messageId": mid}})
         for author, words, mid in (("user", "hi", "a"), ("agent", "hello", "b"))]
-    messages = rebuild_messages(session(*seeded), HistoryOptions())
+    messages = await rebuild_messages(session(*seeded), HistoryOptions())
     assert messages == [
         {"id": "a", "role": "user", "parts": [{"type": "text", "text": "hi"}]},
         {"id": "b", "role": "assistant", "parts": [{"type": "text", "text": "hello",
                                                     "state": "done"}]}]
 
 
-def test_answers_a_page_does_not_show_stay_hidden() -> None:
+async def test_answers_a_page_does_not_show_stay_hidden() -> None:
     """A call of a kind the page is not shown an answer for (a credential request, say):
     the user's answer is never part of the history."""
     call = types.Part(function_call=types.FunctionCall(id="cred-1", name="adk_request_credential",
@@ -87,7 +87,7 @@ def test_answers_a_page_does_not_show_stay_hidden() -> None:
         turn("i1", "m1", "agent", text("done")),
         turn("i2", "m2", "user", answer),  # as a completion would look
     )
-    messages = rebuild_messages(events, HistoryOptions(tools=ToolKinds(
+    messages = await rebuild_messages(events, HistoryOptions(tools=ToolKinds(
         long_running=frozenset({"open_ticket"}))))
     assert SECRET not in json.dumps(messages)
     assert said(messages)[:2] == [("user", "use my key"), ("assistant", "done")]
@@ -104,14 +104,14 @@ def test_chunks_a_client_would_refuse_are_skipped() -> None:
     assert state.message == {"id": "m", "role": "assistant", "parts": []}
 
 
-def test_user_files_come_back_as_data_urls() -> None:
+async def test_user_files_come_back_as_data_urls() -> None:
     image = types.Part(inline_data=types.Blob(mime_type="image/png", data=b"\x89PNG",
                                               display_name="dot.png"))
     linked = types.Part(file_data=types.FileData(file_uri="https://example.com/a.pdf",
                                                  mime_type="application/pdf"))
     events = session(turn("i1", "m1", "user", image, linked, text("what are these?"),
                           user_message_id="u1"))
-    [user] = rebuild_messages(events, HistoryOptions())
+    [user] = await rebuild_messages(events, HistoryOptions())
     assert user["parts"] == [
         {"type": "file", "mediaType": "image/png", "filename": "dot.png",
          "url": "data:image/png;base64,iVBORw=="},
@@ -119,7 +119,7 @@ def test_user_files_come_back_as_data_urls() -> None:
         {"type": "text", "text": "what are these?"}]
 
 
-def test_sources_and_model_files() -> None:
+async def test_sources_and_model_files() -> None:
     """What a model's final response carries besides text: grounding sources (each once)
     and files it made, as the stream shows them."""
     grounding = types.GroundingMetadata(grounding_chunks=[
@@ -130,7 +130,7 @@ def test_sources_and_model_files() -> None:
     answer.grounding_metadata = grounding
     events = session(turn("i1", "m1", "user", text("chart please"), user_message_id="u1"),
                      answer)
-    _, assistant = rebuild_messages(events, HistoryOptions())
+    _, assistant = await rebuild_messages(events, HistoryOptions())
     assert assistant["parts"] == [
         {"type": "step-start"},
         {"type": "text", "text": "see the chart", "state": "done"},

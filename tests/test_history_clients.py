@@ -12,19 +12,21 @@ A scenario is one entry of ``SCENARIOS`` (the app it runs on, its steps).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 import pytest
+from agents.artifacts.agent import build_app as build_artifacts_app
 from agents.team.agent import build_app
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
-from adk_asgi import AdkApp, PauseOptions, SurfaceOptions
+from adk_asgi import AdkApp, PauseOptions, StorageOptions, SurfaceOptions
 from adk_asgi.demo import build_demo_agent
 
 from aisdk_client import AI_VERSIONS, JS_DIR, NodeHarnessMissing, require_node_harness
@@ -49,6 +51,9 @@ class Scenario:
     fails: bool = False  # the turn ends with an error chunk (the page shows the error)
     lost: tuple[str, ...] = ()
     """The last parts the page showed that the session does not keep (their types)."""
+    uploads: bool = False
+    """The user's files are saved as artifacts: the history shows them at their artifact
+    URL (the session keeps no bytes), the page at the data: URL it sent."""
 
 
 def send(text: str, **extra: Any) -> dict[str, Any]:
@@ -120,6 +125,12 @@ SCENARIOS: list[Scenario] = [
              [send("what is this?", files=[{"type": "file", "mediaType": "image/png",
                                             "filename": "dot.png", "url": PNG}])]),
     Scenario("weather", "demo", [send("What's the weather in Paris?")]),
+    Scenario("artifact", "artifacts", [send("chart sales")]),
+    Scenario("uploads", "uploads",
+             [send("read it", files=[{"type": "file", "mediaType": "text/plain",
+                                      "filename": "note.txt",
+                                      "url": "data:text/plain;base64,aGVsbG8gdGhlcmU="}])],
+             uploads=True),
     Scenario("adk-tool-confirmation", "seed",
              [send("Send 80 dollars to Seed"),
               {"action": "toolOutput", "tool": "adk_request_confirmation",
@@ -145,12 +156,20 @@ def server() -> Iterator[LoopbackServer]:
     demo = AdkApp(build_demo_agent(token_delay=0), warm_up=False)
     seed = AdkApp(build_demo_agent(token_delay=0),
                   pauses=PauseOptions(confirmation_style="adk-tool"), warm_up=False)
+    artifacts = AdkApp(adk_app=build_artifacts_app(), warm_up=False)
+    uploads = AdkApp(adk_app=build_artifacts_app(), warm_up=False,
+                     storage=StorageOptions(uploads_as_artifacts=True))
+    apps = {"team": team, "demo": demo, "seed": seed, "artifacts": artifacts,
+            "uploads": uploads}
 
-    async def lifespan(app: Any) -> Any:
-        async with team.lifespan(), demo.lifespan(), seed.lifespan():
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            for each in apps.values():
+                await stack.enter_async_context(each.lifespan())
             yield
 
-    site = Starlette(routes=[Mount("/team", team), Mount("/demo", demo), Mount("/seed", seed)],
+    site = Starlette(routes=[Mount(f"/{name}", app) for name, app in apps.items()],
                      lifespan=lifespan)
     with LoopbackServer(site) as running:
         yield running
@@ -171,12 +190,33 @@ def drive(server: LoopbackServer, scenarios: list[Scenario]) -> list[dict[str, A
 
 def as_version_holds(ai: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The history's messages in the shape ``ai`` gives its own: 6.0.230 keeps no id on a
-    reasoning part (later versions, and 5.x, do)."""
-    if ai != "ai6strict":
+    reasoning part (later versions, and 5.x, do); 5.x drops a file chunk's
+    providerMetadata."""
+    dropped = {"ai6strict": ("reasoning", "id"), "ai5": ("file", "providerMetadata")}.get(ai)
+    if dropped is None:
         return messages
-    return [{**m, "parts": [{k: v for k, v in p.items() if k != "id"}
-                            if p["type"] == "reasoning" else p for p in m["parts"]]}
+    kind, key = dropped
+    return [{**m, "parts": [{k: v for k, v in p.items() if k != key}
+                            if p["type"] == kind and m["role"] == "assistant" else p
+                            for p in m["parts"]]}
             for m in messages]
+
+
+def uploaded(messages: list[dict[str, Any]], api: str, chat_id: str
+             ) -> list[dict[str, Any]]:
+    """The user's files without their URLs; the history's at the artifact route."""
+    out = []
+    for m in messages:
+        parts = []
+        for p in m["parts"]:
+            if m["role"] == "user" and p["type"] == "file":
+                url = p["url"]
+                assert url.startswith("data:") or url == \
+                    f"{api}/{chat_id}/artifacts/{p['filename']}?version=0", url
+                p = {k: v for k, v in p.items() if k not in ("url", "providerMetadata")}
+            parts.append(p)
+        out.append({**m, "parts": parts})
+    return out
 
 
 def differences(client: list[dict[str, Any]], server: list[dict[str, Any]]) -> list[str]:
@@ -228,8 +268,15 @@ def test_history_is_what_the_page_showed(
             kept = shown[-1]["parts"][:-len(scenario.lost)]
             assert [p["type"] for p in shown[-1]["parts"][len(kept):]] == list(scenario.lost)
             shown = [*shown[:-1], {**shown[-1], "parts": kept}]
-        found = differences(shown,
-                            as_version_holds(ai, history["body"]["messages"]))
+        loaded = as_version_holds(ai, history["body"]["messages"])
+        if scenario.uploads:
+            api = f"/{scenario.app}"
+            assert [p["url"].split("?")[0] for m in loaded if m["role"] == "user"
+                    for p in m["parts"] if p["type"] == "file"] == [
+                f"{api}/{scenario.name}-{ai}/artifacts/note.txt"]
+            shown, loaded = (uploaded(shown, api, f"{scenario.name}-{ai}"),
+                             uploaded(loaded, api, f"{scenario.name}-{ai}"))
+        found = differences(shown, loaded)
         if found:
             problems[ai] = found
         if scenario.after_reload:

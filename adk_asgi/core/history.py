@@ -31,7 +31,7 @@ result the page has not sent yet.
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -65,13 +65,20 @@ class HistoryOptions:
     live_translator: Callable[[str], EventTranslator] | None = None
     """The translator of a live turn's message (``live/translator.py``); None: the
     session's live turns are not shown."""
+    files: Callable[[Event, bool], Awaitable[list[Any]]] | None = None
+    """``(event, uploads) -> file chunks``: the artifacts an agent saved in the event, or
+    (``uploads``) the user's files it records (``core/artifacts.py``); None: none."""
 
 
-def rebuild_messages(session: Session, options: HistoryOptions) -> list[dict[str, Any]]:
+async def rebuild_messages(session: Session, options: HistoryOptions
+                           ) -> list[dict[str, Any]]:
     """The chat's ``UIMessage[]`` (a turn still running: as far as the session has it)."""
     builder = _History(options)
     for event in _apply_rewinds(list(session.events)):
         builder.event(event)
+        if options.files is not None and not event.partial and event.actions is not None \
+                and event.actions.artifact_delta:
+            await builder.artifacts(event, options.files)
     return builder.end()
 
 
@@ -122,6 +129,7 @@ class _History:
         self._translator: EventTranslator | None = None
         self._aborted = False
         self._live_message = False  # the open message is a live turn's
+        self._users: dict[str, dict[str, Any]] = {}  # invocation id -> its user message
         # Every call seen: its name and arguments; and approval id -> the gated call.
         self._calls: dict[str, tuple[str, dict[str, Any]]] = {}
         self._approvals: dict[str, tuple[str, Any]] = {}
@@ -204,6 +212,29 @@ class _History:
         if event.turn_complete and callable(end_turn):
             end_turn()
 
+    async def artifacts(self, event: Event,
+                        files: Callable[[Event, bool], Awaitable[list[Any]]]) -> None:
+        """The artifacts an agent saved in ``event``, as the stream shows them: ``file``
+        parts after the event's own; and the user's files saved as artifacts, in place of
+        ADK's placeholders in the user's message (the session keeps no bytes of them)."""
+        message, translator = self._message, self._translator
+        if message is not None and translator is not None and not translator.done:
+            message.apply_all(await files(event, False))
+        user = self._users.get(event.invocation_id)
+        if user is None:
+            return
+        for chunk in await files(event, True):
+            name = str(chunk.provider_metadata["adk"]["artifact"])
+            part = {"type": "file", "mediaType": chunk.media_type, "filename": name,
+                    "url": chunk.url, "providerMetadata": chunk.provider_metadata}
+            placeholder = {"type": "text", "text": f'[Uploaded Artifact: "{name}"]'}
+            parts = user["parts"]
+            at = next((i for i, p in enumerate(parts) if p == placeholder), None)
+            if at is None:
+                parts.append(part)
+            else:
+                parts[at] = part
+
     def _note_calls(self, event: Event) -> None:
         for call in event.get_function_calls():
             if not call.id:
@@ -237,6 +268,7 @@ class _History:
                 message["metadata"] = meta["userMetadata"]
             message["parts"] = parts
             self.messages.append(message)
+            self._users[event.invocation_id] = message
 
     def _open(self, message_id: str, **plan: Any) -> list[UIChunk]:
         """A new assistant message, or a new request of the open one: a fresh translator,

@@ -106,15 +106,6 @@ class UserChats:
     async def _delete(self, session: Session, user_id: str) -> None:
         """The chat's artifacts (not the user's own, ``user:`` ones), then its session."""
         runtime = self.chat.runtime
-        runner = runtime.runner
-        artifacts = runner.artifact_service
-        if artifacts is not None:
-            names = await artifacts.list_artifact_keys(
-                app_name=runtime.app_name, user_id=user_id, session_id=session.id)
-            for name in names:
-                if not name.startswith("user:"):
-                    await artifacts.delete_artifact(app_name=runtime.app_name,
-                                                    user_id=user_id, session_id=session.id,
-                                                    filename=name)
+        await runtime.artifacts.delete(user_id, session.id)
         await runtime.session_service.delete_session(
             app_name=runtime.app_name, user_id=user_id, session_id=session.id)

@@ -11,8 +11,10 @@ import logging
 from typing import Any
 
 import msgspec
+from google.adk.events import Event
 from google.adk.sessions import Session
 
+from ..chunks import File
 from ..core.asgi import Receive, Scope, Send, send_error, send_json
 from ..core.errors import (
     RequestError,
@@ -75,7 +77,7 @@ class ChatHistory:
     def __init__(self, chat: ChatEndpoint) -> None:
         self.chat = chat
 
-    def options(self) -> HistoryOptions:
+    def options(self, user_id: str, chat_id: str, api_path: str) -> HistoryOptions:
         """What the stream's translators are built with (``http/stream.py``, and
         ``live/connection.py`` for live turns)."""
         chat = self.chat
@@ -86,20 +88,29 @@ class ChatHistory:
                                   describe_error=chat.settings.describe_error,
                                   tools=chat.runtime.tools, surface=chat.runtime.surface)
 
+        artifacts = chat.runtime.artifacts
+
+        async def files(event: Event, uploads: bool) -> list[File]:
+            return await artifacts.files(event, user_id=user_id, chat_id=chat_id,
+                                         api_path=api_path, uploads=uploads)
+
         return HistoryOptions(tools=chat.runtime.tools, confirmation_style=style,
                               describe_error=chat.settings.describe_error,
-                              surface=chat.runtime.surface, live_translator=live)
+                              surface=chat.runtime.surface, live_translator=live,
+                              files=files)
 
     async def get(self, scope: Scope, receive: Receive, send: Send, chat_id: str) -> None:
         found = await owned_session(self.chat, scope, send, chat_id)
         if found is None:
             return
-        _, session = found
+        user_id, session = found
         if session is None:
             await send_error(send, chat_not_found())
             return
         try:
-            messages = rebuild_messages(session, self.options())
+            # The artifacts' URLs under the path the app is mounted at, as the stream's.
+            options = self.options(user_id, chat_id, scope.get("root_path", ""))
+            messages = await rebuild_messages(session, options)
         except Exception:
             # A session this code cannot read (an ADK change, an event of a new kind): the
             # server log says what; the client gets a JSON error, never a trace.
