@@ -469,6 +469,8 @@ const HISTORY_SCENARIOS = {
     await page.waitForTimeout(300);
     check((await assistant(page).count()) === 0, 'the deleted chat stays deleted');
     return { txn, titles };
+  },
+};
 
 // The artifacts test agent (tests/agents/artifacts): `--agent artifacts`.
 const ARTIFACT_SCENARIOS = {
