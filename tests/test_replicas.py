@@ -203,7 +203,8 @@ def test_chats_across_replicas(replicas: tuple[list[Serve], Nginx]) -> None:
         if cursor is None:
             break
     assert [c for c in listed if c.startswith(prefix)] == ids[::-1]
-    assert len(readers) == REPLICAS, readers
+    live = [serve for serve in serves if serve.proc.poll() is None]  # after a kill: two
+    assert len(readers) == len(live) >= 2, readers
     for chat_id in ids:
         history = httpx.get(f"{api}/{chat_id}", timeout=10).json()
         assert [m["role"] for m in history["messages"]] == ["user", "assistant"]
@@ -229,7 +230,7 @@ def test_chats_across_replicas(replicas: tuple[list[Serve], Nginx]) -> None:
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     assert streaming.wait(30)
-    other = next(s for s in serves if not post["replica"].endswith(f":{s.port}"))
+    other = next(s for s in live if not post["replica"].endswith(f":{s.port}"))
     deleted = httpx.delete(f"http://127.0.0.1:{other.port}/api/chat/{busy}", timeout=30)
     assert deleted.status_code == 204, deleted.text
     thread.join(20)
