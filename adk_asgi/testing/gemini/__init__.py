@@ -24,17 +24,21 @@ From a shell: ``python -m adk_asgi.testing.gemini --port 0 --env-file gemini.env
 from __future__ import annotations
 
 from .arguments import arguments_for
+from .cassette import CassetteError
 from .default import default_reply
 from .emulator import GeminiEmulator
 from .errors import ApiError
 from .journal import Journal, Record
+from .recorder import DEFAULT_UPSTREAM, Upstream
 from .script import Reply, Request, Rule, Script, ScriptFn
 from .settings import DEFAULT_API_KEY, DEFAULT_HEARD_TEXT, EmulatorSettings
 
 __all__ = [
     "DEFAULT_API_KEY",
     "DEFAULT_HEARD_TEXT",
+    "DEFAULT_UPSTREAM",
     "ApiError",
+    "CassetteError",
     "EmulatorSettings",
     "GeminiEmulator",
     "Journal",
@@ -44,6 +48,7 @@ __all__ = [
     "Rule",
     "Script",
     "ScriptFn",
+    "Upstream",
     "arguments_for",
     "default_reply",
     "demo_reply",
