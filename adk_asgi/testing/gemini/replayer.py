@@ -81,7 +81,8 @@ class RestReplayer:
         for t, data in events:
             if self._timing:
                 await asyncio.sleep(max(0.0, start + t - time.monotonic()))
-            yield b"data: " + json.dumps(data, ensure_ascii=False).encode() + b"\r\n\r\n"
+            text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+            yield b"data: " + text.encode() + b"\r\n\r\n"
 
 
 def _error(error: ApiError) -> Response:
