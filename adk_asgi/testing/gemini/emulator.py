@@ -34,8 +34,11 @@ class GeminiEmulator:
     through google-genai (and so through ADK's `Gemini` model):
 
     >>> with GeminiEmulator(tokens_per_chunk=8) as emulator:
-    ...     os.environ.update(emulator.env)   # or pass it to a subprocess
-    ...     ...                               # run your agent: it talks to the emulator
+    ...     sorted(emulator.env)   # for os.environ, or a subprocess running your agent
+    ...     client = emulator.client()   # google-genai, connected to it
+    ...     client.models.generate_content(model="gemini-2.5-flash", contents="story").text[:16]
+    ['GOOGLE_API_KEY', 'GOOGLE_GEMINI_BASE_URL', 'SSL_CERT_FILE']
+    'Once upon a time'
 
     Record once, replay forever: ``GeminiEmulator(record="chat.jsonl")`` forwards every
     request to the real Gemini API (the key from ``GOOGLE_API_KEY``) and writes the
