@@ -175,6 +175,27 @@ def test_another_agents_account_is_not_the_users_message() -> None:
     assert calls(reply) == [("get_stock_price", {"symbol": "symbol"})]
 
 
+def test_naming_an_agent_transfers_once() -> None:
+    transfer = declare("transfer_to_agent", {
+        "type": "object", "required": ["agent_name"],
+        "properties": {"agent_name": {"type": "string", "enum": ["billing", "travel"]}}})
+    asked = (types.UserContent("travel first, then billing"),)
+    reply = default_reply(Request(TEXT_MODEL, asked, declarations=(transfer,)))
+    assert calls(reply) == [("transfer_to_agent", {"agent_name": "travel"})]
+    # Once a transfer answered the message (the model's own call, or ADK's account of
+    # another agent's), no more: the agent reached answers it.
+    done = types.ModelContent([types.Part(function_call=types.FunctionCall(
+        name="transfer_to_agent", args={"agent_name": "travel"}))])
+    told = types.UserContent("For context: [root] called tool `transfer_to_agent`")
+    for after in (done, told):
+        again = default_reply(Request(TEXT_MODEL, (*asked, after), declarations=(transfer,)))
+        assert again.calls == (), after
+    # A declared function the message names comes first.
+    both = default_reply(Request(TEXT_MODEL, (types.UserContent("billing: get_stock_price"),),
+                                 declarations=(transfer, QUOTE)))
+    assert [name for name, _ in calls(both)] == ["get_stock_price"]
+
+
 def test_reply_call_signature() -> None:
     assert Reply.call("f").calls[0].args == {}
     both = Reply.call("f", {"text": "in the dict"}, n=1, text="Before the call.")
@@ -222,3 +243,51 @@ async def test_live_calls_the_named_function_then_answers(emulator: GeminiEmulat
             id=call.id, name=call.name, response={"price": 2})])
         answer = await turn(session)
     assert "".join(m.text or "" for m in answer) == 'get_stock_price returned {"price": 2}.'
+
+
+# -- several agents (ADK's real Runner and Gemini) ------------------------------------------
+
+
+async def test_naming_an_agent_transfers_once_and_it_calls_its_own_tool(
+    emulator: GeminiEmulator,
+) -> None:
+    """The desk has no stock tool; naming the broker transfers there, and the broker,
+    answering the same message, calls the tool the message names. Naming both agents
+    transfers once: the broker does not transfer back to the desk."""
+    from google.adk.agents import LlmAgent
+    from google.adk.runners import InMemoryRunner
+
+    from agents.stocks.agent import build_agent
+
+    model = emulator.gemini(TEXT_MODEL)
+    helper = LlmAgent(name="helper", model=model, description="Small talk.")
+    desk = LlmAgent(name="desk", model=model, description="The front desk.",
+                    sub_agents=[build_agent(model), helper])
+    runner = InMemoryRunner(agent=desk)
+    session = await runner.session_service.create_session(app_name=runner.app_name, user_id="u")
+
+    async def say(text: str) -> list[tuple[str, str, Any]]:
+        message = types.UserContent(text)
+        steps = []
+        async for event in runner.run_async(user_id="u", session_id=session.id,
+                                            new_message=message):
+            for part in (event.content.parts or ()) if event.content else ():
+                if part.function_call:
+                    steps.append((event.author, "call", part.function_call.name))
+                elif part.function_response:
+                    steps.append((event.author, "result", part.function_response.name))
+                elif part.text:
+                    steps.append((event.author, "text", part.text))
+        return steps
+
+    try:
+        steps = await say("Ask the broker: get_stock_price symbol=GOOG (desk, then broker)")
+    finally:
+        await runner.close()
+    assert steps[:4] == [("desk", "call", "transfer_to_agent"),
+                         ("desk", "result", "transfer_to_agent"),
+                         ("broker", "call", "get_stock_price"),
+                         ("broker", "result", "get_stock_price")]
+    assert steps[4][:2] == ("broker", "text") and steps[4][2].startswith(
+        'get_stock_price returned {"currency": "USD", "price": ')
+    assert len(steps) == 5

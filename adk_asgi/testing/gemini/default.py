@@ -12,6 +12,9 @@ In order, for each request:
    order the message names them (several names: parallel calls), with arguments from
    its schema and the message (`arguments_for`). A function the request does not
    declare is never called.
+   **A message naming an agent** that ``transfer_to_agent`` can reach (the ``agent_name``
+   values ADK declares: sub-agents, parent, peers) transfers there, once per user message
+   (the agent it reaches then answers the same message by these rules).
 4. **The demo agent's phrases** ("What's the weather in Paris?", "Send 50 dollars to
    Hanako", "Where am I?", "Play track 2") when the request declares the function the
    phrase calls with the parameters it passes, e.g. ``get_weather(location)``. A phrase
@@ -32,7 +35,7 @@ from google.genai import types
 
 from adk_asgi.demo import _answers, _rules
 
-from .arguments import arguments_for, parameter_names
+from .arguments import arguments_for, parameter_names, parameters_schema
 from .demo import demo_reply, emulated
 from .script import Reply, Request
 
@@ -46,6 +49,7 @@ _DEMO_PARAMETERS: dict[str, frozenset[str]] = {
     "change_bgm": frozenset({"track"}),
 }
 _OTHER_AGENT = "For context:"
+_TRANSFER = "transfer_to_agent"
 
 
 def default_reply(request: Request) -> Reply:
@@ -83,6 +87,8 @@ def default_reply(request: Request) -> Reply:
                 for name in named
             )
         )
+    if (agent := _named_agent(request)) is not None:
+        return Reply(calls=(types.FunctionCall(name=_TRANSFER, args={"agent_name": agent}),))
     if demo.calls and request.contents:
         return emulated(_rules.echo_reply(request.contents[-1]))
     return demo
@@ -91,13 +97,39 @@ def default_reply(request: Request) -> Reply:
 def user_message(request: Request) -> str:
     """The text of the newest user content that has text, other than ADK's account of
     another agent's turn."""
-    for content in reversed(request.contents):
+    return _user_message(request)[1]
+
+
+def _user_message(request: Request) -> tuple[int, str]:
+    for index in range(len(request.contents) - 1, -1, -1):
+        content = request.contents[index]
         if content.role not in (None, "user"):
             continue
         text = "".join(p.text for p in content.parts or () if p.text and not p.thought)
         if text and not text.startswith(_OTHER_AGENT):
-            return text
-    return ""
+            return index, text
+    return -1, ""
+
+
+def _named_agent(request: Request) -> str | None:
+    """The agent the user's message names that ``transfer_to_agent`` reaches, unless a
+    transfer already answered that message."""
+    declaration = request.declaration(_TRANSFER)
+    schema = (parameters_schema(declaration) if declaration is not None else None) or {}
+    properties = schema.get("properties")
+    agent = properties.get("agent_name") if isinstance(properties, dict) else None
+    agents = agent.get("enum") if isinstance(agent, dict) else None
+    if not isinstance(agents, list) or not agents:
+        return None
+    index, message = _user_message(request)
+    for content in request.contents[index + 1:]:
+        for part in content.parts or ():
+            if (part.function_call and part.function_call.name == _TRANSFER) or (
+                    part.text and _TRANSFER in part.text):
+                return None
+    found = [(m.start(), str(agent)) for agent in agents
+             if (m := re.search(rf"(?<!\w){re.escape(str(agent))}(?!\w)", message, re.IGNORECASE))]
+    return min(found)[1] if found else None
 
 
 def named_functions(message: str, request: Request) -> tuple[str, ...]:
