@@ -254,10 +254,9 @@ async def test_naming_an_agent_transfers_once_and_it_calls_its_own_tool(
     """The desk has no stock tool; naming the broker transfers there, and the broker,
     answering the same message, calls the tool the message names. Naming both agents
     transfers once: the broker does not transfer back to the desk."""
+    from agents.stocks.agent import build_agent
     from google.adk.agents import LlmAgent
     from google.adk.runners import InMemoryRunner
-
-    from agents.stocks.agent import build_agent
 
     model = emulator.gemini(TEXT_MODEL)
     helper = LlmAgent(name="helper", model=model, description="Small talk.")
