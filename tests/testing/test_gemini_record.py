@@ -20,6 +20,7 @@ from typing import Any, Final
 
 import httpx
 import pytest
+from google import genai
 from google.genai import errors, types
 
 from adk_asgi.testing.gemini import CassetteError, GeminiEmulator, Upstream
@@ -211,6 +212,11 @@ def test_identical_requests_replay_in_order_and_timing_is_kept(
         quick = time.monotonic() - start
         assert events(post(fast, path, body)) == events(second)
         assert events(post(fast, path, body)) == events(second)  # then the last one again
+        # The instruction, the tools and the settings are not compared.
+        other = {**body, "systemInstruction": {"parts": [{"text": "Be brief."}]},
+                 "tools": [{"functionDeclarations": [QUOTE]}],
+                 "generationConfig": {"temperature": 0.9}}
+        assert events(post(fast, path, other)) == events(second)
     assert events(first) != events(second)  # each has its own responseId
     with GeminiEmulator(replay=cassette, replay_timing=True) as timed:
         start = time.monotonic()
@@ -304,3 +310,48 @@ def test_the_pytest_fixture_records_then_replays(
     assert ('it differs at contents[0].parts[0].text: recorded "hello", sent "hello again"'
             in report)
     assert "record it with `pytest --gemini-record`" in report
+
+
+async def test_live_replays_pick_the_session_by_its_messages_and_keep_timing(
+    tmp_path: Path,
+) -> None:
+    cassette = tmp_path / "two.jsonl"
+    config = types.LiveConnectConfig(response_modalities=[types.Modality.TEXT])
+    with GeminiEmulator(tls=False, api_key=REAL_KEY, chunk_delay=0.03,
+                        tokens_per_chunk=8) as slow:
+        with GeminiEmulator(record=cassette, upstream=Upstream(slow.base_url, REAL_KEY)) as rec:
+            await live_turns(rec, config, "hello", "story")
+            await live_turns(rec, config, "hello", "think about tea")
+    # Two recorded sessions begin alike; the second message tells them apart.
+    with GeminiEmulator(replay=cassette) as fast:
+        assert await live_turns(fast, config, "hello", "think about tea") == [
+            'You said: "hello".', "After thinking it "]
+        start = time.monotonic()
+        assert (await live_turns(fast, config, "hello", "story"))[1] == "Once upon a time"
+        quick = time.monotonic() - start
+        assert fast.replay_misses == []
+    with GeminiEmulator(replay=cassette, replay_timing=True) as timed:
+        start = time.monotonic()
+        assert (await live_turns(timed, config, "hello", "story"))[1] == "Once upon a time"
+        # The story's 8 chunks came 30 ms apart when recorded, and do again.
+        assert time.monotonic() - start >= 8 * 0.03 > quick
+
+
+async def test_ephemeral_tokens_are_forwarded_and_never_recorded(
+    google: GeminiEmulator, tmp_path: Path
+) -> None:
+    cassette = tmp_path / "token.jsonl"
+    token = "auth_tokens/ephemeral-secret-4242"
+    with GeminiEmulator(record=cassette, upstream=Upstream(google.base_url, REAL_KEY)) as rec:
+        client = genai.Client(api_key=token, http_options=rec.http_options("v1alpha"))
+        config = types.LiveConnectConfig(response_modalities=[types.Modality.TEXT])
+        async with client.aio.live.connect(model=LIVE_MODEL, config=config) as session:
+            await session.send_client_content(turns=types.UserContent("hello"))
+            said = "".join([m.text or "" async for m in session.receive()])
+    assert said.startswith('You said: "hello"')
+    # The upstream got the client's token on the constrained method (it accepts tokens
+    # there only), and the cassette holds neither the token nor the key.
+    assert google.journal.records("setup")
+    text = cassette.read_text()
+    assert token not in text and "ephemeral-secret-4242" not in text and REAL_KEY not in text
+    assert '"method":"BidiGenerateContentConstrained"' in text
