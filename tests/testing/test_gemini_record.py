@@ -355,3 +355,25 @@ async def test_ephemeral_tokens_are_forwarded_and_never_recorded(
     text = cassette.read_text()
     assert token not in text and "ephemeral-secret-4242" not in text and REAL_KEY not in text
     assert '"method":"BidiGenerateContentConstrained"' in text
+
+
+async def test_an_unreachable_upstream_is_a_503_and_a_1011(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import socket
+
+    with socket.socket() as spare:  # a port nobody listens on
+        spare.bind(("127.0.0.1", 0))
+        port = spare.getsockname()[1]
+    upstream = Upstream(f"http://127.0.0.1:{port}", api_key=REAL_KEY)
+    path = f"/v1beta/models/{TEXT_MODEL}:generateContent"
+    with GeminiEmulator(record=tmp_path / "down.jsonl", upstream=upstream) as recorder:
+        answer = post(recorder, path, {"contents": [{"parts": [{"text": "hi"}]}]})
+        assert answer.status_code == 503
+        assert answer.json()["error"]["status"] == "UNAVAILABLE"
+        with pytest.raises(errors.APIError) as closed:
+            await live_turns(recorder, types.LiveConnectConfig(response_modalities=["TEXT"]),
+                             "hi")
+        assert closed.value.code == 1011
+    assert "unreachable" in caplog.text and REAL_KEY not in caplog.text
+    assert len((tmp_path / "down.jsonl").read_text().splitlines()) == 1  # nothing recorded

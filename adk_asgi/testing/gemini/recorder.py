@@ -28,7 +28,7 @@ from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from .auth import check_credentials
-from .cassette import CassetteWriter, monotonic_since
+from .cassette import CassetteWriter, monotonic_since, public_url
 from .errors import ApiError
 from .journal import Journal, Record
 from .live_socket import _summary
@@ -160,9 +160,11 @@ class RestRecorder:
             answer = await client.send(request, stream=True)
         except httpx.HTTPError as error:
             await client.aclose()
-            logger.warning("recording: the upstream %s is unreachable: %s", self._upstream.url,
-                           error)
-            failed = ApiError(503, f"The upstream {self._upstream.url} is unreachable.")
+            # The error's type only: its text may hold the URL, and the URL a token.
+            where = public_url(self._upstream.url)
+            logger.warning("recording: the upstream %s is unreachable (%s)", where,
+                           type(error).__name__)
+            failed = ApiError(503, f"The upstream {where} is unreachable.")
             return Response(failed.body(), failed.code, media_type="application/json")
         content_type = answer.headers.get("content-type", "application/json")
         exchange.update(status=answer.status_code, content_type=content_type)
@@ -252,7 +254,10 @@ class LiveRecorder:
                 url, additional_headers=headers, ssl=self._upstream.context() if secure else None,
                 max_size=None, open_timeout=30)
         except (OSError, InvalidHandshake, TimeoutError) as error:
-            logger.warning("recording: the upstream Live API refused or failed: %s", error)
+            status = getattr(getattr(error, "response", None), "status_code", None)
+            logger.warning("recording: the upstream Live API at %s refused or failed (%s%s)",
+                           public_url(self._upstream.url), type(error).__name__,
+                           f" {status}" if status else "")
             await websocket.close(1011, "The upstream Live API is unreachable.")
             return
         exchange_id = self._writer.next_id()
