@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -282,7 +283,10 @@ USER_TEST: Final = textwrap.dedent(
 def test_the_pytest_fixture_records_then_replays(
     pytester: pytest.Pytester, google: GeminiEmulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytester.makepyfile(test_user=USER_TEST)
+    page = (Path(__file__).parents[2] / "docs" / "testing" / "gemini-emulator.md").read_text()
+    (documented,) = [b for b in re.findall(r"^```python\n(.*?)^```", page, re.S | re.M)
+                     if "def test_greeting(gemini_cassette)" in b]
+    pytester.makepyfile(test_user=USER_TEST, test_shop=documented)  # and the page's example
     # In-process runs drop the modules each run imported; a TLS emulator started here
     # first keeps cryptography's (a module imported anew would not match its compiled part).
     with GeminiEmulator():
@@ -290,21 +294,23 @@ def test_the_pytest_fixture_records_then_replays(
     monkeypatch.setenv("GOOGLE_API_KEY", REAL_KEY)
     recorded = pytester.runpytest_inprocess("--gemini-record", "--gemini-upstream",
                                             google.base_url, "-p", "no:cacheprovider")
-    recorded.assert_outcomes(passed=2)
+    recorded.assert_outcomes(passed=4)
     monkeypatch.delenv("GOOGLE_API_KEY")
     default = pytester.path / "cassettes" / "test_user" / "test_default_cassette.jsonl"
     named = pytester.path / "shared" / "story.jsonl"
     assert default.is_file() and named.is_file()
     assert REAL_KEY not in default.read_text() + named.read_text()
+    assert (pytester.path / "cassettes" / "test_shop" / "test_greeting.jsonl").is_file()
+    assert (pytester.path / "cassettes" / "checkout.jsonl").is_file()
     google.stop()
-    pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=2)  # offline
+    pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=4)  # offline
     # A test whose request changed fails with the nearest recording and the difference;
     # a test without a cassette says how to record one.
     pytester.makepyfile(test_user=USER_TEST.replace('ask("hello")', 'ask("hello again")')
                         + "\n\ndef test_new(gemini_cassette):\n    pass\n")
     changed = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     # test_default_cassette: its request failed, then the fixture; test_new: no cassette
-    changed.assert_outcomes(passed=1, failed=1, errors=2)
+    changed.assert_outcomes(passed=3, failed=1, errors=2)
     report = changed.stdout.str()
     assert "test_default_cassette.jsonl: 1 request(s) had no recording:" in report
     assert ('it differs at contents[0].parts[0].text: recorded "hello", sent "hello again"'
