@@ -208,9 +208,7 @@ def test_identical_requests_replay_in_order_and_timing_is_kept(
     gaps = [e["t"] for e in recorded[0]["events"]]
     assert gaps == sorted(gaps) and gaps[-1] >= 0.02 * 15  # 16 chunks, 20 ms apart
     with GeminiEmulator(replay=cassette) as fast:
-        start = time.monotonic()
         assert events(post(fast, path, body)) == events(first)
-        quick = time.monotonic() - start
         assert events(post(fast, path, body)) == events(second)
         assert events(post(fast, path, body)) == events(second)  # then the last one again
         # The instruction, the tools and the settings are not compared.
@@ -222,7 +220,8 @@ def test_identical_requests_replay_in_order_and_timing_is_kept(
     with GeminiEmulator(replay=cassette, replay_timing=True) as timed:
         start = time.monotonic()
         assert events(post(timed, path, body)) == events(first)
-        assert time.monotonic() - start >= gaps[-1] > quick
+        # The recorded pauses again (a lower bound: a loaded machine only adds to it).
+        assert time.monotonic() - start >= gaps[-1]
 
 
 def events(response: httpx.Response) -> list[Any]:
@@ -332,15 +331,14 @@ async def test_live_replays_pick_the_session_by_its_messages_and_keep_timing(
     with GeminiEmulator(replay=cassette) as fast:
         assert await live_turns(fast, config, "hello", "think about tea") == [
             'You said: "hello".', "After thinking it "]
-        start = time.monotonic()
         assert (await live_turns(fast, config, "hello", "story"))[1] == "Once upon a time"
-        quick = time.monotonic() - start
         assert fast.replay_misses == []
     with GeminiEmulator(replay=cassette, replay_timing=True) as timed:
         start = time.monotonic()
         assert (await live_turns(timed, config, "hello", "story"))[1] == "Once upon a time"
-        # The story's 8 chunks came 30 ms apart when recorded, and do again.
-        assert time.monotonic() - start >= 8 * 0.03 > quick
+        # The story's 8 chunks came 30 ms apart when recorded, and do again (a lower
+        # bound: a loaded machine only adds to it).
+        assert time.monotonic() - start >= 8 * 0.03
 
 
 async def test_ephemeral_tokens_are_forwarded_and_never_recorded(
@@ -364,7 +362,7 @@ async def test_ephemeral_tokens_are_forwarded_and_never_recorded(
 
 
 async def test_an_unreachable_upstream_is_a_503_and_a_1011(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, raw_live: Any
 ) -> None:
     import socket
 
@@ -377,9 +375,8 @@ async def test_an_unreachable_upstream_is_a_503_and_a_1011(
         answer = post(recorder, path, {"contents": [{"parts": [{"text": "hi"}]}]})
         assert answer.status_code == 503
         assert answer.json()["error"]["status"] == "UNAVAILABLE"
-        with pytest.raises(errors.APIError) as closed:
-            await live_turns(recorder, types.LiveConnectConfig(response_modalities=["TEXT"]),
-                             "hi")
-        assert closed.value.code == 1011
+        async with raw_live(recorder) as live:
+            await live.send({"setup": {"model": f"models/{LIVE_MODEL}"}})
+            assert await live.closed() == (1011, "The upstream Live API is unreachable.")
     assert "unreachable" in caplog.text and REAL_KEY not in caplog.text
     assert len((tmp_path / "down.jsonl").read_text().splitlines()) == 1  # nothing recorded
