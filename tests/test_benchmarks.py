@@ -154,3 +154,23 @@ def test_naive_bridge_streams_what_every_ai_sdk_client_accepts() -> None:
         assert texts == ["w1 w2 w3 w4 w5",
                          "Let me check the weather in Tokyo.The weather in Tokyo is sunny, "
                          "22°C."], (version, texts)
+
+
+@pytest.mark.slow
+def test_the_docs_extra_builds_the_site(clone: Path) -> None:
+    """docs/development/docs.md's commands in the copy's fresh ``.venv``: the ``docs`` extra
+    brings all the strict build needs."""
+    from doc_commands import DocShell, clean_environment, documented_commands
+
+    install, build = documented_commands(ROOT / "docs" / "development" / "docs.md")[:2]
+    assert (install, build) == (".venv/bin/pip install -e '.[docs]'",
+                                ".venv/bin/mkdocs build --strict")
+    shell = DocShell(clone / ".venv", clone, ".", clean_environment() | {
+        "PIP_NO_COMPILE": "1", "NO_MKDOCS_2_WARNING": "1"})
+    start = time.monotonic()
+    shell.run(install)
+    installed = time.monotonic() - start
+    shell.run(build)
+    print(f"\n  pip install -e '.[docs]': {installed:.0f} s, mkdocs build --strict: "
+          f"{time.monotonic() - start - installed:.0f} s")
+    assert (clone / "site" / "testing" / "gemini-emulator" / "index.html").is_file()
