@@ -1,6 +1,7 @@
-/** One message: text, reasoning and tool parts, in order. */
+/** One message: text, reasoning, file and tool parts, in order. */
 import { isToolUIPart, type UIMessage } from 'ai';
 
+import { FileView } from './FileView';
 import { Icon } from './Icon';
 import { ToolCard, type ToolPart } from './ToolCard';
 
@@ -35,6 +36,9 @@ export function MessageView({
                 <p>{part.text}</p>
               </details>
             );
+          }
+          if (part.type === 'file') {
+            return <FileView key={index} part={part} />;
           }
           if (isToolUIPart(part)) {
             return <ToolCard key={part.toolCallId} part={part as ToolPart} onAnswer={onAnswer} />;
