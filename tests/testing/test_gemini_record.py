@@ -105,20 +105,21 @@ def stop_cli(process: subprocess.Popen[str]) -> str:
     return stderr
 
 
-def test_cli_records_then_replays_without_the_upstream(
-    google: GeminiEmulator, tmp_path: Path
-) -> None:
+def test_cli_records_then_replays_without_the_upstream(tmp_path: Path) -> None:
     cassette = tmp_path / "chat.jsonl"
+    # Google's stand-in over https with its own CA, which --upstream-ca trusts.
+    google = GeminiEmulator(api_key=REAL_KEY, tokens_per_chunk=4).start()
     recorder, env = start_cli(tmp_path, "--record", str(cassette), "--upstream",
-                              google.base_url, env={"GOOGLE_API_KEY": REAL_KEY})
+                              google.base_url, "--upstream-ca", str(google.ca_file),
+                              env={"GOOGLE_API_KEY": REAL_KEY})
     try:
         assert env["GOOGLE_API_KEY"] != REAL_KEY  # the real key stays in the recorder
         recorded = run_client(env, "use get_stock_price symbol=GOOG", tmp_path)
         assert recorded.returncode == 0, recorded.stderr
     finally:
         log = stop_cli(recorder)
+        google.stop()  # Google is gone: the replay is offline
     assert f"recording to {cassette}" in log
-    google.stop()  # Google is gone: the replay is offline
     # What the upstream received: the real key only (it refuses any other).
     kinds = [r.kind for r in google.journal]
     assert kinds[:4] == ["streamGenerateContent", "setup", "clientContent", "toolResponse"]
@@ -129,7 +130,8 @@ def test_cli_records_then_replays_without_the_upstream(
     assert lines[1]["model"] == TEXT_MODEL and lines[1]["events"]
     assert [f["from"] for f in lines[2]["frames"]][:3] == ["client", "server", "client"]
 
-    replayer, env = start_cli(tmp_path, "--replay", str(cassette), name="replay.env")
+    replayer, env = start_cli(tmp_path, "--replay", str(cassette), "--replay-timing",
+                              name="replay.env")
     try:
         replayed = run_client(env, "use get_stock_price symbol=GOOG", tmp_path)
         assert replayed.returncode == 0, replayed.stderr
@@ -380,3 +382,19 @@ async def test_an_unreachable_upstream_is_a_503_and_a_1011(
             assert await live.closed() == (1011, "The upstream Live API is unreachable.")
     assert "unreachable" in caplog.text and REAL_KEY not in caplog.text
     assert len((tmp_path / "down.jsonl").read_text().splitlines()) == 1  # nothing recorded
+
+
+
+def test_an_https_upstream_is_trusted_only_when_told(tmp_path: Path) -> None:
+    body = {"contents": [{"role": "user", "parts": [{"text": "hello"}]}]}
+    path = f"/v1beta/models/{TEXT_MODEL}:generateContent"
+    with GeminiEmulator(api_key=REAL_KEY) as google:  # https, its own throwaway CA
+        untrusted = Upstream(google.base_url, api_key=REAL_KEY)
+        with GeminiEmulator(record=tmp_path / "no.jsonl", upstream=untrusted) as recorder:
+            assert post(recorder, path, body).status_code == 503
+        trusted = Upstream(google.base_url, api_key=REAL_KEY,
+                           ssl_context=google.ssl_context())
+        with GeminiEmulator(record=tmp_path / "yes.jsonl", upstream=trusted) as recorder:
+            assert post(recorder, path, body).status_code == 200
+    assert len((tmp_path / "no.jsonl").read_text().splitlines()) == 1  # nothing recorded
+    assert len((tmp_path / "yes.jsonl").read_text().splitlines()) == 2
