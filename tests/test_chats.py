@@ -147,6 +147,21 @@ def test_list_paginate_title_delete(server: LoopbackServer,
     assert [m["role"] for m in again["messages"]] == ["user", "assistant"]
 
 
+def test_a_regenerated_first_message_keeps_its_title(server: LoopbackServer) -> None:
+    """Regenerating the first answer rewinds the session to before it (its state too):
+    the title is written again."""
+    chat_id = f"regen-{time.monotonic_ns() % 10**8}"
+    first = user_message("what about regenerating", f"u-{chat_id}")
+    for trigger in ("submit-message", "regenerate-message"):
+        response = httpx.post(server.url + "/", headers=ANN, timeout=30,
+                              json=chat_body(chat_id, first, trigger=trigger))
+        assert response.status_code == 200 and "[DONE]" in response.text
+    chats = listed(server, limit=100).json()["chats"]
+    assert next(c for c in chats if c["id"] == chat_id)["title"] == "What About Regenerating"
+    history = httpx.get(f"{server.url}/{chat_id}", headers=ANN, timeout=10).json()
+    assert [m["role"] for m in history["messages"]] == ["user", "assistant"]
+
+
 def test_another_user_gets_404_on_every_route(server: LoopbackServer) -> None:
     chat_id = f"ann-only-{time.monotonic_ns() % 10**8}"
     post(server, chat_id, "hello")

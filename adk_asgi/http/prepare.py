@@ -49,6 +49,9 @@ async def prepare_turn(runtime: AgentRuntime, request: ChatRequest, user_id: str
     elif plan.rewind_before is not None:
         await runtime.runner.rewind_async(user_id=user_id, session_id=request.id,
                                           rewind_before_invocation_id=plan.rewind_before)
+        # The rewind undid the state the rewound turns wrote (the first one's title too).
+        session = await service.get_session(app_name=app_name, user_id=user_id,
+                                            session_id=request.id)
     plan.state_delta.update(_chat_info(request, None if fresh else session,
                                        titles or ChatListOptions()))
     return plan
