@@ -158,6 +158,15 @@ def test_a_regenerated_first_message_keeps_its_title(server: LoopbackServer) -> 
         assert response.status_code == 200 and "[DONE]" in response.text
     chats = listed(server, limit=100).json()["chats"]
     assert next(c for c in chats if c["id"] == chat_id)["title"] == "What About Regenerating"
+    app: AdkApp = server.app  # type: ignore[attr-defined]
+
+    async def state() -> dict[str, Any]:
+        session = await app.runtime.session_service.get_session(
+            app_name=app.runtime.app_name, user_id="ann", session_id=chat_id)
+        assert session is not None
+        return dict(session.state)
+    kept = asyncio.run_coroutine_threadsafe(state(), server.loop).result(10)  # type: ignore[arg-type]
+    assert kept[TITLE_KEY] == "What About Regenerating"  # stored, not read from the events
     history = httpx.get(f"{server.url}/{chat_id}", headers=ANN, timeout=10).json()
     assert [m["role"] for m in history["messages"]] == ["user", "assistant"]
 

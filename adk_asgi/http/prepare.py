@@ -63,9 +63,10 @@ def _chat_info(request: ChatRequest, session: Session | None,
     (the session's, else the request's first user message)."""
     state = session.state if session is not None else {}
     info: dict[str, object] = {}
-    if CREATED_KEY not in state:
+    # A rewind leaves the keys it undid as None.
+    if state.get(CREATED_KEY) is None:
         info[CREATED_KEY] = time.time()
-    if TITLE_KEY not in state:
+    if state.get(TITLE_KEY) is None:
         text = first_user_text(e.content for e in session.events if e.author == "user") \
             if session is not None else ""
         if not text:
