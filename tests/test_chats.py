@@ -18,7 +18,7 @@ from google.adk.artifacts import InMemoryArtifactService
 from google.genai import types
 
 from adk_asgi import AdkApp, AuthError, ChatListOptions, StreamingOptions, bearer_token
-from adk_asgi.core.chats import TITLE_KEY, shorten_title
+from adk_asgi.core.chats import CREATED_KEY, TITLE_KEY, iso_time, shorten_title
 from adk_asgi.demo import build_demo_agent
 
 from conftest import LoopbackServer, chat_body, parse_sse, user_message
@@ -152,10 +152,13 @@ def test_a_regenerated_first_message_keeps_its_title(server: LoopbackServer) -> 
     the title is written again."""
     chat_id = f"regen-{time.monotonic_ns() % 10**8}"
     first = user_message("what about regenerating", f"u-{chat_id}")
+    created = None
     for trigger in ("submit-message", "regenerate-message"):
         response = httpx.post(server.url + "/", headers=ANN, timeout=30,
                               json=chat_body(chat_id, first, trigger=trigger))
         assert response.status_code == 200 and "[DONE]" in response.text
+        created = created or next(c for c in listed(server, limit=100).json()["chats"]
+                                  if c["id"] == chat_id)["createdAt"]
     chats = listed(server, limit=100).json()["chats"]
     assert next(c for c in chats if c["id"] == chat_id)["title"] == "What About Regenerating"
     app: AdkApp = server.app  # type: ignore[attr-defined]
@@ -167,6 +170,7 @@ def test_a_regenerated_first_message_keeps_its_title(server: LoopbackServer) -> 
         return dict(session.state)
     kept = asyncio.run_coroutine_threadsafe(state(), server.loop).result(10)  # type: ignore[arg-type]
     assert kept[TITLE_KEY] == "What About Regenerating"  # stored, not read from the events
+    assert iso_time(kept[CREATED_KEY]) == created  # and the chat is as old as it was
     history = httpx.get(f"{server.url}/{chat_id}", headers=ANN, timeout=10).json()
     assert [m["role"] for m in history["messages"]] == ["user", "assistant"]
 

@@ -50,10 +50,14 @@ async def prepare_turn(runtime: AgentRuntime, request: ChatRequest, user_id: str
         await runtime.runner.rewind_async(user_id=user_id, session_id=request.id,
                                           rewind_before_invocation_id=plan.rewind_before)
         # The rewind undid the state the rewound turns wrote (the first one's title too).
+        created = session.state.get(CREATED_KEY) if session is not None else None
         session = await service.get_session(app_name=app_name, user_id=user_id,
                                             session_id=request.id)
-    plan.state_delta.update(_chat_info(request, None if fresh else session,
-                                       titles or ChatListOptions()))
+        if created is not None and session is not None \
+                and session.state.get(CREATED_KEY) is None:
+            plan.state_delta[CREATED_KEY] = created  # the chat is as old as it was
+    info = _chat_info(request, None if fresh else session, titles or ChatListOptions())
+    plan.state_delta = {**info, **plan.state_delta}
     return plan
 
 
@@ -65,7 +69,7 @@ def _chat_info(request: ChatRequest, session: Session | None,
     info: dict[str, object] = {}
     # A rewind leaves the keys it undid as None.
     if state.get(CREATED_KEY) is None:
-        info[CREATED_KEY] = time.time()
+        info.setdefault(CREATED_KEY, time.time())
     if state.get(TITLE_KEY) is None:
         text = first_user_text(e.content for e in session.events if e.author == "user") \
             if session is not None else ""
