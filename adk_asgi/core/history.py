@@ -192,7 +192,7 @@ class _History:
             elif live and message is not None:
                 for response in responses:  # the page's results of browser tools
                     if message.has_call(response.id or ""):
-                        self._page_output(response.id or "", response.response or {})
+                        _page_output(message, response.id or "", response.response or {})
             return
         if not meta.get("live") and not meta.get("liveError"):
             return
@@ -306,58 +306,16 @@ class _History:
         message = self._message
         assert message is not None
         self._end_request()
-        reasons = meta.get("denialReasons") or {}
-        tools = self.options.tools
-        denied: set[str] = set()
-        resumed: set[str] = set()
-        denied_browser: list[str] = []
-        completed: dict[str, Any] = {}
+        answers = _Answers(message, self.options.tools, meta.get("denialReasons") or {})
         for response in responses:
-            answer_id = response.id or ""
-            result = response.response or {}
-            if response.name == CONFIRMATION_TOOL:
-                call_id, asked = self._approvals.get(answer_id, ("", None))
-                confirmed = result.get("confirmed") is True
-                payload = result.get("payload")
-                reason = reasons.get(call_id)
-                if message.has_call(answer_id):  # ADK-tool style: the page's tool output
-                    output = {**result, "reason": reason} if reason else result
-                    message.add_tool_output(answer_id, output=output)
-                else:
-                    if confirmed and payload is not None and payload != asked:
-                        message.edit_payload(call_id, payload)
-                    message.respond_approval(answer_id, confirmed, reason)
-                (resumed if confirmed else denied).add(call_id)
-                continue
-            name = self._calls.get(answer_id, (response.name or "", {}))[0]
-            if name not in tools.browser and name not in tools.long_running:
-                continue  # not an answer a page shows (e.g. a credential)
-            if name in tools.browser:
-                gated = name in tools.approval
-                if gated and result.get("error") == DENIED_TEXT:
-                    message.respond_approval(frontend_approval_id(answer_id), False,
-                                             reasons.get(answer_id))
-                    denied_browser.append(answer_id)
-                    continue
-                if gated:
-                    message.respond_approval(frontend_approval_id(answer_id), True, None)
-                self._page_output(answer_id, result)
-            else:  # a long-running server call the page completed
-                self._page_output(answer_id, result)
-                completed[answer_id] = result
-        out = self._open(message.message["id"], denied_call_ids=denied, resumed=resumed)
+            answers.read(response, self._calls, self._approvals)
+        out = self._open(message.message["id"], denied_call_ids=answers.denied,
+                         resumed=answers.resumed)
         assert self._translator is not None
-        out.extend(ToolOutputDenied(tool_call_id=call_id) for call_id in denied_browser)
-        for call_id, result in completed.items():
+        out.extend(ToolOutputDenied(tool_call_id=call_id) for call_id in answers.denied_browser)
+        for call_id, result in answers.completed.items():
             self._translator.tools.outcome(call_id, result, out)
         message.apply_all(out)
-
-    def _page_output(self, call_id: str, result: Any) -> None:
-        assert self._message is not None
-        if _is_error(result):
-            self._message.add_tool_output(call_id, error_text=str(result["error"]))
-        else:
-            self._message.add_tool_output(call_id, output=result)
 
     def _completion(self, message_id: str, responses: Iterable[types.FunctionResponse]
                     ) -> None:
@@ -375,3 +333,67 @@ class _History:
             translator.restate_call(call_id, name, args, out)
             translator.tools.outcome(call_id, response.response, out)
         self._message.apply_all(out)
+
+
+def _page_output(message: UIMessageState, call_id: str, result: Any) -> None:
+    """``addToolOutput`` as the page made it: an ``{"error"}`` result was its error text."""
+    if _is_error(result):
+        message.add_tool_output(call_id, error_text=str(result["error"]))
+    else:
+        message.add_tool_output(call_id, output=result)
+
+
+class _Answers:
+    """The page's answers of one continuation, read back from the session's function
+    responses: applied to the message as the page applied them, and what the request's
+    translator was built with (``http/turn.py``'s plan)."""
+
+    def __init__(self, message: UIMessageState, tools: ToolKinds,
+                 reasons: dict[str, str]) -> None:
+        self.message = message
+        self.tools = tools
+        self.reasons = reasons
+        self.denied: set[str] = set()
+        self.resumed: set[str] = set()
+        self.denied_browser: list[str] = []
+        self.completed: dict[str, Any] = {}
+
+    def read(self, response: types.FunctionResponse,
+             calls: dict[str, tuple[str, dict[str, Any]]],
+             approvals: dict[str, tuple[str, Any]]) -> None:
+        answer_id = response.id or ""
+        result = response.response or {}
+        if response.name == CONFIRMATION_TOOL:
+            self._confirmation(answer_id, result, *approvals.get(answer_id, ("", None)))
+            return
+        name = calls.get(answer_id, (response.name or "", {}))[0]
+        tools, message = self.tools, self.message
+        if name in tools.browser:
+            gated = name in tools.approval
+            if gated and result.get("error") == DENIED_TEXT:
+                message.respond_approval(frontend_approval_id(answer_id), False,
+                                         self.reasons.get(answer_id))
+                self.denied_browser.append(answer_id)
+                return
+            if gated:
+                message.respond_approval(frontend_approval_id(answer_id), True, None)
+            _page_output(message, answer_id, result)
+        elif name in tools.long_running:  # a long-running server call the page completed
+            _page_output(message, answer_id, result)
+            self.completed[answer_id] = result
+        # anything else is not an answer a page shows (a credential, say)
+
+    def _confirmation(self, answer_id: str, result: dict[str, Any], call_id: str,
+                      asked: Any) -> None:
+        message = self.message
+        confirmed = result.get("confirmed") is True
+        payload = result.get("payload")
+        reason = self.reasons.get(call_id)
+        if message.has_call(answer_id):  # the ADK-tool style: the page's tool output
+            message.add_tool_output(answer_id,
+                                    output={**result, "reason": reason} if reason else result)
+        else:
+            if confirmed and payload is not None and payload != asked:
+                message.edit_payload(call_id, payload)
+            message.respond_approval(answer_id, confirmed, reason)
+        (self.resumed if confirmed else self.denied).add(call_id)
