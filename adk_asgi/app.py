@@ -21,10 +21,11 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Any
 
-from google.adk.agents import BaseAgent, RunConfig
+from google.adk.agents import RunConfig
 from google.adk.apps import App
 from google.adk.runners import Runner
 from google.adk.sessions import BaseSessionService
+from google.adk.workflow import BaseNode
 
 from .core.asgi import Receive, Scope, Send, route_path, send_error, send_json_error
 from .core.auth import Authenticate, anonymous
@@ -62,7 +63,7 @@ class AdkApp:
 
     def __init__(
         self,
-        agent: BaseAgent | None = None,
+        agent: BaseNode | None = None,
         *,
         adk_app: App | None = None,
         runner: Runner | None = None,

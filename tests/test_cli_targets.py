@@ -74,7 +74,7 @@ def test_agent_folders_and_their_env(project: Path) -> None:
     ("nothing_here", None, "no module named 'nothing_here'"),
     ("shop.agent:nope", None, "module 'shop.agent' has no attribute 'nope'"),
     ("shop.other", None, "shop.other defines neither root_agent nor app"),
-    ("shop.other:thing", None, "shop.other:thing is a int, not an ADK agent, App or Runner"),
+    ("shop.other:thing", None, "shop.other:thing is a int, not an ADK agent, Workflow, App or Runner"),
     ("agents", None, "'agents' holds the agents billing, weather; choose one with --agent NAME"),
     ("agents", "nope", "no agent 'nope' in 'agents' (found: billing, weather)"),
     ("./missing", None, "no folder './missing'"),

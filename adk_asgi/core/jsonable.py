@@ -2,8 +2,9 @@
 nodes output and what ``on_event`` adds can be any Python value; chunks carry JSON.
 
 They are converted the way ADK converts a function response for the model and the session
-(pydantic's JSON mode, ``FunctionResponse.model_dump(mode="json")``): pydantic models by
-their ``model_dump(mode="json")``, dataclasses as objects, datetimes, dates, times and
+(pydantic's JSON mode, ``FunctionResponse.model_dump(mode="json", exclude_none=True)``):
+pydantic models by their ``model_dump(mode="json", exclude_none=True)`` (google-genai's in
+the Gemini API's camelCase), dataclasses as objects, datetimes, dates, times and
 durations in ISO 8601, enums by value, bytes in base64, sets and tuples as arrays, UUIDs and
 decimals as strings, non-finite floats as ``null``. A value that is already plain JSON
 (the usual small dict of strings and numbers) is sent as it is, unconverted.
@@ -33,7 +34,8 @@ def json_value(value: Any) -> Any:
     if _plain(value, 0):
         return value
     try:
-        return to_jsonable_python(value, bytes_mode="base64", inf_nan_mode="null")
+        return to_jsonable_python(value, bytes_mode="base64", inf_nan_mode="null",
+                                  exclude_none=True)
     except (PydanticSerializationError, ValueError, TypeError, RecursionError) as exc:
         raise NotJson(f"a {type(value).__name__} has no JSON form") from exc
 

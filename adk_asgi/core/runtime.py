@@ -9,11 +9,12 @@ import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from google.adk.agents import BaseAgent, RunConfig
+from google.adk.agents import RunConfig
 from google.adk.agents.run_config import StreamingMode
 from google.adk.apps import App, ResumabilityConfig
 from google.adk.runners import Runner
 from google.adk.sessions import BaseSessionService
+from google.adk.workflow import BaseNode
 
 from .body import BodyFields
 from .failures import install_adk_log_filter
@@ -39,7 +40,9 @@ def _resumable(config: ResumabilityConfig | None) -> bool:
 class AgentRuntime:
     """Owns (or borrows) the ADK ``Runner``.
 
-    Give exactly one of ``agent``, ``app`` or ``runner``. The runner must be *resumable*
+    Give exactly one of ``agent``, ``app`` or ``runner``; ``agent`` is any root ADK's
+    ``Runner`` takes: an agent, or a workflow node (a ``Workflow``, a ``FunctionNode``, ...).
+    The runner must be *resumable*
     (``ResumabilityConfig(is_resumable=True)``): tool confirmations, browser-executed and
     long-running tools pause the invocation and resume it from the session alone, so the
     answer may reach any process that shares the session store. Without it ADK does not
@@ -52,7 +55,7 @@ class AgentRuntime:
     def __init__(
         self,
         *,
-        agent: BaseAgent | None = None,
+        agent: BaseNode | None = None,
         app: App | None = None,
         runner: Runner | None = None,
         session_service: BaseSessionService | None = None,

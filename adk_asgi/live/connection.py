@@ -37,7 +37,7 @@ from .gate import ApprovalNotice, GateNotice, LiveGate, ResolvedNotice, SettledN
 from .output import TurnOutput
 from .protocol_a import ProtocolA
 from .resume import Followers
-from .run import LiveRun, RunEnded, RunFailed, RunItem
+from .run import LiveRun, RunEnded, RunFailed, RunItem, TurnDone
 from .socket import (
     CLOSE_ERROR,
     CLOSE_RESTART,
@@ -95,6 +95,7 @@ class Connection:
 
         def new_translator() -> LiveTranslator:
             return LiveTranslator(f"msg-{uuid.uuid4().hex[:20]}", audio_out=self.audio,
+                                  turn_based=self.run.turn_based,
                                   confirmation_style=options.confirmation_style,
                                   describe_error=options.describe_error, tools=tools,
                                   surface=runtime.surface)
@@ -192,6 +193,8 @@ class Connection:
                     await conversation.interrupt()
                 case RunFailed(error):
                     await conversation.run_failed(error)
+                case TurnDone():
+                    await conversation.run_answered()
                 case RunEnded():
                     self.socket.close_code = CLOSE_ERROR
                     return

@@ -3,6 +3,12 @@
 
 The run starts with the first message (or the first audio) and is restarted with a fresh
 queue after a model error, up to ``MAX_RESTARTS`` times, so the connection stays usable.
+
+A root ``run_live`` cannot hold a conversation with (a ``Workflow``, a ``ParallelAgent``:
+``models.converses_live``) is served *turn by turn*: each message the queue receives runs
+as over SSE (``Runner.run_async``, the app's run config), and ``TurnDone`` ends the turn
+when that run ends. Audio and activity signals have nothing to go to there: they are
+dropped (logged once).
 A run resumes the chat's Live API session when the session's newest event is a resumption
 handle (a reload, another worker): the model continues where the last connection left off
 instead of being sent the history again. A handle the service no longer knows is dropped
@@ -33,9 +39,10 @@ from ..observability.logs import current_log_context
 from ..stores import StreamStore
 from .gate import LiveGate, LiveGatePlugin
 from .link import CURRENT_LINK, Link
+from .models import converses_live
 
 __all__ = ("FAILED_ANSWER", "MAX_RESTARTS", "LiveRun", "RunEnded", "RunFailed", "RunItem",
-           "resumable_handle")
+           "TurnDone", "resumable_handle")
 
 logger = logging.getLogger("adk_asgi")
 
@@ -56,7 +63,12 @@ class RunEnded:
     """The run is over for good."""
 
 
-RunItem = Event | RunFailed | RunEnded
+@dataclass(frozen=True, slots=True)
+class TurnDone:
+    """A turn-by-turn run answered the message: the turn ends."""
+
+
+RunItem = Event | RunFailed | RunEnded | TurnDone
 
 
 class LiveRun:
@@ -77,6 +89,9 @@ class LiveRun:
         self.queue = LiveRequestQueue()
         self._pump: asyncio.Task[None] | None = None
         self._closed = False
+        self.turn_based = not converses_live(runner.agent)
+        """Each message runs as over SSE (``run_async``): ``run_live`` cannot hold a
+        conversation with the root."""
 
     @property
     def user_id(self) -> str:
@@ -173,12 +188,46 @@ class LiveRun:
                 await self._close_failed_exchange()
 
     async def _pump_events(self, queue: LiveRequestQueue, config: RunConfig) -> None:
+        if self.turn_based:
+            await self._pump_turns(queue)
+            return
         run = self._runner.run_live(user_id=self._user_id, session_id=self.chat_id,
                                     live_request_queue=queue, run_config=config)
         with serving():
             async with contextlib.aclosing(run) as events:
                 async for event in events:
                     await self._deliver(event)
+
+    async def _pump_turns(self, queue: LiveRequestQueue) -> None:
+        """Turn by turn: every message runs the root as over SSE, then the turn ends."""
+        runtime = self._runtime
+        config = runtime.run_config_for({"live": True})
+        dropped = False
+        while True:
+            request = await queue.get()
+            if request.close:
+                return
+            if request.content is None:
+                if not dropped:
+                    dropped = True
+                    logger.warning("Chat %r: %s runs turn by turn (not on a live model); "
+                                   "its audio and activity signals are dropped",
+                                   self.chat_id, type(self._runner.agent).__name__)
+                continue
+            run = self._runner.run_async(user_id=self._user_id, session_id=self.chat_id or "",
+                                         new_message=request.content,
+                                         state_delta=request.state_delta, run_config=config)
+            try:
+                with serving():
+                    async with contextlib.aclosing(run) as events:
+                        async for event in events:
+                            await self._deliver(event)
+            except Exception as raised:  # this turn failed; the next message runs anew
+                exc = original(raised)
+                log_exception("Live run failed", self.chat_id, exc)
+                await self._deliver(RunFailed(exc))
+                continue
+            await self._deliver(TurnDone())
 
     async def _run_config(self, resume: bool) -> RunConfig:
         """The run's config: with the chat's resumption handle when it can resume."""

@@ -42,12 +42,15 @@ _RATE: Final = re.compile(r"rate=(\d+)")
 class LiveTranslator(EventTranslator):
     """One assistant message of a live conversation (one model turn, tools included)."""
 
-    __slots__ = ("_audio_out", "emitted_calls", "model_called_tools")
+    __slots__ = ("_audio_out", "_turn_based", "emitted_calls", "model_called_tools")
 
-    def __init__(self, message_id: str, *, audio_out: bool = True, **options: Any) -> None:
+    def __init__(self, message_id: str, *, audio_out: bool = True, turn_based: bool = False,
+                 **options: Any) -> None:
         super().__init__(message_id, **options)
         # False: a text connection on a model that only speaks; its transcript is the text.
         self._audio_out = audio_out
+        # The run answers each message with run_async (run.py): SSE's events.
+        self._turn_based = turn_based
         # Tool calls whose `tool-input-available` went out (approvals wait for it).
         self.emitted_calls: set[str] = set()
         # The model called tools in the current model turn: its `turn_complete` does not
@@ -74,7 +77,9 @@ class LiveTranslator(EventTranslator):
             self.end_model_turn()
 
     def _final_ends_call(self) -> bool:
-        return False  # the model turn ends at turn_complete (end_model_turn)
+        # A live model turn ends at turn_complete (end_model_turn); a turn-by-turn run's
+        # events are SSE's.
+        return self._turn_based
 
     def _on_file(self, part: types.Part, lane: Lane, partial: bool,
                  out: list[UIChunk]) -> None:

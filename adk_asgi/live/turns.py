@@ -167,6 +167,11 @@ class Conversation:
                 # Tool results go back to the model, which answers in this message.
                 translator.end_model_turn()
 
+    async def run_answered(self) -> None:
+        """A turn-by-turn run (``run.py``) answered the message: the turn ends."""
+        self._dropping = False
+        await self._end()
+
     async def run_failed(self, error: BaseException) -> None:
         turn = self.turn
         if turn is None:
