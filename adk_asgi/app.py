@@ -87,6 +87,7 @@ class AdkApp:
         agent_names: bool = False,
         state_keys: Iterable[str] | Callable[[str], bool] | None = None,
         on_event: OnEvent | None = None,
+        node_outputs: bool = True,
         body_fields: Mapping[str, Any] | None = None,
         warm_up: bool = True,
         gc_tuning: GcTuning | None = None,
@@ -109,7 +110,7 @@ class AdkApp:
                                     surface=SurfaceOptions(
                                         step_authors=step_authors, agent_names=agent_names,
                                         state_keys=state_filter(state_keys),
-                                        on_event=on_event),
+                                        on_event=on_event, node_outputs=node_outputs),
                                     body_fields=body_fields)
         self.limits = limits or Limits()
         self.store: StreamStore = stream_store or MemoryStreamStore()

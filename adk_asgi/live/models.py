@@ -73,8 +73,8 @@ def live_runner(runner: Runner, model: str | BaseLlm | None) -> Runner:
     """``runner`` for live runs: the same services, plugins and app, with a copy of its
     agents whose models are ``LiveModel``s (``model`` for every agent, else their own)."""
     root = runner.agent
-    if not isinstance(root, BaseAgent):
-        return runner  # a workflow node: run it as it is
+    if not isinstance(root, BaseAgent) or not converses_live(root):
+        return runner  # served turn by turn (run.py), on the app's own models
     tree = root.clone()
     # Resolve every model before replacing any: an agent without a model of its own
     # inherits its parent's.

@@ -63,9 +63,9 @@ def build_root_agent(delay: float = 0.004, *, model: BaseLlm | None = None) -> S
     writer = LlmAgent(name="writer", model=llm("writer", delay),
                       instruction=_INSTRUCTIONS["writer"])
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # ADK 2 prefers Workflow
+        warnings.simplefilter("ignore", DeprecationWarning)  # ADK 2 prefers Workflows
         research = ParallelAgent(name="research", sub_agents=[historian, futurist])
-    return SequentialAgent(name="pipeline", sub_agents=[research, writer])
+        return SequentialAgent(name="pipeline", sub_agents=[research, writer])
 
 
 def _agent_of(request: Request) -> str:
