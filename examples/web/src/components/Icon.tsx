@@ -11,6 +11,7 @@ const PATHS = {
   speaker: 'M11 5 6 9H3v6h3l5 4V5Zm4.5 3.5a5 5 0 0 1 0 7M18.4 6a8.5 8.5 0 0 1 0 12',
   mute: 'M11 5 6 9H3v6h3l5 4V5Zm5 5 5 5m0-5-5 5',
   stop: 'M7 7h10v10H7z',
+  code: 'm8 6-6 6 6 6m8-12 6 6-6 6',
 } as const;
 
 export type IconName = keyof typeof PATHS;
