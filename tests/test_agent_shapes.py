@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
 
+import httpx
 import pytest
 from agents.code import agent as code
 from agents.fanout import agent as fanout
@@ -31,9 +33,10 @@ from starlette.applications import Starlette
 from ws_client import LiveClient, assemble, ws_url
 
 from adk_asgi import AdkApp, mount
+from adk_asgi.live.models import live_runner
 
 from aisdk_client import run_chat_versions, run_ws_chat
-from conftest import LoopbackServer
+from conftest import LoopbackServer, parse_sse
 
 pytestmark = pytest.mark.node
 
@@ -233,11 +236,32 @@ def test_protocol_b_with_ai7(b_reports: dict[str, dict[str, Any]], shape: str) -
 
 
 @pytest.fixture(scope="module")
-def a_turns(server: LoopbackServer) -> dict[str, list[list[Any]]]:
+def dropped() -> Iterator[list[str]]:
+    """The server's "audio ... dropped" log lines."""
+    lines: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "dropped" in record.getMessage():
+                lines.append(record.getMessage())
+
+    handler = Keep(logging.WARNING)
+    logging.getLogger("adk_asgi").addHandler(handler)
+    yield lines
+    logging.getLogger("adk_asgi").removeHandler(handler)
+
+
+@pytest.fixture(scope="module")
+def a_turns(server: LoopbackServer, dropped: list[str]) -> dict[str, list[list[Any]]]:
     async def converse(shape: str) -> list[list[Any]]:
         client = await LiveClient.open(ws_url(f"{server.url}/{shape}", f"chatId=a-{shape}"))
         try:
             turns = []
+            if shape == "workflow":  # served turn by turn: audio has nothing to go to
+                await client.say("2 apples please")
+                await client.audio(b"\x00\x00" * 1600)
+                await client.audio(b"\x00\x00" * 1600, binary=True)
+                assert (await client.turn(wait=30))[-2]["type"] == "finish"
             for said in STEPS[shape]:
                 await client.say(said)
                 turns.append(await client.turn(wait=30))
@@ -262,3 +286,39 @@ def test_protocol_a(a_turns: dict[str, list[list[Any]]], shape: str) -> None:
         else:
             assert last == {"type": "error", "errorText": failing}
     check_chat(shape, [assemble(turn) for turn in turns], f"{shape} protocol A")
+
+
+def test_turn_by_turn_roots_drop_audio_with_one_log_line(
+        a_turns: dict[str, list[list[Any]]], dropped: list[str]) -> None:
+    """The workflow's protocol-A chat sent audio in its first turn (see ``a_turns``):
+    dropped, logged once for the connection, and the chat went on (test_protocol_a)."""
+    assert a_turns["workflow"]
+    assert dropped == ["Chat 'a-workflow': Workflow runs turn by turn (not on a live "
+                       "model); its audio and activity signals are dropped"]
+
+
+def test_node_outputs_can_be_turned_off() -> None:
+    """``AdkApp(node_outputs=False)``: no node outputs; the LLM nodes' text still streams."""
+    app = AdkApp(agent=fanout.build_workflow(delay=0), node_outputs=False, warm_up=False)
+
+    async def post() -> list[Any]:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                     base_url="http://t", timeout=30) as client:
+            response = await client.post("/", json={"id": "quiet", "messages": [
+                {"id": "u", "role": "user", "parts": [{"type": "text", "text": "Train?"}]}]})
+        return [c for c in parse_sse(response.text) if isinstance(c, dict)]
+
+    chunks = asyncio.run(post())
+    assert not [c for c in chunks if c["type"] == "data-node"]
+    blocks: dict[str, str] = {}
+    for chunk in chunks:
+        if chunk["type"] == "text-delta":
+            blocks[chunk["id"]] = blocks.get(chunk["id"], "") + chunk["delta"]
+    assert sorted(blocks.values()) == sorted([fanout.PROS, fanout.CONS])  # no verdict
+
+
+def test_turn_by_turn_roots_keep_the_apps_own_models() -> None:
+    """Served turn by turn, on the app's text models: ``LiveOptions.model`` is not put in."""
+    for root in (parallel.build_root_agent(), workflow.build_workflow()):
+        runner = AdkApp(agent=root, warm_up=False).runtime.runner
+        assert live_runner(runner, "gemini-live-2.5-flash") is runner

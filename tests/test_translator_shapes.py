@@ -237,3 +237,24 @@ def test_live_audio_does_not_cut_the_spoken_text() -> None:
                  spoken("Hello", False))
     assert said(chunks) == {"m-t1": "Hello"}
     assert [c["type"] for c in chunks].count("data-pcm") == 2
+
+
+def test_state_and_data_parts_without_json_form_are_left_out(
+        caplog: pytest.LogCaptureFixture) -> None:
+    from google.adk.events import EventActions
+
+    from adk_asgi import EventParts
+
+    def hook(event: Event, parts: EventParts) -> None:
+        parts.data("handle", object())
+
+    surface = SurfaceOptions(state_keys=lambda key: True, on_event=hook)
+    changed = Event(invocation_id="inv", author="assistant", actions=EventActions(
+        state_delta={"when": datetime.date(2030, 1, 2), "handle": object()}))
+    with caplog.at_level(logging.ERROR, "adk_asgi"):
+        chunks = run(EventTranslator("m", surface=surface), changed)
+    assert [c["data"] for c in chunks if c["type"] == "data-state"] == [{"when": "2030-01-02"}]
+    assert not [c for c in chunks if c["type"] == "data-handle"]
+    messages = [r.getMessage() for r in caplog.records]
+    assert messages[0] == "State key 'handle' is not sent: a object has no JSON form"
+    assert messages[1].startswith("on_event raised") and len(messages) == 2
