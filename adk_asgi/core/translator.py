@@ -54,10 +54,16 @@ After a final (non-partial) event's content the lane's text or reasoning block e
 usage, finish reason, model version and grounding sources are recorded
 (``_record_response``).
 
-And two rules a subclass decides (override both, with ``live/translator.py``):
-``_final_ends_call()``: whether a final model event ends the model call (SSE: yes, one
-final event per call; live: no, a model turn sends its text and its calls as separate
-final events and ends at ``turn_complete``, ``_model_call_finished()``).
+One rule a subclass decides: ``_final_ends_call()``, whether a final model event ends the
+lane's model call, so its next model content opens a new step (SSE: yes, one final event per
+call; live: no, a model turn sends its text and its calls as separate final events and ends
+at ``turn_complete``, when the turn layer calls ``_model_call_finished()``).
+
+How a final event knows what it repeats: each lane keeps the kinds of parts (text,
+reasoning, code, code result) it streamed as partials since its last final event; the next
+final event of the lane holding such parts is their aggregate, so those kinds are not sent
+again (``replay``), whatever the event's id — ADK's code executor gives the final event a new
+one, live events each have their own.
 
 The writer hooks the parts hooks call (``_open_step``, ``_stream_text``, ``_close_blocks``,
 ``_tool_call``, ``_approval_request``, ``_record_response``, ``_model_call_finished``) are
