@@ -19,12 +19,12 @@ from .core.errors import RequestError
 from .core.gctuning import GcTuning
 from .core.limits import Limits
 from .core.message import ErrorInfo, describe_error_generic
-from .core.surface import EventParts
+from .core.surface import EventParts, SurfaceOptions
 from .core.tools import FrontendTool, frontend_tool
-from .live.endpoint import LiveOptions
 from .middleware import AdkMiddleware
 from .mount import mount
 from .observability.logs import JsonFormatter
+from .options import LiveOptions, PauseOptions, StreamingOptions
 from .stores import MemoryStreamStore, StreamRecorder, StreamStore
 
 if TYPE_CHECKING:
@@ -43,10 +43,13 @@ __all__ = [
     "Limits",
     "LiveOptions",
     "MemoryStreamStore",
+    "PauseOptions",
     "RedisStreamStore",
     "RequestError",
     "StreamRecorder",
     "StreamStore",
+    "StreamingOptions",
+    "SurfaceOptions",
     "bearer_token",
     "describe_error_generic",
     "frontend_tool",

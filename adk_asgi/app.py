@@ -1,53 +1,61 @@
 """AdkApp: one ASGI callable that routes by scope type.
 
-    http       POST   /                  -> chat stream (SSE, UI message stream v1)
-               GET    /{chatId}/stream   -> resume the chat's active stream (204: none)
-               DELETE /{chatId}/stream   -> stop the chat's running turn
+    http       POST   /                     -> chat stream (SSE, UI message stream v1)
+               GET    /{chatId}/stream      -> resume the chat's active stream (204: none)
+               DELETE /{chatId}/stream      -> stop the chat's running turn
                POST   /{chatId}/tool-output -> complete a long-running call (202)
-               GET    /healthz, /readyz  -> liveness / readiness (observability/health.py)
-               anything else             -> JSON 404 / 405
-    websocket  /                         -> live mode (Runner.run_live; see live/)
-    lifespan                             -> build the runner + warm ADK up / close it
+               GET    /healthz, /readyz     -> liveness / readiness (observability/health.py)
+               anything else                -> JSON 404 / 405 (routes.py)
+    websocket  /                            -> live mode (Runner.run_live; see live/)
+    lifespan                                -> build the runner + warm ADK up / close it
 
 Paths are relative to where the app is mounted (``root_path``), so it works at
-``/`` or under any prefix.
+``/`` or under any prefix. The options are set once, here, into the records of
+``options.py``; both endpoints read them from there.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import replace
-from typing import Any
+from typing import Any, Final
 
 from google.adk.agents import RunConfig
 from google.adk.apps import App
 from google.adk.runners import Runner
 from google.adk.sessions import BaseSessionService
 from google.adk.workflow import BaseNode
+from starlette.routing import Router
 
-from .core.asgi import Receive, Scope, Send, route_path, send_error, send_json_error
+from .core.asgi import Receive, Scope, Send, route_path, send_error
 from .core.auth import Authenticate, anonymous
 from .core.errors import chat_not_found
 from .core.gctuning import GcTuning
 from .core.limits import Limits
-from .core.message import ConfirmationStyle, DescribeError, describe_error_generic
+from .core.message import DescribeError, describe_error_generic
 from .core.origin import OriginPolicy
 from .core.request import valid_chat_id
 from .core.runtime import AgentRuntime
-from .core.surface import OnEvent, SurfaceOptions, state_filter
+from .core.surface import SurfaceOptions
 from .http.completion import complete_tool_call, post_tool_output
-from .http.endpoint import ChatEndpoint, ChatOptions
-from .live.endpoint import LiveEndpoint, LiveOptions
-from .observability.health import Health, Probe
+from .http.endpoint import ChatEndpoint
+from .live.endpoint import LiveEndpoint
+from .observability.health import Health
+from .options import LiveOptions, PauseOptions, Settings, StreamingOptions
+from .routes import MethodTable, api_router
 from .stores import MemoryStreamStore, StreamStore
 
 __all__ = ("AdkApp",)
 
-_STREAM = "/stream"
-_TOOL_OUTPUT = "/tool-output"
-_PROBES: dict[str, Probe] = {"/healthz": "healthz", "/readyz": "readyz"}
+# Keywords of earlier releases, and where each option is set now.
+_MOVED: Final = {
+    **dict.fromkeys(("resume_grace", "ping_interval", "send_timeout", "shutdown_grace"),
+                    "streaming=StreamingOptions"),
+    **dict.fromkeys(("confirmation_style", "client_completes"), "pauses=PauseOptions"),
+    **dict.fromkeys(("step_authors", "agent_names", "state_keys", "on_event"),
+                    "surface=SurfaceOptions"),
+}
 
 
 class AdkApp:
@@ -59,6 +67,13 @@ class AdkApp:
     and runs the app's start-up and shutdown with the site's lifespan. Mounted any other
     way (``site.mount(...)``), the app starts itself on its first request unless you pass
     ``lifespan=chat.lifespan`` to the host app.
+
+    What to serve: exactly one of ``agent`` (an agent, or an ADK 2 ``Workflow`` or any other
+    node ADK's ``Runner`` takes), ``adk_app`` (an ADK ``App``) or ``runner``.
+    ADK's services as ADK's ``Runner`` takes them (``session_service``, or a
+    ``session_db`` URL). How the chat behaves: the option records ``streaming``,
+    ``pauses``, ``surface``, ``live_options`` and ``limits`` (``adk_asgi.options``); each
+    option is set in one of them.
     """
 
     def __init__(
@@ -72,68 +87,77 @@ class AdkApp:
         app_name: str | None = None,
         run_config: RunConfig | None = None,
         authenticate: Authenticate = anonymous,
-        confirmation_style: ConfirmationStyle = "native",
-        limits: Limits | None = None,
-        stream_store: StreamStore | None = None,
-        resume_grace: float = 0.0,
-        ping_interval: float | None = 15.0,
-        send_timeout: float | None = 60.0,
-        shutdown_grace: float = 10.0,
         allowed_origins: Iterable[str] | None = None,
+        stream_store: StreamStore | None = None,
+        limits: Limits | None = None,
+        streaming: StreamingOptions | None = None,
+        pauses: PauseOptions | None = None,
+        surface: SurfaceOptions | None = None,
         live_options: LiveOptions | None = None,
         describe_error: DescribeError = describe_error_generic,
-        client_completes: Iterable[str] = (),
-        step_authors: bool = True,
-        agent_names: bool = False,
-        state_keys: Iterable[str] | Callable[[str], bool] | None = None,
-        on_event: OnEvent | None = None,
-        node_outputs: bool = True,
         body_fields: Mapping[str, Any] | None = None,
         warm_up: bool = True,
         gc_tuning: GcTuning | None = None,
-        **renamed: Any,
+        **moved: Any,
     ) -> None:
-        if "app" in renamed:
-            raise TypeError("AdkApp(app=...) is now adk_app=...: pass your ADK App as "
-                            "adk_app=my_app (app= would clash with the wrapped ASGI app of "
-                            "AdkMiddleware)")
-        if renamed:
-            raise TypeError(f"AdkApp() got unexpected keyword arguments: {', '.join(renamed)}")
-        if confirmation_style not in ("native", "adk-tool"):
-            raise ValueError("confirmation_style is 'native' or 'adk-tool'")
-        if resume_grace < 0 or shutdown_grace < 0:
-            raise ValueError("resume_grace and shutdown_grace must be >= 0")
+        _refuse_moved(moved)
+        pauses = pauses or PauseOptions()
+        self.settings = Settings(limits=limits or Limits(),
+                                 streaming=streaming or StreamingOptions(), pauses=pauses,
+                                 authenticate=authenticate, describe_error=describe_error)
+        """Every option the endpoints read (``adk_asgi.options.Settings``)."""
         self.runtime = AgentRuntime(agent=agent, app=adk_app, runner=runner,
                                     session_service=session_service, session_db=session_db,
                                     app_name=app_name, run_config=run_config,
-                                    client_completes=client_completes,
-                                    surface=SurfaceOptions(
-                                        step_authors=step_authors, agent_names=agent_names,
-                                        state_keys=state_filter(state_keys),
-                                        on_event=on_event, node_outputs=node_outputs),
-                                    body_fields=body_fields)
-        self.limits = limits or Limits()
+                                    client_completes=pauses.client_completes,
+                                    surface=surface, body_fields=body_fields)
         self.store: StreamStore = stream_store or MemoryStreamStore()
-        self.chat = ChatEndpoint(self.runtime, ChatOptions(
-            limits=self.limits, ping_interval=ping_interval, send_timeout=send_timeout,
-            confirmation_style=confirmation_style, authenticate=authenticate,
-            resume_grace=resume_grace, describe_error=describe_error), self.store)
-        live_options = live_options or LiveOptions(confirmation_style=confirmation_style,
-                                                   send_timeout=send_timeout)
-        if live_options.describe_error is describe_error_generic:
-            live_options = replace(live_options, describe_error=describe_error)
-        self.live = LiveEndpoint(
-            self.runtime,
-            live_options,
-            authenticate=authenticate, store=self.store, limits=self.limits,
-            origins=OriginPolicy(allowed_origins))
+        self.chat = ChatEndpoint(self.runtime, self.settings, self.store)
+        self.live = LiveEndpoint(self.runtime, self.settings, live_options or LiveOptions(),
+                                 store=self.store, origins=OriginPolicy(allowed_origins))
         self.health = Health(self.runtime, self.store,
                              lambda: self.chat.draining or self.live.draining)
         """The probes: ``GET {path}/healthz`` and ``GET {path}/readyz`` (no identity
         needed); ``health.checks()`` for your own."""
-        self.shutdown_grace = shutdown_grace
         self._warm_up = warm_up
         self._gc_tuning = gc_tuning
+        self._root = MethodTable({"POST": self.chat.post})
+        self._router = self._routes()
+
+    @property
+    def limits(self) -> Limits:
+        return self.settings.limits
+
+    def _routes(self) -> Router:
+        chat = self.chat
+
+        async def tool_output(scope: Scope, receive: Receive, send: Send) -> None:
+            await post_tool_output(chat, scope, receive, send,
+                                   scope["path_params"]["chat_id"])
+
+        async def resume(scope: Scope, receive: Receive, send: Send) -> None:
+            chat_id = scope["path_params"]["chat_id"]
+            if not valid_chat_id(chat_id):
+                await send_error(send, chat_not_found())
+            elif scope["method"] == "DELETE":
+                await chat.stop(scope, receive, send, chat_id)
+            else:
+                await chat.resume(scope, receive, send, chat_id)
+
+        async def probe_healthz(scope: Scope, receive: Receive, send: Send) -> None:
+            await self.health("healthz", scope, send)
+
+        async def probe_readyz(scope: Scope, receive: Receive, send: Send) -> None:
+            await self.health("readyz", scope, send)
+
+        return api_router([
+            ("/", self._root),
+            ("/healthz", {"GET": probe_healthz}),
+            ("/readyz", {"GET": probe_readyz}),
+            # scope["path"] is already percent-decoded: the id is everything between.
+            ("/{chat_id:path}/stream", {"GET": resume, "DELETE": resume}),
+            ("/{chat_id:path}/tool-output", {"POST": tool_output}),
+        ])
 
     async def complete_tool_call(self, chat_id: str, tool_call_id: str, *,
                                  output: dict[str, Any] | None = None,
@@ -163,7 +187,7 @@ class AdkApp:
         connections, let running turns end within ``grace`` (default ``shutdown_grace``)
         seconds, then end the rest with an ``error`` chunk. ``adk-asgi serve`` calls it
         on SIGTERM; call it from your own server's shutdown hook otherwise."""
-        grace = self.shutdown_grace if grace is None else grace
+        grace = self.settings.streaming.shutdown_grace if grace is None else grace
         await asyncio.gather(self.chat.drain(grace), self.live.drain(grace))
 
     async def shutdown(self) -> None:
@@ -192,45 +216,14 @@ class AdkApp:
             await self._lifespan(receive, send)
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = route_path(scope)
-        method = scope["method"]
-        if path in ("", "/"):
-            if method == "POST":
-                await self.chat.post(scope, receive, send)
-            else:
-                await send_json_error(send, 405, "method_not_allowed",
-                                      f"{method} is not allowed here; POST a chat request.",
-                                      headers=[(b"allow", b"POST")])
+        if route_path(scope) == "":
+            # The mount's bare path ("/api/chat", what useChat posts to) is its root; the
+            # scope stays as the server gave it (hooks such as `authenticate` read it).
+            await self._root(scope, receive, send)
             return
-        if path.endswith(_TOOL_OUTPUT) and len(path) > len(_TOOL_OUTPUT) + 1:
-            chat_id = path[1:-len(_TOOL_OUTPUT)] if path.startswith("/") \
-                else path[:-len(_TOOL_OUTPUT)]
-            if method == "POST":
-                await post_tool_output(self.chat, scope, receive, send, chat_id)
-            else:
-                await send_json_error(send, 405, "method_not_allowed",
-                                      f"{method} is not allowed here; POST a tool output.",
-                                      headers=[(b"allow", b"POST")])
-            return
-        if path.endswith(_STREAM) and len(path) > len(_STREAM) + 1:
-            # scope["path"] is already percent-decoded: the id is everything between.
-            chat_id = path[1:-len(_STREAM)] if path.startswith("/") else path[:-len(_STREAM)]
-            if not valid_chat_id(chat_id):
-                await send_error(send, chat_not_found())
-            elif method in ("GET", "HEAD"):
-                await self.chat.resume(scope, receive, send, chat_id)
-            elif method == "DELETE":
-                await self.chat.stop(scope, receive, send, chat_id)
-            else:
-                await send_json_error(send, 405, "method_not_allowed",
-                                      f"{method} is not allowed here.",
-                                      headers=[(b"allow", b"GET, HEAD, DELETE")])
-            return
-        probe = _PROBES.get(path)
-        if probe is not None:
-            await self.health(probe, scope, send)
-            return
-        await send_json_error(send, 404, "not_found", f"No route for {path!r}.")
+        # The router writes into the scope it is given (path parameters, the route): a
+        # copy, so a host app's scope stays as it was.
+        await self._router(dict(scope), receive, send)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -247,3 +240,15 @@ class AdkApp:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
+
+def _refuse_moved(moved: dict[str, Any]) -> None:
+    if "app" in moved:
+        raise TypeError("AdkApp(app=...) is now adk_app=...: pass your ADK App as "
+                        "adk_app=my_app (app= would clash with the wrapped ASGI app of "
+                        "AdkMiddleware)")
+    for name in moved:
+        if name in _MOVED:
+            raise TypeError(f"AdkApp({name}=...) is now set in {_MOVED[name]}({name}=...) "
+                            f"(adk_asgi.options)")
+    if moved:
+        raise TypeError(f"AdkApp() got unexpected keyword arguments: {', '.join(moved)}")

@@ -32,7 +32,7 @@ from agents.workflow import agent as workflow
 from starlette.applications import Starlette
 from ws_client import LiveClient, assemble, ws_url
 
-from adk_asgi import AdkApp, mount
+from adk_asgi import AdkApp, SurfaceOptions, mount
 from adk_asgi.live.models import live_runner
 
 from aisdk_client import run_chat_versions, run_ws_chat
@@ -63,8 +63,8 @@ FAILING: Final = {("workflow", 2): generic("PermissionError"),
 @pytest.fixture(scope="module")
 def server() -> Iterator[LoopbackServer]:
     site = Starlette()
-    mount(site, "/parallel", AdkApp(agent=parallel.build_root_agent(), agent_names=True,
-                                    warm_up=False))
+    mount(site, "/parallel", AdkApp(agent=parallel.build_root_agent(),
+                                    surface=SurfaceOptions(agent_names=True), warm_up=False))
     mount(site, "/workflow", AdkApp(agent=workflow.build_workflow(), warm_up=False))
     mount(site, "/fanout", AdkApp(agent=fanout.build_workflow(), warm_up=False))
     mount(site, "/code", AdkApp(agent=code.build_root_agent(), warm_up=False))
@@ -298,8 +298,10 @@ def test_turn_by_turn_roots_drop_audio_with_one_log_line(
 
 
 def test_node_outputs_can_be_turned_off() -> None:
-    """``AdkApp(node_outputs=False)``: no node outputs; the LLM nodes' text still streams."""
-    app = AdkApp(agent=fanout.build_workflow(delay=0), node_outputs=False, warm_up=False)
+    """``SurfaceOptions(node_outputs=False)``: no node outputs; the LLM nodes' text still
+    streams."""
+    app = AdkApp(agent=fanout.build_workflow(delay=0),
+                 surface=SurfaceOptions(node_outputs=False), warm_up=False)
 
     async def post() -> list[Any]:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),

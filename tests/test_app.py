@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi import FastAPI
 from google.adk.apps import App, ResumabilityConfig
 from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
@@ -17,7 +18,16 @@ from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route
 
-from adk_asgi import AdkApp, AdkMiddleware, GcTuning, Limits
+from adk_asgi import (
+    AdkApp,
+    AdkMiddleware,
+    GcTuning,
+    Limits,
+    PauseOptions,
+    StreamingOptions,
+    SurfaceOptions,
+    mount,
+)
 from adk_asgi.demo import build_demo_agent
 
 from conftest import chat_body, parse_sse, text_of, types_of, user_message
@@ -207,12 +217,54 @@ async def test_body_limit_413_declared_and_streamed() -> None:
 async def test_routes(client: httpx.AsyncClient) -> None:
     response = await client.get("/")
     assert response.status_code == 405 and response.headers["allow"] == "POST"
+    assert response.json()["error"]["code"] == "method_not_allowed"
     response = await client.get("/nope")
     assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
     response = await client.get("/some-chat/stream")
     assert response.status_code == 204
+    assert (await client.head("/some-chat/stream")).status_code == 204
+    # A chat id may hold "/" (any printable characters): everything before the route's tail.
+    assert (await client.get("/team/42/stream")).status_code == 204
     response = await client.post("/some-chat/stream")
-    assert response.status_code == 405
+    assert response.status_code == 405 and response.json()["error"]["code"] == \
+        "method_not_allowed"
+    assert response.headers["allow"] == "GET, DELETE, HEAD"
+    response = await client.get("/some-chat/tool-output")
+    assert response.status_code == 405 and response.headers["allow"] == "POST"
+    # No trailing-slash redirects: a redirected POST loses its body in some clients.
+    assert (await client.get("/healthz/")).status_code == 404
+
+
+async def test_moved_options_say_where_they_went() -> None:
+    with pytest.raises(TypeError, match=r"streaming=StreamingOptions\(resume_grace=\.\.\.\)"):
+        AdkApp(build_demo_agent(), resume_grace=30)
+    with pytest.raises(TypeError, match=r"pauses=PauseOptions\(confirmation_style="):
+        AdkApp(build_demo_agent(), confirmation_style="adk-tool")
+    with pytest.raises(TypeError, match=r"surface=SurfaceOptions\(state_keys="):
+        AdkApp(build_demo_agent(), state_keys=["cart"])
+    with pytest.raises(TypeError, match="unexpected keyword arguments: colour"):
+        AdkApp(build_demo_agent(), colour="blue")
+    with pytest.raises(ValueError, match="confirmation_style"):
+        PauseOptions(confirmation_style="popup")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="not a string"):
+        SurfaceOptions(state_keys="cart")
+    with pytest.raises(ValueError, match=">= 0"):
+        StreamingOptions(resume_grace=-1)
+
+
+async def test_json_errors_reach_the_client_past_a_host_apps_handlers() -> None:
+    """Mounted in FastAPI, whose exception handlers answer {"detail": ...}: the chat's own
+    404/405 stay its JSON errors (the host never sees them)."""
+    site = FastAPI()
+    mount(site, "/api/chat", AdkApp(build_demo_agent(), warm_up=False))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=site),
+                                 base_url="http://t") as client:
+        response = await client.get("/api/chat")
+        assert response.status_code == 405
+        assert response.json()["error"]["code"] == "method_not_allowed"
+        response = await client.get("/api/chat/a/b/c")
+        assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
+        assert (await client.get("/elsewhere")).json() == {"detail": "Not Found"}
 
 
 async def test_mounted_under_a_prefix_in_starlette() -> None:

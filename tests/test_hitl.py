@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, PauseOptions
 from adk_asgi.demo import PAYMENT_LOG, build_demo_agent
 
 from conftest import Chat, parse_sse, types_of, user_message
@@ -121,7 +121,8 @@ async def test_nothing_to_continue_is_422(client: httpx.AsyncClient) -> None:
 
 
 async def test_seed_style_confirmation_flow() -> None:
-    app = AdkApp(build_demo_agent(), confirmation_style="adk-tool", warm_up=False)
+    app = AdkApp(build_demo_agent(), pauses=PauseOptions(confirmation_style="adk-tool"),
+                 warm_up=False)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
                                  base_url="http://t") as client:
         for confirmed, name in ((True, "SeedYes"), (False, "SeedNo")):

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from adk_asgi import AdkMiddleware
+from adk_asgi import AdkMiddleware, PauseOptions
 from adk_asgi.demo import PAYMENT_LOG, build_demo_agent
 
 from aisdk_client import NodeHarnessMissing, require_node_harness, run_chat_versions
@@ -181,7 +181,7 @@ def test_browser_tool_without_approval(api: str) -> None:
 @pytest.fixture(scope="module")
 def seed_api() -> Iterator[str]:
     app = AdkMiddleware(not_found_app, path="/api/chat", agent=build_demo_agent(token_delay=0),
-                        confirmation_style="adk-tool", warm_up=False)
+                        pauses=PauseOptions(confirmation_style="adk-tool"), warm_up=False)
     with LoopbackServer(app) as server:
         yield f"{server.url}/api/chat"
 

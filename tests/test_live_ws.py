@@ -14,7 +14,7 @@ import pytest
 from websockets.asyncio.client import connect
 from ws_client import DONE, LiveClient, dicts, kinds, text, ws_url
 
-from adk_asgi import AdkApp, LiveOptions
+from adk_asgi import AdkApp, LiveOptions, PauseOptions
 from adk_asgi.demo import PAYMENT_LOG, build_demo_agent
 
 from conftest import LoopbackServer
@@ -247,7 +247,8 @@ async def test_approval_carried_by_a_message_frame(server: LoopbackServer) -> No
 
 
 async def test_seed_style_confirmation() -> None:
-    app = AdkApp(build_demo_agent(), confirmation_style="adk-tool", warm_up=False)
+    app = AdkApp(build_demo_agent(), pauses=PauseOptions(confirmation_style="adk-tool"),
+                 warm_up=False)
     with LoopbackServer(app) as server:
         client = await LiveClient.open(ws_url(server.url))
         for confirmed in (True, False):

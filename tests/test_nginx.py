@@ -29,7 +29,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 from ws_client import DONE, LiveClient, kinds, text, ws_url
 
-from adk_asgi import AdkMiddleware
+from adk_asgi import AdkMiddleware, StreamingOptions
 from adk_asgi.demo import DemoModel, build_demo_agent
 from adk_asgi.demo._rules import latest_user_text
 
@@ -257,7 +257,8 @@ async def test_idle_streams_outlive_the_read_timeout(tmp_path: Path) -> None:
     silence = timeout + 5
     # Defaults: the app pings SSE every 15 s, uvicorn pings WebSockets every 20 s.
     pinging = _site(agent=build_demo_agent(model=SilentModel(silence=silence)))
-    silent = _site(agent=build_demo_agent(model=SilentModel(silence=silence)), ping_interval=3600)
+    silent = _site(agent=build_demo_agent(model=SilentModel(silence=silence)), 
+                   streaming=StreamingOptions(ping_interval=3600))
     with _proxied(tmp_path, pinging, "pinging") as (_, on), \
             _proxied(tmp_path, silent, "silent", ws_ping_interval=None) as (_, off):
         results = await asyncio.gather(

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from adk_asgi import AdkApp, AdkMiddleware
+from adk_asgi import AdkApp, AdkMiddleware, StreamingOptions
 from adk_asgi.demo import build_demo_agent
 
 from aisdk_client import run_chat_versions
@@ -105,7 +105,8 @@ def test_without_grace_a_disconnect_aborts_and_nothing_is_resumable() -> None:
 
 
 def test_with_grace_a_dropped_connection_loses_no_reply() -> None:
-    app = AdkApp(build_demo_agent(token_delay=0.02), warm_up=False, resume_grace=5)
+    app = AdkApp(build_demo_agent(token_delay=0.02), warm_up=False,
+                 streaming=StreamingOptions(resume_grace=5))
     with LoopbackServer(app) as server, httpx.Client(base_url=server.url, timeout=30) as client:
         seen = []
         with client.stream("POST", "/", json=chat_body("drop", user_message(
@@ -129,7 +130,8 @@ def test_with_grace_a_dropped_connection_loses_no_reply() -> None:
 
 
 def test_with_grace_an_unclaimed_detached_run_is_aborted_after_the_grace() -> None:
-    app = AdkApp(build_demo_agent(token_delay=0.05), warm_up=False, resume_grace=0.3)
+    app = AdkApp(build_demo_agent(token_delay=0.05), warm_up=False,
+                 streaming=StreamingOptions(resume_grace=0.3))
     with LoopbackServer(app) as server, httpx.Client(base_url=server.url) as client:
         baseline = {t.get_coro().__qualname__ for t in server.tasks()}  # type: ignore[union-attr]
         with client.stream("POST", "/", json=chat_body("lonely", user_message(
@@ -147,7 +149,8 @@ def test_with_grace_an_unclaimed_detached_run_is_aborted_after_the_grace() -> No
 
 
 def test_delete_stops_the_running_turn_on_request() -> None:
-    app = AdkApp(build_demo_agent(token_delay=0.05), warm_up=False, resume_grace=30)
+    app = AdkApp(build_demo_agent(token_delay=0.05), warm_up=False,
+                 streaming=StreamingOptions(resume_grace=30))
     with LoopbackServer(app) as server, httpx.Client(base_url=server.url, timeout=30) as client:
         body: list[str] = []
         with client.stream("POST", "/", json=chat_body("halt", user_message(
@@ -196,7 +199,7 @@ def grace_api() -> Iterator[str]:
             await send({"type": "lifespan.shutdown.complete"})
 
     app = AdkMiddleware(not_found, path="/api/chat", agent=build_demo_agent(token_delay=0.02),
-                        resume_grace=10, warm_up=False)
+                        streaming=StreamingOptions(resume_grace=10), warm_up=False)
     with LoopbackServer(app) as server:
         yield f"{server.url}/api/chat"
 

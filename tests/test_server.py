@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, StreamingOptions
 from adk_asgi.demo import build_demo_agent
 
 from conftest import LoopbackServer, chat_body, parse_sse, types_of, user_message
@@ -86,7 +86,8 @@ def test_disconnect_aborts_the_run_and_leaves_no_task() -> None:
 
 
 def test_keep_alive_pings_while_the_model_is_silent() -> None:
-    app = AdkApp(build_demo_agent(token_delay=0.4), ping_interval=0.1)
+    app = AdkApp(build_demo_agent(token_delay=0.4),
+                 streaming=StreamingOptions(ping_interval=0.1))
     with LoopbackServer(app) as server, httpx.Client(base_url=server.url) as client:
         response = client.post("/", json=chat_body("ping", user_message("hello")))
         assert ": ping" in response.text

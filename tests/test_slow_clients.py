@@ -17,7 +17,7 @@ from typing import Any, Literal
 import pytest
 import uvloop
 
-from adk_asgi import AdkApp, Limits
+from adk_asgi import AdkApp, Limits, StreamingOptions
 from adk_asgi.cli.server import WS_PROTOCOL
 from adk_asgi.demo import build_demo_agent
 
@@ -102,7 +102,8 @@ def _stall(transport: Transport, token_delay: float, rcvbuf: int | None,
            max_queued: int, loop: Loop = "uvloop") -> dict[str, Any]:
     """Start a long turn, read nothing; how it ends."""
     app = AdkApp(build_demo_agent(token_delay=token_delay), warm_up=False,
-                 send_timeout=SEND_TIMEOUT, limits=Limits(max_queued_bytes=max_queued))
+                 streaming=StreamingOptions(send_timeout=SEND_TIMEOUT),
+                 limits=Limits(max_queued_bytes=max_queued))
     result: dict[str, Any] = {"transport": transport, "token_delay": token_delay,
                               "loop": loop}
     with (UvloopServer if loop == "uvloop" else LoopbackServer)(app) as server:

@@ -14,7 +14,7 @@ from google.adk.agents import LlmAgent
 from google.adk.models import BaseLlm, LlmCapabilities, LlmRequest, LlmResponse
 from google.genai import types
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, StreamingOptions
 
 from conftest import LoopbackServer, chat_body, user_message
 
@@ -53,7 +53,8 @@ def _request(port: int, body: bytes) -> socket.socket:
 
 def test_a_client_that_stops_reading_is_dropped_and_its_run_aborted() -> None:
     model = FloodModel()
-    app = AdkApp(LlmAgent(name="flood", model=model), warm_up=False, send_timeout=0.5)
+    app = AdkApp(LlmAgent(name="flood", model=model), warm_up=False,
+                 streaming=StreamingOptions(send_timeout=0.5))
     with LoopbackServer(app) as server:
         baseline = {t.get_name() for t in server.tasks()}
         sock = _request(server.port, json.dumps(chat_body("stall", user_message("go"))).encode())
@@ -96,7 +97,7 @@ def test_pings_keep_a_silent_stream_alive_and_do_not_disturb_chunks() -> None:
                               partial=False, finish_reason=types.FinishReason.STOP)
 
     app = AdkApp(LlmAgent(name="silent", model=SilentModel()), warm_up=False,
-                 ping_interval=0.1)
+                 streaming=StreamingOptions(ping_interval=0.1))
     with LoopbackServer(app) as server:
         sock = _request(server.port, json.dumps(chat_body("quiet", user_message("go"))).encode())
         data = b""
@@ -133,7 +134,8 @@ def test_pings_come_every_interval_of_silence() -> None:
             yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text="a")]),
                               partial=False, finish_reason=types.FinishReason.STOP)
 
-    app = AdkApp(LlmAgent(name="quiet", model=QuietModel()), warm_up=False, ping_interval=0.5)
+    app = AdkApp(LlmAgent(name="quiet", model=QuietModel()), warm_up=False,
+                 streaming=StreamingOptions(ping_interval=0.5))
     with LoopbackServer(app) as server:
         sock = _request(server.port, json.dumps(chat_body("gaps", user_message("go"))).encode())
         sock.settimeout(5)

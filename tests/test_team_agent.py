@@ -13,7 +13,7 @@ import pytest
 from agents.team.agent import build_app
 from ws_client import DONE, LiveClient, kinds, text, ws_url
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, PauseOptions
 
 from conftest import LoopbackServer, parse_sse
 
@@ -296,7 +296,8 @@ async def test_a_completion_from_python_after_later_turns(
 
 
 async def test_the_page_completes_the_long_running_calls_the_app_lets_it() -> None:
-    app = AdkApp(adk_app=build_app(), client_completes=["book_trip"], warm_up=False)
+    app = AdkApp(adk_app=build_app(), pauses=PauseOptions(client_completes=["book_trip"]),
+                 warm_up=False)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
                                  base_url="http://t") as client:
         chat = SSEChat(client, "trip")
@@ -310,7 +311,8 @@ async def test_the_page_completes_the_long_running_calls_the_app_lets_it() -> No
                         "output": {"status": "booked", "city": "Paris"}}
     assert said(after) == 'book_trip returned {"city": "Paris", "status": "booked"}.'
     with pytest.raises(ValueError, match="not long-running server tools of the agent: refund"):
-        await AdkApp(adk_app=build_app(), client_completes=["refund"], warm_up=False).startup()
+        await AdkApp(adk_app=build_app(), pauses=PauseOptions(client_completes=["refund"]),
+                     warm_up=False).startup()
 
 
 async def test_only_the_chats_owner_completes_its_calls() -> None:

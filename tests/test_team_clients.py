@@ -22,7 +22,7 @@ import pytest
 from agents.team.agent import LEDGER, TOOL_SECRET, build_app
 from ws_client import DONE, LiveClient, kinds, text, ws_url
 
-from adk_asgi import AdkApp
+from adk_asgi import AdkApp, PauseOptions, SurfaceOptions
 
 from aisdk_client import JS_DIR, run_chat_versions
 from conftest import LoopbackServer
@@ -35,8 +35,9 @@ RESOLVED = {"status": "resolved", "ticket": "T-1"}
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LoopbackServer]:
-    app = AdkApp(adk_app=build_app(), client_completes=["book_trip"], agent_names=True,
-                 state_keys=["fact"], body_fields={"locale": str}, warm_up=False)
+    app = AdkApp(adk_app=build_app(), pauses=PauseOptions(client_completes=["book_trip"]),
+                 surface=SurfaceOptions(agent_names=True, state_keys=["fact"]),
+                 body_fields={"locale": str}, warm_up=False)
     with LoopbackServer(app) as running:
         yield running
 

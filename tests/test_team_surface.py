@@ -16,7 +16,7 @@ from agents.team.agent import build_app
 from google.adk.events import Event
 from ws_client import DONE, LiveClient, ws_url
 
-from adk_asgi import AdkApp, EventParts
+from adk_asgi import AdkApp, EventParts, SurfaceOptions
 
 from conftest import LoopbackServer, parse_sse
 
@@ -34,8 +34,9 @@ def audit(event: Event, parts: EventParts) -> None:
 
 
 def surfaced_app() -> AdkApp:
-    return AdkApp(adk_app=build_app(), agent_names=True, state_keys=["fact", "billing_note"],
-                  on_event=audit, body_fields={"locale": str, "units": int}, warm_up=False)
+    return AdkApp(adk_app=build_app(), surface=SurfaceOptions(agent_names=True,
+                                         state_keys=["fact", "billing_note"], on_event=audit),
+                  body_fields={"locale": str, "units": int}, warm_up=False)
 
 
 async def post(client: httpx.AsyncClient, chat_id: str, text: str,
@@ -73,7 +74,8 @@ async def test_step_authors_are_message_metadata_by_default() -> None:
         "author": "concierge",
         "authors": {"0": "concierge", "1": "billing", "2": "concierge"}}
     assert not of_type(chunks, "data-agent") and not of_type(chunks, "data-state")
-    quiet = AdkApp(adk_app=build_app(), step_authors=False, warm_up=False)
+    quiet = AdkApp(adk_app=build_app(), surface=SurfaceOptions(step_authors=False),
+                   warm_up=False)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=quiet),
                                  base_url="http://t") as client:
         chunks = await post(client, "quiet", "billing please")
@@ -119,7 +121,8 @@ async def test_a_failing_hook_is_logged_and_skipped(caplog: pytest.LogCaptureFix
     def broken(event: Event, parts: EventParts) -> None:
         parts.data("bad name!", 1)
 
-    app = AdkApp(adk_app=build_app(), on_event=broken, warm_up=False)
+    app = AdkApp(adk_app=build_app(), surface=SurfaceOptions(on_event=broken),
+                 warm_up=False)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
                                  base_url="http://t") as client:
         chunks = await post(client, "hook", "hello")

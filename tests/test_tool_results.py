@@ -26,7 +26,7 @@ from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 from ws_client import LiveClient, assemble, ws_url
 
-from adk_asgi import AdkApp, EventParts
+from adk_asgi import AdkApp, EventParts, SurfaceOptions
 
 from aisdk_client import run_chat_versions, run_ws_chat
 from conftest import LoopbackServer
@@ -54,8 +54,8 @@ def server() -> Iterator[LoopbackServer]:
               resumability_config=ResumabilityConfig(is_resumable=True))
     runner = Runner(app=app, session_service=InMemorySessionService(),
                     memory_service=asyncio.run(results.remembered()))
-    chat = AdkApp(runner=runner, state_keys=["checked_at"], on_event=on_event,
-                  warm_up=False)
+    chat = AdkApp(runner=runner, surface=SurfaceOptions(state_keys=["checked_at"],
+                                                        on_event=on_event), warm_up=False)
     with LoopbackServer(chat) as running:
         yield running
 

@@ -20,6 +20,7 @@ import sys
 from typing import Any
 
 from ..core.gctuning import GcTuning
+from ..options import LiveOptions, StreamingOptions
 from .server import SERVED, WS_PROTOCOL, DrainingServer, supervise, uvicorn_config
 from .site import DEFAULT_MOUNT, WEB_DIR, SiteApp, page_url
 from .targets import Target, TargetError, load_target
@@ -70,14 +71,12 @@ def build_app(args: argparse.Namespace, target: Target | None = None) -> Any:
     target = target or resolve_target(args)
     options: dict[str, Any] = {
         "session_db": args.session_db,
-        "resume_grace": args.resume_grace,
-        "shutdown_grace": args.shutdown_grace,
+        "streaming": StreamingOptions(resume_grace=args.resume_grace,
+                                      shutdown_grace=args.shutdown_grace),
         "allowed_origins": args.allowed_origin,
         "gc_tuning": gc_tuning(args),
     }
     if (live := live_model(args)) is not None:
-        from ..live.endpoint import LiveOptions
-
         options["live_options"] = LiveOptions(model=live)
     if args.redis_url:
         from ..stores.redis import RedisStreamStore

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from google.adk.events import Event
@@ -76,21 +76,31 @@ def state_filter(keys: Iterable[str] | Callable[[str], bool] | None
 
 @dataclass(frozen=True, slots=True)
 class SurfaceOptions:
+    """What a message carries besides ADK's content (``AdkApp(surface=...)``)."""
+
     step_authors: bool = True
     """``messageMetadata.adk``: the agent that wrote each step."""
     agent_names: bool = False
     """A ``data-agent`` part (``{"name": ...}``) wherever the writing agent changes."""
-    state_keys: Callable[[str], bool] | None = None
-    """Which session state keys reach the client as ``data-state`` (None: none)."""
+    state_keys: Iterable[str] | Callable[[str], bool] | None = None
+    """Which session state keys reach the client as ``data-state``: the keys, or a
+    ``(key) -> bool``; None: none (state may hold what users must not see)."""
     on_event: OnEvent | None = None
     """The application's hook: extra ``data-*`` parts and metadata for an event."""
     node_outputs: bool = True
     """Workflow nodes' outputs: a string as text, anything else as a ``data-node`` part
     (``{node, path, output}``)."""
+    shows_state: Callable[[str], bool] | None = field(init=False, repr=False, compare=False)
+    """``state_keys`` as a predicate (None: no state is shown)."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.state_keys, str):
+            raise TypeError("state_keys is a collection of keys (or a predicate), not a string")
+        object.__setattr__(self, "shows_state", state_filter(self.state_keys))
 
     @property
     def active(self) -> bool:
-        return (self.step_authors or self.agent_names or self.state_keys is not None
+        return (self.step_authors or self.agent_names or self.shows_state is not None
                 or self.on_event is not None or not self.node_outputs)
 
 
@@ -136,7 +146,7 @@ class Surface:
 
     def event(self, event: Event, out: list[UIChunk]) -> None:
         """State changes and the application's hook, for one event."""
-        keys = self._options.state_keys
+        keys = self._options.shows_state
         delta = event.actions.state_delta if event.actions is not None else None
         if keys is not None and delta:
             shown = {k: v for k, v in delta.items() if not k.startswith(_TEMP) and keys(k)}

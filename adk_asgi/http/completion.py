@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import replace
 from typing import Any, Final
 
 import msgspec
@@ -123,10 +122,8 @@ async def _locked_run(chat: ChatEndpoint, user_id: str, chat_id: str, call_id: s
             return
         recorder = await chat.store.record(chat_id)
         started.set_result(plan.message_id)
-        # Nobody reads it: no pings, no stuck-client watchdog.
-        options = replace(chat.stream_options, ping_interval=None, send_timeout=None)
-        stream = TurnStream(runtime, chat.store, options, plan, user_id, chat_id)
-        stream.detached = True
+        stream = TurnStream(runtime, chat.store, chat.settings, plan, user_id, chat_id,
+                            detached=True)
         await chat.run_turn(stream, _discard, _never, recorder)
 
 
@@ -146,7 +143,7 @@ async def post_tool_output(chat: ChatEndpoint, scope: Scope, receive: Receive, s
     if user_id is None:
         return
     try:
-        body = await read_body(scope, receive, chat.options.limits.max_body_bytes)
+        body = await read_body(scope, receive, chat.settings.limits.max_body_bytes)
         try:
             request = msgspec.json.decode(body, type=ToolOutput)
         except msgspec.ValidationError as error:

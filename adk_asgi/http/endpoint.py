@@ -13,11 +13,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.asgi import ClientGone, Receive, Scope, Send, read_body, send_error, send_json
-from ..core.auth import Authenticate, AuthError, anonymous, resolve_user
+from ..core.auth import AuthError, resolve_user
 from ..core.errors import (
     UNAVAILABLE_RETRY_AFTER,
     RequestError,
@@ -25,64 +24,41 @@ from ..core.errors import (
     session_unavailable,
     store_unavailable,
 )
-from ..core.limits import Limits
-from ..core.message import ConfirmationStyle, DescribeError, describe_error_generic
 from ..core.request import ChatRequest, decode_chat_request
 from ..core.runtime import AgentRuntime
 from ..core.sessions import failure
 from ..observability.logs import log_context
 from ..observability.metrics import METRICS
 from ..observability.tracing import TURN, current, end_span, start_span
+from ..options import Settings
 from ..stores import StoreUnavailable, StreamRecorder, StreamStore
 from .prepare import prepare_turn
 from .seed import SEED_MAX_CHARS, SEED_MAX_MESSAGES
 from .sse import SSEChannel
-from .stream import StreamOptions, TurnStream
+from .stream import TurnStream
 
-__all__ = ("SEED_MAX_CHARS", "SEED_MAX_MESSAGES", "ChatEndpoint", "ChatOptions")
+__all__ = ("SEED_MAX_CHARS", "SEED_MAX_MESSAGES", "ChatEndpoint")
 
 logger = logging.getLogger("adk_asgi")
 
 
 
-@dataclass(frozen=True, slots=True)
-class ChatOptions:
-    limits: Limits = field(default_factory=Limits)
-    ping_interval: float | None = 15.0
-    send_timeout: float | None = 60.0
-    confirmation_style: ConfirmationStyle = "native"
-    authenticate: Authenticate = anonymous
-    resume_grace: float = 0.0
-    """Seconds a turn keeps running after its client disconnected, so a reload can resume
-    it (``GET {api}/{chatId}/stream``); 0 aborts the run at once."""
-    describe_error: DescribeError = describe_error_generic
-
-
 class ChatEndpoint:
     """The HTTP side of the app: one instance serves every chat."""
 
-    def __init__(self, runtime: AgentRuntime, options: ChatOptions, store: StreamStore) -> None:
+    def __init__(self, runtime: AgentRuntime, settings: Settings, store: StreamStore) -> None:
         self.runtime = runtime
-        self.options = options
+        self.settings = settings
         self.store = store
         self.turns: set[TurnStream] = set()
         self.draining = False
         self._idle = asyncio.Event()
         self._idle.set()
-        self._stream_options = StreamOptions(
-            ping_interval=options.ping_interval, send_timeout=options.send_timeout,
-            resume_grace=options.resume_grace, confirmation_style=options.confirmation_style,
-            describe_error=options.describe_error,
-            max_queued=options.limits.max_queued_bytes)
-
-    @property
-    def stream_options(self) -> StreamOptions:
-        return self._stream_options
 
     async def authorize(self, scope: Scope, send: Send) -> str | None:
         """The user of this request, or None after answering 401/403."""
         try:
-            return await resolve_user(self.options.authenticate, scope)
+            return await resolve_user(self.settings.authenticate, scope)
         except AuthError as error:
             await send_error(send, RequestError(
                 error.status, "unauthorized" if error.status == 401 else "forbidden",
@@ -99,7 +75,7 @@ class ChatEndpoint:
         user_id = await self.authorize(scope, send)
         if user_id is None:
             return
-        limits = self.options.limits
+        limits = self.settings.limits
         try:
             body = await read_body(scope, receive, limits.max_body_bytes)
             request = decode_chat_request(body, limits)
@@ -136,7 +112,7 @@ class ChatEndpoint:
         async with self.store.lock(request.id):
             try:
                 plan = await prepare_turn(self.runtime, request, user_id,
-                                          self.options.limits.max_file_bytes)
+                                          self.settings.limits.max_file_bytes)
                 plan.state_delta = fields
             except RequestError as error:
                 await send_error(send, error)
@@ -148,7 +124,7 @@ class ChatEndpoint:
                 await send_error(send, session_unavailable())
                 return "unavailable"
             recorder = await self.store.record(request.id)
-            stream = TurnStream(self.runtime, self.store, self._stream_options, plan, user_id,
+            stream = TurnStream(self.runtime, self.store, self.settings, plan, user_id,
                                 request.id, received=received)
             await self.run_turn(stream, send, receive, recorder)
             return stream.outcome
@@ -194,9 +170,10 @@ class ChatEndpoint:
             if follow is not None:
                 await follow.aclose()
             return
-        channel = SSEChannel(send, receive, ping_interval=self.options.ping_interval,
-                             send_timeout=self.options.send_timeout,
-                             max_queued=self.options.limits.max_queued_bytes)
+        streaming = self.settings.streaming
+        channel = SSEChannel(send, receive, ping_interval=streaming.ping_interval,
+                             send_timeout=streaming.send_timeout,
+                             max_queued=self.settings.limits.max_queued_bytes)
         await channel.open()
         try:
             async for blob in follow:

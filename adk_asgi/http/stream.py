@@ -26,37 +26,26 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass
 from typing import Literal
 
 from ..chunks import DONE_FRAME, ToolOutputDenied, UIChunk, sse_frame
 from ..core.asgi import Receive, Send
 from ..core.errors import SHUTDOWN_ERROR
 from ..core.failures import log_error_event, log_exception, serving
-from ..core.limits import DEFAULT_MAX_QUEUED_BYTES
-from ..core.message import ConfirmationStyle, DescribeError, ErrorInfo
+from ..core.message import ErrorInfo
 from ..core.runtime import AgentRuntime
 from ..core.translator import EventTranslator
 from ..observability.metrics import METRICS, Outcome
+from ..options import Settings
 from ..stores import StreamRecorder, StreamStore
 from .sse import GoneReason, SSEChannel
 from .turn import TurnPlan
 
-__all__ = ("StopReason", "StreamOptions", "TurnStream")
+__all__ = ("StopReason", "TurnStream")
 
 logger = logging.getLogger("adk_asgi")
 
 StopReason = Literal["client", "stuck", "stopped", "shutdown"]
-
-
-@dataclass(frozen=True, slots=True)
-class StreamOptions:
-    ping_interval: float | None
-    send_timeout: float | None
-    resume_grace: float
-    confirmation_style: ConfirmationStyle
-    describe_error: DescribeError
-    max_queued: int = DEFAULT_MAX_QUEUED_BYTES
 
 
 class TurnStream:
@@ -73,20 +62,20 @@ class TurnStream:
         "_translator",
         "chat_id",
         "detached",
-        "options",
         "outcome",
         "plan",
         "runtime",
+        "settings",
         "store",
         "user_id",
     )
 
-    def __init__(self, runtime: AgentRuntime, store: StreamStore, options: StreamOptions,
+    def __init__(self, runtime: AgentRuntime, store: StreamStore, settings: Settings,
                  plan: TurnPlan, user_id: str, chat_id: str, *,
-                 received: float | None = None) -> None:
+                 received: float | None = None, detached: bool = False) -> None:
         self.runtime = runtime
         self.store = store
-        self.options = options
+        self.settings = settings
         self.plan = plan
         self.user_id = user_id
         self.chat_id = chat_id
@@ -95,9 +84,9 @@ class TurnStream:
         self._channel: SSEChannel | None = None
         self._recorder: StreamRecorder | None = None
         self._grace_task: asyncio.Task[None] | None = None
-        self.detached = False
-        """No client reads the turn as it runs (a server-side completion): its stream
-        stays resumable after it ends."""
+        self.detached = detached
+        """No client reads the turn as it runs (a server-side completion): no pings, no
+        stuck-client watchdog, and its stream stays resumable after it ends."""
         # For the metrics: when the request came (perf_counter), whether the model's first
         # chunk was sent, how the turn ended.
         self._received = time.perf_counter() if received is None else received
@@ -111,7 +100,7 @@ class TurnStream:
         self._abort.set()
 
     def _on_gone(self, reason: GoneReason) -> None:
-        grace = self.options.resume_grace
+        grace = self.settings.streaming.resume_grace
         if reason == "client" and grace > 0:
             # Keep running detached: a reload may resume this stream.
             self._grace_task = asyncio.create_task(self._detached(grace),
@@ -141,13 +130,14 @@ class TurnStream:
     async def run(self, send: Send, receive: Receive, recorder: StreamRecorder) -> None:
         """Stream the turn; ``recorder`` (from ``store.record``, taken by the endpoint
         before the response starts, so a store outage is still a 503) records it."""
-        options = self.options
+        streaming = self.settings.streaming
         self._recorder = recorder
         recorder.on_stop(lambda: self.stop("stopped"))
-        self._channel = channel = SSEChannel(send, receive, ping_interval=options.ping_interval,
-                                             send_timeout=options.send_timeout,
-                                             on_gone=self._on_gone,
-                                             max_queued=options.max_queued)
+        watched = not self.detached
+        self._channel = channel = SSEChannel(
+            send, receive, ping_interval=streaming.ping_interval if watched else None,
+            send_timeout=streaming.send_timeout if watched else None, on_gone=self._on_gone,
+            max_queued=self.settings.limits.max_queued_bytes)
         await channel.open()
         METRICS.turn_started("sse")
         try:
@@ -168,12 +158,12 @@ class TurnStream:
     def _new_translator(self) -> EventTranslator:
         plan = self.plan
         return EventTranslator(plan.message_id,
-                               confirmation_style=self.options.confirmation_style,
+                               confirmation_style=self.settings.pauses.confirmation_style,
                                denied_call_ids=plan.denied_call_ids,
                                tools=self.runtime.tools,
                                awaiting=plan.still_pending,
                                resumed=plan.resumed_calls,
-                               describe_error=self.options.describe_error,
+                               describe_error=self.settings.describe_error,
                                surface=self.runtime.surface, steps_before=plan.steps_before)
 
     async def _produce(self) -> None:

@@ -50,7 +50,8 @@ from .turns import Conversation
 from .upstream import Answers, InboxItem, Shutdown, StartRun, Upstream, UserMessage
 
 if TYPE_CHECKING:
-    from .endpoint import ActivityDetection, LiveEndpoint
+    from ..options import ActivityDetection
+    from .endpoint import LiveEndpoint
 
 __all__ = ("Connection",)
 
@@ -62,14 +63,15 @@ class Connection:
                  user_id: str, audio: bool, activity: ActivityDetection,
                  chat_id: str | None) -> None:
         options = endpoint.options
+        settings = endpoint.settings
         self.endpoint = endpoint
         self.user_id = user_id
         self.chat_id = chat_id
         self.audio = audio
-        self.limits = endpoint.limits
+        self.limits = settings.limits
         self.store = endpoint.store
-        self.socket = LiveSocket(receive, send, endpoint.limits,
-                                 send_timeout=options.send_timeout,
+        self.socket = LiveSocket(receive, send, settings.limits,
+                                 send_timeout=settings.streaming.send_timeout,
                                  idle_timeout=options.idle_timeout)
         self.inbox: asyncio.Queue[InboxItem] = asyncio.Queue(options.inbox_size)
         runtime = endpoint.runtime
@@ -87,7 +89,7 @@ class Connection:
         self.followers = Followers(self.socket, self.store, user_id)
 
     def _conversation(self) -> Conversation:
-        options = self.endpoint.options
+        settings = self.endpoint.settings
 
         # No approval tools: in live mode the gate asks for those approvals itself.
         runtime = self.endpoint.runtime
@@ -96,8 +98,8 @@ class Connection:
         def new_translator() -> LiveTranslator:
             return LiveTranslator(f"msg-{uuid.uuid4().hex[:20]}", audio_out=self.audio,
                                   turn_based=self.run.turn_based,
-                                  confirmation_style=options.confirmation_style,
-                                  describe_error=options.describe_error, tools=tools,
+                                  confirmation_style=settings.pauses.confirmation_style,
+                                  describe_error=settings.describe_error, tools=tools,
                                   surface=runtime.surface)
 
         return Conversation(TurnOutput(ProtocolA(), self.socket.send), run=self.run,

@@ -9,20 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Final
 from urllib.parse import parse_qs
 
 from google.adk.agents import RunConfig
-from google.adk.models import BaseLlm
 from google.adk.runners import Runner
 from google.genai import types
 
 from ..core.asgi import Receive, Scope, Send
-from ..core.auth import Authenticate, AuthError, resolve_user
+from ..core.auth import AuthError, resolve_user
 from ..core.errors import CHAT_NOT_FOUND
-from ..core.limits import Limits
-from ..core.message import ConfirmationStyle, DescribeError, describe_error_generic
 from ..core.origin import OriginPolicy
 from ..core.request import valid_chat_id
 from ..core.runtime import AgentRuntime
@@ -30,6 +26,7 @@ from ..core.sessions import META_KEY
 from ..observability.logs import log_context
 from ..observability.metrics import METRICS
 from ..observability.tracing import LIVE_CONNECTION, current, end_span, start_span
+from ..options import ActivityDetection, LiveOptions, Settings
 from ..stores import StoreUnavailable, StreamStore
 from .connection import Connection
 from .gate import PLUGIN_NAME, LiveGatePlugin
@@ -44,16 +41,9 @@ from .socket import (
     UNAVAILABLE_REASON,
 )
 
-__all__ = ("ActivityDetection", "LiveEndpoint", "LiveOptions", "TextModality")
+__all__ = ("LiveEndpoint",)
 
-ActivityDetection = Literal["manual", "automatic"]
-TextModality = Literal["auto", "TEXT", "AUDIO"]
 _ACTIVITY: Final = ("manual", "automatic")
-
-
-def _sliding_window() -> types.ContextWindowCompressionConfig:
-    # The Live API's defaults: compress at 80% of the window, keep the newest half.
-    return types.ContextWindowCompressionConfig(sliding_window=types.SlidingWindow())
 
 logger = logging.getLogger("adk_asgi")
 
@@ -62,54 +52,16 @@ _CLOSED = {CLOSE_GOING_AWAY: "idle", CLOSE_POLICY: "policy", CLOSE_TOO_BIG: "too
            CLOSE_ERROR: "error", CLOSE_RESTART: "shutdown", CLOSE_TRY_AGAIN: "unavailable"}
 
 
-@dataclass(frozen=True, slots=True)
-class LiveOptions:
-    """Live mode settings (``AdkApp(live_options=...)``); see docs/live-mode.md."""
-
-    model: str | BaseLlm | None = None
-    """The model of live runs, for every agent (a Live API model name such as
-    ``gemini-2.5-flash-native-audio-latest``, or a ``BaseLlm``); None: each agent's own."""
-    activity_detection: ActivityDetection = "manual"
-    """Who decides when the user speaks: ``manual``, the page (``audio_control``
-    start/stop, push-to-talk; ``interrupt`` and protocol B ``abort`` stop the model);
-    ``automatic``, the model's voice activity detection (hands-free: the page streams the
-    microphone, speech interrupts the model). A connection may ask with ``?activity=``."""
-    session_resumption: bool = True
-    """Ask the Live API for resumption handles: a connection that reaches its lifetime
-    (about 10 min) is renewed without ending the page's WebSocket, and a reload resumes."""
-    context_window_compression: types.ContextWindowCompressionConfig | None = field(
-        default_factory=_sliding_window)
-    """The Live API's sliding window, so long sessions outlive the context window
-    (without it an audio session ends after about 15 minutes); None turns it off."""
-    text_modality: TextModality = "auto"
-    """How a text connection's answers are made: ``TEXT``, or ``AUDIO`` with the
-    transcript as the text (the audio is not sent); ``auto``: AUDIO for models that only
-    speak (native-audio and Gemini 3 Live models refuse TEXT), else TEXT."""
-    confirmation_style: ConfirmationStyle = "native"
-    wait_timeout: float | None = 300.0
-    """How long an approval or a browser tool may wait for the client (then: denied)."""
-    idle_timeout: float | None = 300.0
-    """Close a connection whose client sent nothing for this long while no turn runs."""
-    send_timeout: float | None = 60.0
-    """A client that does not take a frame for this long is dropped (half-open socket)."""
-    inbox_size: int = 32
-    """Items buffered between the run and the socket: a slow socket then holds ADK back."""
-    run_config: RunConfig | None = None
-    """Live RunConfig; default: the app's, with TEXT (or AUDIO with ``?modality=audio``)."""
-    describe_error: DescribeError = describe_error_generic
-
-
 class LiveEndpoint:
     """The WebSocket side of the app: one instance serves every connection."""
 
-    def __init__(self, runtime: AgentRuntime, options: LiveOptions, *,
-                 authenticate: Authenticate, store: StreamStore, limits: Limits,
-                 origins: OriginPolicy) -> None:
+    def __init__(self, runtime: AgentRuntime, settings: Settings, options: LiveOptions, *,
+                 store: StreamStore, origins: OriginPolicy) -> None:
         self.runtime = runtime
+        self.settings = settings
         self.options = options
-        self.authenticate = authenticate
+        """The live settings; the ones both transports share are in ``settings``."""
         self.store = store
-        self.limits = limits
         self.origins = origins
         self.connections: set[Connection] = set()
         self.draining = False
@@ -179,7 +131,7 @@ class LiveEndpoint:
         if not self.origins.allows(scope):
             return CLOSE_POLICY, "Origin not allowed."
         try:
-            user_id = await resolve_user(self.authenticate, scope)
+            user_id = await resolve_user(self.settings.authenticate, scope)
         except AuthError as error:
             return CLOSE_POLICY, error.message
         await self.runtime.startup()

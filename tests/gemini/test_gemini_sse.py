@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from adk_asgi import AdkMiddleware
+from adk_asgi import AdkMiddleware, PauseOptions
 from adk_asgi.demo import PAYMENT_LOG, build_demo_agent
 from adk_asgi.testing.gemini import GeminiEmulator
 
@@ -41,7 +41,8 @@ def api(gemini_emulator: GeminiEmulator) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def seed_api(gemini_emulator: GeminiEmulator) -> Iterator[str]:
-    with LoopbackServer(_serve(gemini_emulator, confirmation_style="adk-tool")) as server:
+    seed_style = PauseOptions(confirmation_style="adk-tool")
+    with LoopbackServer(_serve(gemini_emulator, pauses=seed_style)) as server:
         yield f"{server.url}/api/chat"
 
 

@@ -23,7 +23,7 @@ from agents.team.agent import LEDGER, TOOL_SECRET, build_app
 from agents.team.gemini_script import TEAM_SCRIPT
 from ws_client import DONE, LiveClient, dicts, kinds, text, ws_url
 
-from adk_asgi import AdkApp, LiveOptions
+from adk_asgi import AdkApp, LiveOptions, SurfaceOptions
 from adk_asgi.live.models import DEFAULT_GEMINI_LIVE_MODEL as LIVE_MODEL
 from adk_asgi.testing.gemini import GeminiEmulator
 
@@ -45,9 +45,9 @@ def emulator() -> Iterator[GeminiEmulator]:
 
 @pytest.fixture(scope="module")
 def team(emulator: GeminiEmulator) -> Iterator[LoopbackServer]:
-    app = AdkApp(adk_app=build_app(model=emulator.gemini(TEXT_MODEL)), agent_names=True,
-                 state_keys=["billing_note"], live_options=LiveOptions(model=LIVE_MODEL),
-                 warm_up=False)
+    app = AdkApp(adk_app=build_app(model=emulator.gemini(TEXT_MODEL)),
+                 surface=SurfaceOptions(agent_names=True, state_keys=["billing_note"]),
+                 live_options=LiveOptions(model=LIVE_MODEL), warm_up=False)
     with LoopbackServer(app) as server:
         yield server
 
