@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import logging
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -324,3 +325,27 @@ def test_turn_by_turn_roots_keep_the_apps_own_models() -> None:
     for root in (parallel.build_root_agent(), workflow.build_workflow()):
         runner = AdkApp(agent=root, warm_up=False).runtime.runner
         assert live_runner(runner, "gemini-live-2.5-flash") is runner
+
+
+async def test_a_stopped_turn_by_turn_answer_aborts_its_run() -> None:
+    """Protocol A's ``interrupt`` on a root served turn by turn ends the turn and aborts its
+    run: the writer after the parallel branches never runs for it, and the next message is
+    answered whole."""
+    parallel.WRITTEN.clear()
+    slow = AdkApp(agent=parallel.build_root_agent(delay=0.05), warm_up=False)
+    with LoopbackServer(slow) as running:
+        client = await LiveClient.open(ws_url(running.url, "chatId=stopped"))
+        try:
+            await client.say("Tell me about ships")
+            await client.until("text-delta", wait=30)
+            await client.send("interrupt")
+            stopped = await client.turn(wait=30)
+            await client.say("Tell me about ships again")
+            again = assemble(await client.turn(wait=60))
+        finally:
+            await client.close()
+    assert stopped[-2]["type"] == "finish"
+    assert parallel.MERGED not in json.dumps(stopped)
+    assert [p["text"] for p in again["parts"] if p["type"] == "text"] == [
+        parallel.HISTORY, parallel.FUTURE, parallel.MERGED]
+    assert parallel.WRITTEN == [parallel.MERGED]  # once: for the second message only

@@ -7,8 +7,9 @@ queue after a model error, up to ``MAX_RESTARTS`` times, so the connection stays
 A root ``run_live`` cannot hold a conversation with (a ``Workflow``, a ``ParallelAgent``:
 ``models.converses_live``) is served *turn by turn*: each message the queue receives runs
 as over SSE (``Runner.run_async``, the app's run config), and ``TurnDone`` ends the turn
-when that run ends. Audio and activity signals have nothing to go to there: they are
-dropped (logged once).
+when that run ends (a stopped turn aborts its run). Audio and activity signals have
+nothing to go to there: they are dropped (logged once).
+
 A run resumes the chat's Live API session when the session's newest event is a resumption
 handle (a reload, another worker): the model continues where the last connection left off
 instead of being sent the history again. A handle the service no longer knows is dropped
@@ -92,6 +93,7 @@ class LiveRun:
         self.turn_based = not converses_live(runner.agent)
         """Each message runs as over SSE (``run_async``): ``run_live`` cannot hold a
         conversation with the root."""
+        self._turn_abort: asyncio.Event | None = None  # the turn-by-turn run's
 
     @property
     def user_id(self) -> str:
@@ -108,8 +110,18 @@ class LiveRun:
         detection = config.automatic_activity_detection if config else None
         return bool(detection and detection.disabled)
 
+    def stop_turn(self) -> None:
+        """The page stopped the turn: a turn-by-turn run is aborted (a live run's model
+        answer is dropped by the turn layer)."""
+        if self._turn_abort is not None:
+            self._turn_abort.set()
+
     def interrupt(self) -> None:
-        """Stop the model's answer (manual activity detection: an activity start does)."""
+        """Stop the model's answer (manual activity detection: an activity start does; a
+        turn-by-turn run is aborted)."""
+        if self.turn_based:
+            self.stop_turn()
+            return
         self.queue.send_activity_start()
         self.queue.send_activity_end()
 
@@ -214,9 +226,11 @@ class LiveRun:
                                    "its audio and activity signals are dropped",
                                    self.chat_id, type(self._runner.agent).__name__)
                 continue
+            abort = self._turn_abort = asyncio.Event()
             run = self._runner.run_async(user_id=self._user_id, session_id=self.chat_id or "",
                                          new_message=request.content,
-                                         state_delta=request.state_delta, run_config=config)
+                                         state_delta=request.state_delta, run_config=config,
+                                         abort_signal=abort)
             try:
                 with serving():
                     async with contextlib.aclosing(run) as events:
@@ -227,6 +241,8 @@ class LiveRun:
                 log_exception("Live run failed", self.chat_id, exc)
                 await self._deliver(RunFailed(exc))
                 continue
+            finally:
+                self._turn_abort = None
             await self._deliver(TurnDone())
 
     async def _run_config(self, resume: bool) -> RunConfig:

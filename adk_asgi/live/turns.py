@@ -129,6 +129,7 @@ class Conversation:
             self._run.interrupt()
         elif self.turn is not None:
             self._dropping = True
+            self._run.stop_turn()
             await self._end()
 
     # -- the run ----------------------------------------------------------------------

@@ -28,7 +28,8 @@ from adk_asgi.testing.gemini import Request, Script
 
 from ..team.scripted import Planner, Reply, ScriptedModel
 
-__all__ = ("FUTURE", "GEMINI_SCRIPT", "HISTORY", "MERGED", "build_root_agent", "root_agent")
+__all__ = ("FUTURE", "GEMINI_SCRIPT", "HISTORY", "MERGED", "WRITTEN", "build_root_agent",
+           "root_agent")
 
 HISTORY: Final = "Ships were built of oak and tar for a thousand years before steel came."
 FUTURE: Final = "Hulls will be printed from recycled carbon and sail on wind and sun."
@@ -39,10 +40,14 @@ _INSTRUCTIONS: Final = {
     "writer": "Merge {history_notes} and {future_notes} into one sentence.",
 }
 _ANSWERS: Final = {"historian": HISTORY, "futurist": FUTURE, "writer": MERGED}
+WRITTEN: list[str] = []
+"""One entry per answer the writer wrote (tests check that a stopped turn never got to it)."""
 
 
 def _says(text: str) -> Planner:
     def planner(contents: Sequence[types.Content]) -> Reply:
+        if text == MERGED:
+            WRITTEN.append(text)
         return Reply(text=text)
 
     return planner
