@@ -33,7 +33,7 @@ from agents.workflow import agent as workflow
 from starlette.applications import Starlette
 from ws_client import LiveClient, assemble, ws_url
 
-from adk_asgi import AdkApp, SurfaceOptions, mount
+from adk_asgi import AdkApp, AdkMiddleware, SurfaceOptions, mount
 from adk_asgi.live.models import live_runner
 
 from aisdk_client import run_chat_versions, run_ws_chat
@@ -365,3 +365,22 @@ async def test_a_stopped_turn_by_turn_answer_aborts_its_run() -> None:
     assert sorted(said[:2]) == sorted([parallel.HISTORY, parallel.FUTURE])
     assert said[2:] == [parallel.MERGED]
     assert parallel.WRITTEN == [parallel.MERGED]  # once: for the second message only
+
+
+def test_adk_middleware_serves_a_workflow() -> None:
+    """``AdkMiddleware(site, agent=workflow)`` as ``AdkApp(agent=workflow)``."""
+    site = AdkMiddleware(Starlette(), path="/api/chat", agent=workflow.build_workflow())
+
+    async def post() -> list[Any]:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=site),
+                                     base_url="http://t", timeout=30) as client:
+            response = await client.post("/api/chat", json={"id": "mw", "messages": [
+                {"id": "u", "role": "user", "parts": [{"type": "text",
+                                                       "text": "3 pears please"}]}]})
+        return [c for c in parse_sse(response.text) if isinstance(c, dict)]
+
+    chunks = asyncio.run(post())
+    said = "".join(c["delta"] for c in chunks if c["type"] == "text-delta")
+    assert said == "Your order: 3 pears for 4.50 EUR."
+    assert [c["data"]["node"] for c in chunks if c["type"] == "data-node"] == [
+        "triage", "parse_order", "price"]
