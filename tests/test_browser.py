@@ -108,7 +108,7 @@ def shapes_report() -> dict[str, Any]:
     for name in ("code", "fanout"):
         with serve(f"tests.agents.{name}.agent:root_agent") as url:
             done = subprocess.run(
-                ["node", str(RUNNER), "--url", f"{url}/", "--out", str(ARTIFACTS), "--set",
+                ["node", str(RUNNER), "--url", f"{url}/", "--out", str(ARTIFACTS), "--agent",
                  name], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
         assert done.returncode == 0, done.stderr
         results += json.loads(done.stdout)["results"]

@@ -29,7 +29,7 @@ from ..core.asgi import (
     send_json,
 )
 from ..core.errors import RequestError, chat_not_found, session_unavailable, store_unavailable
-from ..core.request import valid_chat_id
+from ..core.request import check_storable, valid_chat_id
 from ..core.sessions import failure
 from ..stores import StoreUnavailable
 from .endpoint import ChatEndpoint
@@ -60,9 +60,11 @@ class ToolOutput(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
 
 
 async def complete_tool_call(chat: ChatEndpoint, user_id: str, chat_id: str, call_id: str,
-                             result: dict[str, Any], *, wait: bool = False) -> str:
+                             result: dict[str, Any], *, wait: bool = False,
+                             api_path: str | None = None) -> str:
     """Complete ``call_id`` of ``chat_id`` (owned by ``user_id``) with ``result``; returns
-    the id of the assistant message the turn streams (``wait``: once the turn ended).
+    the id of the assistant message the turn streams (``wait``: once the turn ended);
+    ``api_path``: where the app is mounted (default: where it was last reached).
     Raises ``RequestError`` (404 ``chat_not_found``, 409 ``unknown_tool_call``, 422
     ``wrong_answer_kind``, 503 ``shutting_down``)."""
     if chat.draining:
@@ -81,7 +83,8 @@ async def complete_tool_call(chat: ChatEndpoint, user_id: str, chat_id: str, cal
     if owner != user_id:
         raise chat_not_found()
     started: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    task = asyncio.create_task(_run(chat, user_id, chat_id, call_id, result, started),
+    where = chat.api_path if api_path is None else api_path
+    task = asyncio.create_task(_run(chat, user_id, chat_id, call_id, result, started, where),
                                name="adk-asgi-tool-output")
     try:
         message_id = await asyncio.shield(started)
@@ -95,9 +98,9 @@ async def complete_tool_call(chat: ChatEndpoint, user_id: str, chat_id: str, cal
 
 
 async def _run(chat: ChatEndpoint, user_id: str, chat_id: str, call_id: str,
-               result: dict[str, Any], started: asyncio.Future[str]) -> None:
+               result: dict[str, Any], started: asyncio.Future[str], api_path: str) -> None:
     try:
-        await _locked_run(chat, user_id, chat_id, call_id, result, started)
+        await _locked_run(chat, user_id, chat_id, call_id, result, started, api_path)
     except StoreUnavailable as exc:
         if started.done():
             raise
@@ -106,7 +109,8 @@ async def _run(chat: ChatEndpoint, user_id: str, chat_id: str, call_id: str,
 
 
 async def _locked_run(chat: ChatEndpoint, user_id: str, chat_id: str, call_id: str,
-                      result: dict[str, Any], started: asyncio.Future[str]) -> None:
+                      result: dict[str, Any], started: asyncio.Future[str],
+                      api_path: str) -> None:
     runtime = chat.runtime
     async with chat.store.lock(chat_id):
         try:
@@ -123,7 +127,7 @@ async def _locked_run(chat: ChatEndpoint, user_id: str, chat_id: str, call_id: s
         recorder = await chat.store.record(chat_id)
         started.set_result(plan.message_id)
         stream = TurnStream(runtime, chat.store, chat.settings, plan, user_id, chat_id,
-                            detached=True)
+                            detached=True, api_path=api_path)
         await chat.run_turn(stream, _discard, _never, recorder)
 
 
@@ -151,8 +155,10 @@ async def post_tool_output(chat: ChatEndpoint, scope: Scope, receive: Receive, s
                 from None
         except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             raise RequestError(400, "invalid_json", "The body is not valid JSON.") from None
+        check_storable(body)
         message_id = await complete_tool_call(chat, user_id, chat_id, request.tool_call_id,
-                                              request.result())
+                                              request.result(),
+                                              api_path=scope.get("root_path", ""))
     except ClientGone:
         return
     except RequestError as error:

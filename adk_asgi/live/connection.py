@@ -35,6 +35,7 @@ from ..stores import StoreUnavailable
 from .commands import Abort, Interrupt, Resume
 from .gate import ApprovalNotice, GateNotice, LiveGate, ResolvedNotice, SettledNotice, WaitNotice
 from .output import TurnOutput
+from .preload import LivePreload
 from .protocol_a import ProtocolA
 from .resume import Followers
 from .run import LiveRun, RunEnded, RunFailed, RunItem, TurnDone
@@ -61,12 +62,13 @@ logger = logging.getLogger("adk_asgi")
 class Connection:
     def __init__(self, endpoint: LiveEndpoint, receive: Receive, send: Send, *,
                  user_id: str, audio: bool, activity: ActivityDetection,
-                 chat_id: str | None) -> None:
+                 chat_id: str | None, api_path: str = "") -> None:
         options = endpoint.options
         settings = endpoint.settings
         self.endpoint = endpoint
         self.user_id = user_id
         self.chat_id = chat_id
+        self.api_path = api_path
         self.audio = audio
         self.limits = settings.limits
         self.store = endpoint.store
@@ -103,7 +105,10 @@ class Connection:
                                   surface=runtime.surface)
 
         return Conversation(TurnOutput(ProtocolA(), self.socket.send), run=self.run,
-                            gate=self.gate, store=self.store, new_translator=new_translator)
+                            gate=self.gate, store=self.store, new_translator=new_translator,
+                            artifacts=runtime.artifacts, api_path=self.api_path,
+                            turn_ended=runtime.turn_ended,
+                            preload=LivePreload(self.endpoint.runner))
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -195,6 +200,8 @@ class Connection:
                     await conversation.interrupt()
                 case RunFailed(error):
                     await conversation.run_failed(error)
+                    if isinstance(error, SessionUnavailable):
+                        raise error  # serve: one log line, close 1013
                 case TurnDone():
                     await conversation.run_answered()
                 case RunEnded():

@@ -110,7 +110,8 @@ class LiveEndpoint:
                         "reason": "activity is manual or automatic."})
             return
         connection = Connection(self, receive, send, user_id=refusal, audio=audio,
-                                activity=activity, chat_id=chat_id)
+                                activity=activity, chat_id=chat_id,
+                                api_path=scope.get("root_path", ""))
         self.connections.add(connection)
         METRICS.connection_opened()
         # The connection's span is current in its tasks: run_live's spans become children.

@@ -7,13 +7,15 @@
 //   .venv/bin/adk-asgi serve --port 8000 --token-delay 0.01 &
 //   node tests/browser/run.mjs --url http://127.0.0.1:8000/ [--only approve,deny] [--transport sse]
 //     [--min-speech-chunks 6]
-//   node tests/browser/run.mjs --url ... --set code   (the code-execution test agent,
-//     `adk-asgi serve tests.agents.code.agent:root_agent`: its scenarios only; --set fanout:
-//     the workflow of tests/agents/fanout)
+//   node tests/browser/run.mjs --url ... --agent code   (the code-execution test agent,
+//     `adk-asgi serve tests.agents.code.agent:root_agent`: its scenarios only; --agent
+//     fanout: the workflow of tests/agents/fanout)
 //
 // Payments are checked by the server's transaction numbers, so run it against a
 // freshly started server (or pass --first-txn N, the number the next payment gets).
 // `--readme docs/approval.png` only takes the README's screenshot.
+// `--agent artifacts` runs the scenarios of the artifacts test agent instead
+// (tests/agents/artifacts, served by tests/test_browser_artifacts.py).
 //
 // Every scenario runs over each transport (SSE = DefaultChatTransport, WebSocket =
 // ai@7 WebSocketChatTransport); the voice scenarios use protocol A (AdkLiveTransport),
@@ -53,11 +55,11 @@ function parseArgs(argv) {
     out: join(ROOT, 'test-artifacts/browser'),
     only: null,
     transport: null,
+    agent: null,
     'first-txn': '1',
     // voice-talk: the fewest audio chunks the speaker must play (the scripted model
     // streams many small ones; the Gemini emulator one per 8-token text chunk)
     'min-speech-chunks': '6',
-    set: 'demo',
   };
   for (let i = 0; i < argv.length; i++) {
     const key = argv[i].replace(/^--/, '');
@@ -397,6 +399,47 @@ const VOICE_SCENARIOS = {
   },
 };
 
+// The artifacts test agent (tests/agents/artifacts): `--agent artifacts`.
+const ARTIFACT_SCENARIOS = {
+  async 'artifact-image'({ page, shot }) {
+    await send(page, 'chart sales');
+    await waitForText(page, 'draw_chart returned');
+    await waitIdle(page);
+    const figure = page.locator('[data-testid=message][data-role=assistant] [data-testid=file]');
+    check((await figure.count()) === 1, `file parts shown: ${await figure.count()}`);
+    check((await figure.getAttribute('data-media-type')) === 'image/png', 'media type');
+    const image = figure.locator('img');
+    // The browser loaded the artifact through the file part's URL and decoded it.
+    await page.waitForFunction(
+      () => {
+        const img = document.querySelector('[data-testid=file] img');
+        return img !== null && img.complete && img.naturalWidth > 0;
+      },
+      null,
+      { timeout: 15_000 },
+    );
+    const [width, height] = await image.evaluate(img => [img.naturalWidth, img.naturalHeight]);
+    check(width === 96 && height === 48, `the image is ${width}x${height}, expected the 96x48 chart`);
+    check((await figure.locator('figcaption').textContent()) === 'chart.png', 'caption');
+    const src = await image.getAttribute('src');
+    check(/\/api\/chat\/[^/]+\/artifacts\/chart\.png\?version=0$/.test(new URL(src).pathname + new URL(src).search), `src: ${src}`);
+    // The same URL with a range request, from the page (its cookies, its origin).
+    const ranged = await page.evaluate(async url => {
+      const response = await fetch(url, { headers: { Range: 'bytes=1-3' } });
+      return {
+        status: response.status,
+        range: response.headers.get('content-range'),
+        type: response.headers.get('content-type'),
+        body: new TextDecoder().decode(await response.arrayBuffer()),
+      };
+    }, src);
+    check(ranged.status === 206 && ranged.body === 'PNG' && ranged.type === 'image/png', `range: ${JSON.stringify(ranged)}`);
+    check(/^bytes 1-3\/\d+$/.test(ranged.range ?? ''), `content-range: ${ranged.range}`);
+    await shot('chart');
+    return { src, width, height, contentRange: ranged.range };
+  },
+};
+
 // The README's picture: `--readme docs/approval.png` runs only this.
 // The code-execution test agent (tests/agents/code): the page shows the code the model ran
 // and what it printed, or the error of a failed run.
@@ -481,11 +524,13 @@ async function main() {
   }
   const results = [];
   const plan = [];
-  const set = { code: CODE_SCENARIOS, fanout: FANOUT_SCENARIOS }[args.set] ?? SCENARIOS;
+  const agents = { artifacts: ARTIFACT_SCENARIOS, code: CODE_SCENARIOS, fanout: FANOUT_SCENARIOS };
+  if (args.agent && !(args.agent in agents)) throw new Error(`no scenarios for --agent ${args.agent}`);
+  const set = args.agent ? agents[args.agent] : SCENARIOS;
   for (const transport of ['sse', 'websocket']) {
     for (const name of Object.keys(set)) plan.push({ name, transport, fn: set[name] });
   }
-  if (set === SCENARIOS) {
+  if (!args.agent) {
     for (const name of Object.keys(VOICE_SCENARIOS)) plan.push({ name, transport: 'voice', fn: VOICE_SCENARIOS[name] });
     plan.push({ name: 'payments-ran-once', transport: 'sse', fn: LAST['payments-ran-once'] });
   }

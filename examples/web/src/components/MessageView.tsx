@@ -1,8 +1,9 @@
-/** One message: text, reasoning, tool, code and workflow node parts, in order. Text a
+/** One message: text, reasoning, file, tool, code and workflow node parts, in order. Text a
  * parallel branch wrote names its agent (`providerMetadata.adk.author`). */
 import { getToolName, isToolUIPart, type UIMessage } from 'ai';
 
 import { CodeCard } from './CodeCard';
+import { FileView } from './FileView';
 import { Icon } from './Icon';
 import { ToolCard, type ToolPart } from './ToolCard';
 
@@ -46,6 +47,9 @@ export function MessageView({
                 <p>{part.text}</p>
               </details>
             );
+          }
+          if (part.type === 'file') {
+            return <FileView key={index} part={part} />;
           }
           if (isToolUIPart(part)) {
             return getToolName(part) === 'code_execution' ? (
