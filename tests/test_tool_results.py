@@ -20,10 +20,7 @@ from typing import Any, Final
 
 import pytest
 from agents.results import agent as results
-from google.adk.apps import App, ResumabilityConfig
 from google.adk.events import Event
-from google.adk.runners import Runner
-from google.adk.sessions import InMemorySessionService
 from ws_client import LiveClient, assemble, ws_url
 
 from adk_asgi import AdkApp, EventParts, SurfaceOptions
@@ -50,12 +47,10 @@ def on_event(event: Event, parts: EventParts) -> None:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LoopbackServer]:
-    app = App(name=results.APP_NAME, root_agent=results.build_root_agent(),
-              resumability_config=ResumabilityConfig(is_resumable=True))
-    runner = Runner(app=app, session_service=InMemorySessionService(),
-                    memory_service=asyncio.run(results.remembered()))
-    chat = AdkApp(runner=runner, surface=SurfaceOptions(state_keys=["checked_at"],
-                                                        on_event=on_event), warm_up=False)
+    chat = AdkApp(agent=results.build_root_agent(), app_name=results.APP_NAME,
+                  memory_service=asyncio.run(results.remembered()),
+                  surface=SurfaceOptions(state_keys=["checked_at"], on_event=on_event),
+                  warm_up=False)
     with LoopbackServer(chat) as running:
         yield running
 
