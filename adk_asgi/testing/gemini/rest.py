@@ -22,7 +22,7 @@ from starlette.requests import Request as HttpRequest
 from starlette.responses import Response, StreamingResponse
 
 from . import wire
-from .api import API_VERSIONS, function_names, instruction_text, not_supported
+from .api import API_VERSIONS, function_declarations, instruction_text, not_supported
 from .auth import check_credentials
 from .chunks import ask, chunks_of
 from .errors import ApiError
@@ -117,7 +117,7 @@ class RestEndpoint:
             model=model,
             contents=tuple(contents),
             system_instruction=instruction,
-            function_names=function_names(wire.get(body, "tools")),
+            declarations=function_declarations(wire.get(body, "tools")),
         )
         reply = ask(self._script, request)
         if reply.error is not None and reply.fail_after is None:
