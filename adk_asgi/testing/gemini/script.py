@@ -160,7 +160,7 @@ function's arguments are a dict or keywords
         )
 
     @classmethod
-    def code(cls, code: str, output: str, text: str = "", /, *, before: str = "",
+    def code(cls, code: str, output: str, /, *, text: str = "", before: str = "",
              outcome: str = "OUTCOME_OK") -> Reply:
         """Run ``code`` with Gemini's code execution tool: ``before`` (text), the
         ``executable_code`` part, its ``code_execution_result`` (``outcome``, ``output``),

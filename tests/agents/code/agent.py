@@ -70,8 +70,14 @@ def build_root_agent(delay: float = 0.0, *, model: BaseLlm | None = None) -> Llm
 
 
 def _emulated(request: Request) -> EmulatedReply:
-    parts, text = _answer(request.text)
-    return EmulatedReply(text, parts=parts)
+    said = request.text.lower()
+    if "divide" in said:
+        return EmulatedReply.code("print(1 / 0)", "ZeroDivisionError: division by zero",
+                                  text=DIVIDED_TEXT, outcome="OUTCOME_FAILED")
+    if "compute" in said:
+        return EmulatedReply.code("print(2 + 2)", "4\n", text=SUM_TEXT,
+                                  before="Let me compute that. ")
+    return EmulatedReply(f"You said: {request.text}")
 
 
 GEMINI_SCRIPT: Final = Script(fallback=_emulated)
