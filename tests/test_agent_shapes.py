@@ -20,6 +20,7 @@ import asyncio
 import itertools
 import json
 import logging
+import warnings
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
@@ -29,12 +30,15 @@ import pytest
 from agents.code import agent as code
 from agents.fanout import agent as fanout
 from agents.parallel import agent as parallel
+from agents.team.scripted import Reply as Said
+from agents.team.scripted import ScriptedModel
 from agents.workflow import agent as workflow
+from google.adk.agents import LlmAgent, LoopAgent, SequentialAgent
 from starlette.applications import Starlette
 from ws_client import LiveClient, assemble, ws_url
 
 from adk_asgi import AdkApp, AdkMiddleware, SurfaceOptions, mount
-from adk_asgi.live.models import live_runner
+from adk_asgi.live.models import converses_live, live_runner
 
 from aisdk_client import run_chat_versions, run_ws_chat
 from conftest import LoopbackServer, parse_sse
@@ -384,3 +388,29 @@ def test_adk_middleware_serves_a_workflow() -> None:
     assert said == "Your order: 3 pears for 4.50 EUR."
     assert [c["data"]["node"] for c in chunks if c["type"] == "data-node"] == [
         "triage", "parse_order", "price"]
+
+
+def test_a_loop_agent_is_steps_of_one_message_and_runs_turn_by_turn() -> None:
+    """docs/your-own-agents.md's table: each iteration's model call is a step of the same
+    message; ADK's run_live raises for a LoopAgent, so the WebSocket serves it turn by turn
+    (also inside a SequentialAgent)."""
+    drafter = LlmAgent(name="drafter", instruction="Improve the draft.",
+                       model=ScriptedModel(planner=lambda contents: Said(text="Draft.")))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        loop = LoopAgent(name="polish", sub_agents=[drafter], max_iterations=2)
+        assert not converses_live(SequentialAgent(name="s", sub_agents=[loop.clone()]))
+    assert not converses_live(loop)
+    app = AdkApp(agent=loop, warm_up=False)
+
+    async def post() -> list[Any]:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                     base_url="http://t", timeout=30) as client:
+            response = await client.post("/", json={"id": "loop", "messages": [
+                {"id": "u", "role": "user", "parts": [{"type": "text", "text": "go"}]}]})
+        return [c for c in parse_sse(response.text) if isinstance(c, dict)]
+
+    chunks = asyncio.run(post())
+    assert [c["type"] for c in chunks].count("start-step") == 2
+    assert chunks[-1]["messageMetadata"]["adk"]["authors"] == {"0": "drafter",
+                                                               "1": "drafter"}
