@@ -99,6 +99,10 @@ class Reply:
     finish_message: str | None = None
     grounding: types.GroundingMetadata | None = None
     """``groundingMetadata`` of the answer (as if a search tool had grounded it)."""
+    parts: tuple[types.Part, ...] = ()
+    """Parts sent before ``text``, each in a chunk of its own, as Gemini sends its code
+    execution: text, ``executable_code`` and ``code_execution_result`` parts (see
+    `code`)."""
 
     def __post_init__(self) -> None:
         if self.finish_reason not in types.FinishReason.__members__:
@@ -154,6 +158,19 @@ function's arguments are a dict or keywords
             text=text,
             calls=tuple(types.FunctionCall(name=name, args=dict(args)) for name, args in calls),
         )
+
+    @classmethod
+    def code(cls, code: str, output: str, /, *, text: str = "", before: str = "",
+             outcome: str = "OUTCOME_OK") -> Reply:
+        """Run ``code`` with Gemini's code execution tool: ``before`` (text), the
+        ``executable_code`` part, its ``code_execution_result`` (``outcome``, ``output``),
+        then ``text``."""
+        parts = [types.Part(text=before)] if before else []
+        parts.append(types.Part(executable_code=types.ExecutableCode(
+            language=types.Language.PYTHON, code=code)))
+        parts.append(types.Part(code_execution_result=types.CodeExecutionResult(
+            outcome=types.Outcome(outcome), output=output)))
+        return cls(text=text, parts=tuple(parts))
 
     @classmethod
     def fail(cls, code: int, message: str = "", *, after: int | None = None) -> Reply:

@@ -1,9 +1,18 @@
-/** One message: text, reasoning, file and tool parts, in order. */
-import { isToolUIPart, type UIMessage } from 'ai';
+/** One message: text, reasoning, file, tool, code and workflow node parts, in order. Text a
+ * parallel branch wrote names its agent (`providerMetadata.adk.author`). */
+import { getToolName, isToolUIPart, type UIMessage } from 'ai';
 
+import { CodeCard } from './CodeCard';
 import { FileView } from './FileView';
 import { Icon } from './Icon';
 import { ToolCard, type ToolPart } from './ToolCard';
+
+type NodeOutput = { node: string; path: string; output: unknown };
+
+function authorOf(part: { providerMetadata?: Record<string, Record<string, unknown>> }) {
+  const author = part.providerMetadata?.adk?.author;
+  return typeof author === 'string' ? author : null;
+}
 
 export function MessageView({
   message,
@@ -22,8 +31,10 @@ export function MessageView({
       <div className="bubble">
         {message.parts.map((part, index) => {
           if (part.type === 'text') {
+            const author = authorOf(part);
             return (
-              <p key={index} className="text" data-testid="text">
+              <p key={index} className="text" data-testid="text" data-author={author ?? undefined}>
+                {author && <span className="author">{author}</span>}
                 {part.text}
                 {streaming && part.state === 'streaming' && <span className="caret" />}
               </p>
@@ -41,7 +52,20 @@ export function MessageView({
             return <FileView key={index} part={part} />;
           }
           if (isToolUIPart(part)) {
-            return <ToolCard key={part.toolCallId} part={part as ToolPart} onAnswer={onAnswer} />;
+            return getToolName(part) === 'code_execution' ? (
+              <CodeCard key={part.toolCallId} part={part as ToolPart} />
+            ) : (
+              <ToolCard key={part.toolCallId} part={part as ToolPart} onAnswer={onAnswer} />
+            );
+          }
+          if (part.type === 'data-node') {
+            const { node, output } = part.data as NodeOutput;
+            return (
+              <div key={index} className="node" data-testid="node-output" data-node={node}>
+                <span className="node-name">{node}</span>
+                <pre>{JSON.stringify(output, null, 2)}</pre>
+              </div>
+            );
           }
           return null;
         })}
