@@ -22,6 +22,10 @@ from typing import Any
 import httpx
 import pytest
 from agents.artifacts.agent import build_app as build_artifacts_app
+from agents.code import agent as code
+from agents.fanout import agent as fanout
+from agents.parallel import agent as parallel
+from agents.workflow import agent as workflow
 from agents.team.agent import build_app
 from starlette.applications import Starlette
 from starlette.routing import Mount
@@ -131,6 +135,12 @@ SCENARIOS: list[Scenario] = [
                                       "filename": "note.txt",
                                       "url": "data:text/plain;base64,aGVsbG8gdGhlcmU="}])],
              uploads=True),
+    Scenario("parallel", "parallel", [send("Tell me about ships")]),
+    Scenario("workflow", "workflow", [send("2 apples please"), send("is it in stock?")]),
+    Scenario("workflow-node-error", "workflow", [send("pay now")], fails=True),
+    Scenario("workflow-timeout", "workflow", [send("track it")], fails=True),
+    Scenario("fanout", "fanout", [send("Train or plane?")]),
+    Scenario("code", "code", [send("compute 2 + 2"), send("divide 1 by 0")]),
     Scenario("adk-tool-confirmation", "seed",
              [send("Send 80 dollars to Seed"),
               {"action": "toolOutput", "tool": "adk_request_confirmation",
@@ -160,7 +170,12 @@ def server() -> Iterator[LoopbackServer]:
     uploads = AdkApp(adk_app=build_artifacts_app(), warm_up=False,
                      storage=StorageOptions(uploads_as_artifacts=True))
     apps = {"team": team, "demo": demo, "seed": seed, "artifacts": artifacts,
-            "uploads": uploads}
+            "uploads": uploads,
+            "parallel": AdkApp(agent=parallel.build_root_agent(),
+                               surface=SurfaceOptions(agent_names=True), warm_up=False),
+            "workflow": AdkApp(agent=workflow.build_workflow(), warm_up=False),
+            "fanout": AdkApp(agent=fanout.build_workflow(), warm_up=False),
+            "code": AdkApp(agent=code.build_root_agent(), warm_up=False)}
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:

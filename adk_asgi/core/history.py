@@ -74,12 +74,69 @@ async def rebuild_messages(session: Session, options: HistoryOptions
                            ) -> list[dict[str, Any]]:
     """The chat's ``UIMessage[]`` (a turn still running: as far as the session has it)."""
     builder = _History(options)
-    for event in _apply_rewinds(list(session.events)):
+    for event in _side_by_side(_apply_rewinds(list(session.events))):
         builder.event(event)
         if options.files is not None and not event.partial and event.actions is not None \
                 and event.actions.artifact_delta:
             await builder.artifacts(event, options.files)
     return builder.end()
+
+
+def _side_by_side(events: list[Event]) -> list[Event]:
+    """Branches that ran side by side (a ``ParallelAgent``'s sub-agents) streamed at the
+    same time, so the stream gave them one step; the session keeps only their final
+    events, one after the other. Each such branch's first model text is stated again as a
+    partial event at the start of the run of their events, so the translator sees them
+    write at once, as the stream did (the finals then repeat what was streamed)."""
+    out: list[Event] = []
+    index = 0
+    while index < len(events):
+        parent = _parallel_parent(events[index])
+        end = index
+        while end < len(events) and parent is not None and (
+                _parallel_parent(events[end]) == parent or _bookkeeping(events[end])):
+            end += 1
+        run = events[index:max(end, index + 1)]
+        if len({event.branch for event in run}) > 1:
+            started: dict[str | None, Event] = {}
+            for event in run:
+                said = _model_text(event)
+                if said is not None and event.branch not in started:
+                    started[event.branch] = event.model_copy(
+                        update={"partial": True, "content": said})
+            # In the order the branches began: a model response's event keeps the time
+            # its call started (ADK makes it before the call and copies it per chunk).
+            out.extend(sorted(started.values(), key=lambda event: event.timestamp))
+        out.extend(run)
+        index += len(run)
+    return out
+
+
+def _parallel_parent(event: Event) -> str | None:
+    """What a branch runs side by side under: a ``ParallelAgent`` (``parent.sub``
+    branches), or a workflow node whose parallel nodes each have a branch of their own."""
+    branch = event.branch
+    if event.author == "user" or not branch:
+        return None
+    if "." in branch:
+        return branch.rsplit(".", 1)[0]
+    path = event.node_info.path if event.node_info is not None else ""
+    return f"node:{path.rsplit('/', 1)[0]}" if "/" in (path or "") else None
+
+
+def _bookkeeping(event: Event) -> bool:
+    """An event of the run's own that writes nothing (a workflow's between its nodes'):
+    branches running side by side go on across it."""
+    return event.author != "user" and not event.branch and (
+        event.content is None or not event.content.parts)
+
+
+def _model_text(event: Event) -> types.Content | None:
+    content = event.content
+    if event.partial or content is None or content.role != "model" or not content.parts:
+        return None
+    parts = [p for p in content.parts if p.text]
+    return types.Content(role="model", parts=parts) if parts else None
 
 
 def _response_parts(event: Event) -> list[types.FunctionResponse]:
