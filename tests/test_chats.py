@@ -265,3 +265,35 @@ def test_delete_removes_artifacts_and_the_recorded_stream(server: LoopbackServer
     assert keys == ["user:avatar.png"]
     assert httpx.get(f"{server.url}/{chat_id}/stream", headers=ANN,
                      timeout=10).status_code == 204
+
+
+@pytest.mark.parametrize("kind", ["memory", "redis"])
+async def test_a_store_forgets_a_deleted_chats_streams(kind: str,
+                                                     request: pytest.FixtureRequest) -> None:
+    """``StreamStore.forget``: a stream kept for a resume is gone (nothing to follow), the
+    owner stays (the id is never handed to another user)."""
+    from adk_asgi import MemoryStreamStore
+    from adk_asgi.stores import StreamStore
+
+    store: StreamStore
+    if kind == "redis":
+        from adk_asgi.stores.redis import RedisStreamStore
+
+        store = RedisStreamStore(request.getfixturevalue("redis_url"),
+                                 prefix=f"forget-{time.monotonic_ns()}")
+    else:
+        store = MemoryStreamStore()
+    try:
+        assert await store.claim("gone", "ann")
+        recorder = await store.record("gone")
+        recorder.append(b'data: {"type":"start"}\n\n')
+        await recorder.end(resumable=True)
+        follow = await store.follow("gone")
+        assert follow is not None
+        await follow.aclose()
+        await store.forget("gone")
+        assert await store.follow("gone") is None
+        assert await store.owner("gone") == "ann"
+        assert not await store.claim("gone", "bob")
+    finally:
+        await store.close()
