@@ -447,7 +447,10 @@ const HISTORY_SCENARIOS = {
     await send(page, 'Hello from the second chat');
     await waitForText(page, 'Hello from the second chat');
     await waitIdle(page);
-    await page.waitForFunction(() => document.querySelectorAll('[data-testid=chat]').length >= 2);
+    // The sidebar lists it once the turn ended (newest first).
+    await page.waitForFunction(
+      () => document.querySelector('[data-testid=chat] .chat-open')?.textContent === 'Hello from the second chat',
+    );
     const titles = await chatTitles(page);
     check(titles[0] === 'Hello from the second chat', `newest first: ${titles}`);
     check(titles.includes('think about persistence'), `titles: ${titles}`);
