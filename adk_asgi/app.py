@@ -4,6 +4,7 @@
                GET    /{chatId}/stream      -> resume the chat's active stream (204: none)
                DELETE /{chatId}/stream      -> stop the chat's running turn
                POST   /{chatId}/tool-output -> complete a long-running call (202)
+               GET    /oauth2/callback      -> an OAuth2 sign-in's return (http/oauth.py)
                GET    /healthz, /readyz     -> liveness / readiness (observability/health.py)
                anything else                -> JSON 404 / 405 (routes.py)
     websocket  /                            -> live mode (Runner.run_live; see live/)
@@ -23,6 +24,7 @@ from typing import Any, Final
 
 from google.adk.agents import BaseAgent, RunConfig
 from google.adk.apps import App
+from google.adk.auth.credential_service.base_credential_service import BaseCredentialService
 from google.adk.runners import Runner
 from google.adk.sessions import BaseSessionService
 from starlette.routing import Router
@@ -39,6 +41,7 @@ from .core.runtime import AgentRuntime
 from .core.surface import SurfaceOptions
 from .http.completion import complete_tool_call, post_tool_output
 from .http.endpoint import ChatEndpoint
+from .http.oauth import oauth_callback
 from .live.endpoint import LiveEndpoint
 from .observability.health import Health
 from .options import LiveOptions, PauseOptions, Settings, StreamingOptions
@@ -69,7 +72,8 @@ class AdkApp:
 
     What to serve: exactly one of ``agent``, ``adk_app`` (an ADK ``App``) or ``runner``.
     ADK's services as ADK's ``Runner`` takes them (``session_service``, or a
-    ``session_db`` URL). How the chat behaves: the option records ``streaming``,
+    ``session_db`` URL; ``credential_service``, where the credentials users give tools are
+    kept: ADK's in-memory one by default). How the chat behaves: the option records ``streaming``,
     ``pauses``, ``surface``, ``live_options`` and ``limits`` (``adk_asgi.options``); each
     option is set in one of them.
     """
@@ -82,6 +86,7 @@ class AdkApp:
         runner: Runner | None = None,
         session_service: BaseSessionService | None = None,
         session_db: str | None = None,
+        credential_service: BaseCredentialService | None = None,
         app_name: str | None = None,
         run_config: RunConfig | None = None,
         authenticate: Authenticate = anonymous,
@@ -106,6 +111,7 @@ class AdkApp:
         """Every option the endpoints read (``adk_asgi.options.Settings``)."""
         self.runtime = AgentRuntime(agent=agent, app=adk_app, runner=runner,
                                     session_service=session_service, session_db=session_db,
+                                    credential_service=credential_service,
                                     app_name=app_name, run_config=run_config,
                                     client_completes=pauses.client_completes,
                                     surface=surface, body_fields=body_fields)
@@ -142,6 +148,9 @@ class AdkApp:
             else:
                 await chat.resume(scope, receive, send, chat_id)
 
+        async def sign_in(scope: Scope, receive: Receive, send: Send) -> None:
+            await oauth_callback(chat, scope, receive, send)
+
         async def probe_healthz(scope: Scope, receive: Receive, send: Send) -> None:
             await self.health("healthz", scope, send)
 
@@ -152,6 +161,7 @@ class AdkApp:
             ("/", self._root),
             ("/healthz", {"GET": probe_healthz}),
             ("/readyz", {"GET": probe_readyz}),
+            ("/oauth2/callback", {"GET": sign_in}),
             # scope["path"] is already percent-decoded: the id is everything between.
             ("/{chat_id:path}/stream", {"GET": resume, "DELETE": resume}),
             ("/{chat_id:path}/tool-output", {"POST": tool_output}),

@@ -17,6 +17,7 @@ from google.adk.events import Event
 from ..chunks import Abort, Error, Finish, FinishReason, Start, UIChunk
 from .blocks import MessageBlocks
 from .errors import GENERIC_ERROR
+from .pauses import PauseParts
 from .response_meta import ResponseMeta
 from .surface import Surface, SurfaceOptions
 from .tool_parts import ToolParts
@@ -80,6 +81,7 @@ class AssistantMessage:
         "ended",
         "failure",
         "message_id",
+        "pauses",
         "tools",
     )
 
@@ -95,6 +97,7 @@ class AssistantMessage:
         describe_error: DescribeError = describe_error_generic,
         surface: SurfaceOptions | None = None,
         steps_before: int = 0,
+        oauth_redirect: str | None = None,
     ) -> None:
         self.message_id = message_id
         self.ended = False
@@ -110,6 +113,8 @@ class AssistantMessage:
                                resumed=resumed)
         """The message's tool parts: which calls wait for the client (``awaiting``), which
         the user denied or approved, final results (``outcome``)."""
+        self.pauses = PauseParts(style=confirmation_style, redirect_uri=oauth_redirect)
+        """The message's requests for input, credentials and workflow confirmations."""
         self._browser_tools = tools.browser
         self._surface = Surface(message_id, surface, steps=steps_before) \
             if surface is not None else None

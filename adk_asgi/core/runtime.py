@@ -12,10 +12,12 @@ from typing import Any
 from google.adk.agents import BaseAgent, RunConfig
 from google.adk.agents.run_config import StreamingMode
 from google.adk.apps import App, ResumabilityConfig
+from google.adk.auth.credential_service.base_credential_service import BaseCredentialService
 from google.adk.runners import Runner
 from google.adk.sessions import BaseSessionService
 
 from .body import BodyFields
+from .credentials import CredentialHandoff
 from .failures import install_adk_log_filter
 from .plugin import register as register_plugin
 from .sessions import META_KEY, session_service_from_url
@@ -57,6 +59,7 @@ class AgentRuntime:
         runner: Runner | None = None,
         session_service: BaseSessionService | None = None,
         session_db: str | None = None,
+        credential_service: BaseCredentialService | None = None,
         app_name: str | None = None,
         run_config: RunConfig | None = None,
         client_completes: Iterable[str] = (),
@@ -67,6 +70,8 @@ class AgentRuntime:
             raise TypeError("Give exactly one of agent=, app= or runner=.")
         if runner is not None and (session_service is not None or session_db is not None):
             raise TypeError("A ready Runner brings its own session service.")
+        if runner is not None and credential_service is not None:
+            raise TypeError("A ready Runner brings its own credential service.")
         if session_service is not None and session_db is not None:
             raise TypeError("Give session_service= or session_db=, not both.")
         if runner is not None and not _resumable(runner.resumability_config):
@@ -85,6 +90,7 @@ class AgentRuntime:
         self._owns_runner = runner is None
         self._session_service = session_service
         self._session_db = session_db
+        self._credential_service = credential_service
         self._app_name = app_name
         self.run_config = run_config or RunConfig(streaming_mode=StreamingMode.SSE)
         self._tools: ToolKinds | None = None
@@ -94,6 +100,8 @@ class AgentRuntime:
         """What translators add to messages besides ADK's content (None: nothing)."""
         self.body_fields = BodyFields(body_fields or {})
         """Request body fields that go into the session state."""
+        self.credentials = CredentialHandoff()
+        """Credentials on their way from a turn's answer into its ADK run."""
         self._plugged = False
         self._started = False
         self._start_lock = asyncio.Lock()
@@ -104,7 +112,7 @@ class AgentRuntime:
         if self._runner is None:
             self._runner = self._build_runner()
         if not self._plugged:  # also on a runner the application built
-            register_plugin(self._runner)
+            register_plugin(self._runner, self.credentials)
             self._plugged = True
         return self._runner
 
@@ -146,7 +154,17 @@ class AgentRuntime:
                     root_agent=self._agent,
                     resumability_config=_RESUMABLE,
                 )
-        return Runner(app=app, session_service=service, app_name=self._app_name or app.name)
+        credentials = self._credential_service
+        if credentials is None:
+            from google.adk.auth.credential_service.in_memory_credential_service import (
+                InMemoryCredentialService,
+            )
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # marked experimental in ADK 2.x
+                credentials = InMemoryCredentialService()
+        return Runner(app=app, session_service=service, app_name=self._app_name or app.name,
+                      credential_service=credentials)
 
     async def startup(self, *, warm: bool = True) -> None:
         """Build the runner and pay ADK's one-off lazy imports before the first request."""

@@ -107,6 +107,10 @@ class ToolParts:
         self.awaiting.discard(call_id)
         self._open.pop(call_id, None)
 
+    def expects(self, call_id: str) -> bool:
+        """``call_id`` was stated (or approved, or denied) and has no outcome yet."""
+        return call_id in self._open or call_id in self._denied
+
     def expect_outcome(self, call_id: str) -> None:
         """An approved call runs now: it gets an outcome (an error if the run fails)."""
         self._open[call_id] = None

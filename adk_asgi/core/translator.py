@@ -60,6 +60,7 @@ from google.genai import types
 from ..chunks import UIChunk
 from .approvals import CONFIRMATION_TOOL
 from .message import AssistantMessage, ErrorInfo
+from .pauses import node_result, pause_of
 
 __all__ = ("EventTranslator",)
 
@@ -90,6 +91,8 @@ class EventTranslator(AssistantMessage):
                 self.failure = ErrorInfo(str(event.error_code), event.error_message)
                 self._close_blocks(out)
             return
+        if event.output is not None:
+            self._node_output(event, out)
         content = event.content
         if content is None or not content.parts or event.author == "user":
             return
@@ -151,6 +154,10 @@ class EventTranslator(AssistantMessage):
                                    confirmation.get("hint"), confirmation.get("payload"), out)
             return
         long_running = call_id in (event.long_running_tool_ids or ())
+        pause = pause_of(call) if long_running else None
+        if pause is not None:  # a request for input, a credential, a workflow confirmation
+            self.pauses.state(pause, self, out)
+            return
         # Only the page's own tools wait for it; a long-running server tool is completed
         # later by the server (or the page, when the app allows it): provider-executed.
         client_side = long_running and (name in self._browser_tools
@@ -167,9 +174,18 @@ class EventTranslator(AssistantMessage):
         requested = event.actions.requested_tool_confirmations if event.actions else None
         if requested and call_id in requested:
             return  # ADK's placeholder while the call waits for approval
+        if self.pauses.interim(response, event):
+            self.tools.long_running(call_id)  # the tool waits for a credential
         self._close_blocks(out)
         self.tools.outcome(call_id, response.response, out, agent=event.author != "user")
 
+
+    def _node_output(self, event: Event, out: list[UIChunk]) -> None:
+        """A workflow tool node's output settles the call stated for its confirmation."""
+        call_id = self.pauses.settled_call(event, self.tools.expects)
+        if call_id is not None:
+            self._close_blocks(out)
+            self.tools.outcome(call_id, node_result(event.output), out)
 
 
 def _is_synthetic(parts: list[types.Part]) -> bool:
