@@ -1,17 +1,21 @@
 /** One message: text, reasoning and tool parts, in order. */
-import { isToolUIPart, type UIMessage } from 'ai';
+import { CREDENTIAL_TOOL, INPUT_TOOL } from 'adk-asgi';
+import { getToolName, isToolUIPart, type UIMessage } from 'ai';
 
 import { Icon } from './Icon';
+import { CredentialCard, InputCard, type PauseHandlers } from './PauseCard';
 import { ToolCard, type ToolPart } from './ToolCard';
 
 export function MessageView({
   message,
   streaming,
   onAnswer,
+  pauses,
 }: {
   message: UIMessage;
   streaming: boolean;
   onAnswer: (part: ToolPart, approved: boolean) => void;
+  pauses: PauseHandlers;
 }) {
   return (
     <div className={`message message-${message.role}`} data-testid="message" data-role={message.role}>
@@ -37,6 +41,11 @@ export function MessageView({
             );
           }
           if (isToolUIPart(part)) {
+            const name = getToolName(part);
+            if (name === INPUT_TOOL) return <InputCard key={part.toolCallId} part={part as ToolPart} handlers={pauses} />;
+            if (name === CREDENTIAL_TOOL) {
+              return <CredentialCard key={part.toolCallId} part={part as ToolPart} handlers={pauses} />;
+            }
             return <ToolCard key={part.toolCallId} part={part as ToolPart} onAnswer={onAnswer} />;
           }
           return null;
