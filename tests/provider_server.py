@@ -11,12 +11,19 @@ tokens everywhere the client, the stream store and the logs could have seen them
 from __future__ import annotations
 
 import html
+import json
+import os
 import secrets
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from types import TracebackType
 from typing import Any
 from urllib.parse import urlencode
+
+import httpx
 
 from authlib.oauth2.rfc6749 import AuthorizationServer, ClientMixin, grants
 from authlib.oauth2.rfc6749.requests import BasicOAuth2Payload, JsonRequest, OAuth2Request
@@ -27,7 +34,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-__all__ = ("CLIENT_ID", "CLIENT_SECRET", "WEATHER_KEY", "NOTES_TOKEN", "Provider")
+__all__ = ("CLIENT_ID", "CLIENT_SECRET", "NOTES_TOKEN", "WEATHER_KEY", "Provider",
+           "ProviderProcess")
 
 CLIENT_ID = "adk-asgi-tests"
 CLIENT_SECRET = "client-secret-" + "9f2c1e"  # the agent's, never the user's
@@ -64,7 +72,8 @@ class _Client(ClientMixin):
         return response_type == "code"
 
     def check_grant_type(self, grant_type: str) -> bool:
-        return grant_type == "authorization_code"
+        # refresh_token: the token response carries a refresh token (tests look for it)
+        return grant_type in ("authorization_code", "refresh_token")
 
 
 @dataclass
@@ -192,6 +201,8 @@ class Provider:
             Route("/api/repos", self.repos),
             Route("/api/weather", self.weather),
             Route("/api/notes", self.notes),
+            Route("/_state", self.dump),
+            Route("/_redirect", self.register, methods=["POST"]),
         ])
 
     @property
@@ -201,6 +212,17 @@ class Provider:
     @property
     def refresh_tokens(self) -> list[str]:
         return [t["refresh_token"] for t in self.state.issued if t.get("refresh_token")]
+
+    async def dump(self, request: Request) -> Response:
+        """What the service saw (for tests driving it in another process)."""
+        with self.state.lock:
+            return JSONResponse({"issued": self.state.issued,
+                                 "seen": [list(s) for s in self.state.seen],
+                                 "consents": self.state.consents})
+
+    async def register(self, request: Request) -> Response:
+        self.client.redirect_uris.append((await request.json())["uri"])
+        return JSONResponse({"ok": True})
 
     async def authorize(self, request: Request) -> Response:
         oauth = await _oauth_request(request)
@@ -260,3 +282,55 @@ class Provider:
         if not secrets.compare_digest(token, NOTES_TOKEN):
             return JSONResponse({"error": "invalid_token"}, 401)
         return JSONResponse({"notes": ["Pack sunscreen", "Book the tram tour"]})
+
+
+class ProviderProcess:
+    """The service in a process of its own (its logs are not the logs under test)."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen[str] | None = None
+        self.url = ""
+
+    def __enter__(self) -> ProviderProcess:
+        from web_harness import free_port
+
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}"
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, str(port)], stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, text=True,
+            env={k: v for k, v in os.environ.items() if not k.startswith("GOOGLE_")})
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{self.url}/_state", timeout=2).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the provider did not start")
+            time.sleep(0.1)
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+
+    def register(self, redirect_uri: str) -> None:
+        httpx.post(f"{self.url}/_redirect", json={"uri": redirect_uri}).raise_for_status()
+
+    def state(self) -> dict[str, Any]:
+        answer: dict[str, Any] = json.loads(httpx.get(f"{self.url}/_state").text)
+        return answer
+
+    def tokens(self) -> list[str]:
+        """Every access and refresh token the service issued."""
+        return [t[k] for t in self.state()["issued"] for k in ("access_token", "refresh_token")
+                if t.get(k)]
+
+
+if __name__ == "__main__":
+    import uvicorn
+
+    uvicorn.run(Provider().app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
