@@ -20,18 +20,17 @@ import threading
 import time
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlencode
 
 import httpx
-
 from authlib.oauth2.rfc6749 import AuthorizationServer, ClientMixin, grants
 from authlib.oauth2.rfc6749.requests import BasicOAuth2Payload, JsonRequest, OAuth2Request
 from authlib.oauth2.rfc6750 import BearerTokenGenerator
 from authlib.oauth2.rfc7636 import CodeChallenge
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 __all__ = ("CLIENT_ID", "CLIENT_SECRET", "NOTES_TOKEN", "WEATHER_KEY", "Provider",
@@ -108,7 +107,8 @@ class ProviderState:
 
 
 class _CodeGrant(grants.AuthorizationCodeGrant):
-    TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"]
+    TOKEN_ENDPOINT_AUTH_METHODS: ClassVar[list[str]] = ["client_secret_basic",
+                                                        "client_secret_post"]
 
     def save_authorization_code(self, code: str, request: OAuth2Request) -> None:
         data = request.payload.data
@@ -245,8 +245,6 @@ class Provider:
             self.state.consents.append(str(decision))
         user = "alice" if decision == "allow" else None
         response = self.server.create_authorization_response(oauth, grant_user=user)
-        if isinstance(response, Response) and response.status_code == 302:
-            return RedirectResponse(response.headers["location"], 302)
         return response  # type: ignore[no-any-return]
 
     async def token(self, request: Request) -> Response:

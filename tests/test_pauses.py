@@ -21,18 +21,18 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
+from agents.accounts.agent import build_app as build_accounts
+from agents.trips.agent import BOOKINGS
+from agents.trips.agent import app as trips_app
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from provider_server import NOTES_TOKEN, WEATHER_KEY, ProviderProcess
 from redis import Redis
+from test_tracing import spans  # noqa: F401 - the fixture (one TracerProvider per process)
 
 from adk_asgi import AdkApp, PauseOptions
 from adk_asgi.stores.redis import RedisStreamStore
 
-from agents.accounts.agent import build_app as build_accounts
-from agents.trips.agent import BOOKINGS
-from agents.trips.agent import app as trips_app
 from conftest import LoopbackServer, parse_sse
-from provider_server import NOTES_TOKEN, WEATHER_KEY, ProviderProcess
-from test_tracing import spans  # noqa: F401 - the fixture (one TracerProvider per process)
 
 BUDGET = {"amount": 600, "currency": "USD", "flexible": True,
           "travellers": [{"name": "Ana", "age": 34}, {"name": "Rui"}]}
@@ -300,8 +300,7 @@ async def test_credentials_never_leave_adks_credential_flow(
             ("repos", state["issued"][0]["access_token"])])
         stored = _redis_bytes(redis_url)
     # Everything is closed: the session file is complete.
-    session_bytes = sessions.read_bytes() + b"".join(
-        p.read_bytes() for p in tmp_path.glob("chats.db-*"))
+    session_bytes = _files_bytes(tmp_path, "chats.db*")
     span_bytes = json.dumps([{"name": s.name, "attributes": dict(s.attributes or {}),
                               "events": [dict(e.attributes or {}) for e in s.events]}
                              for s in spans.get_finished_spans()], default=str).encode()
@@ -314,6 +313,11 @@ async def test_credentials_never_leave_adks_credential_flow(
                             ("the session file", session_bytes), ("the logs", log_bytes),
                             ("the spans", span_bytes)):
             assert token not in data, f"{secret[:6]}… is in {where}"
+
+
+def _files_bytes(folder: Path, pattern: str) -> bytes:
+    """The session file and its journals (-wal, -shm)."""
+    return b"".join(p.read_bytes() for p in sorted(folder.glob(pattern)))
 
 
 def _redis_bytes(url: str) -> bytes:

@@ -21,17 +21,17 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from agents.accounts.agent import build_app as build_accounts
+from agents.trips.agent import BOOKINGS
+from agents.trips.agent import app as trips_app
+from provider_server import WEATHER_KEY, Provider
 from starlette.applications import Starlette
 
 from adk_asgi import AdkApp, PauseOptions, mount
 from adk_asgi.core.auth import AuthError
 
-from agents.accounts.agent import build_app as build_accounts
-from agents.trips.agent import BOOKINGS
-from agents.trips.agent import app as trips_app
 from aisdk_client import NodeHarnessMissing, require_node_harness, run_chat
 from conftest import LoopbackServer
-from provider_server import WEATHER_KEY, Provider
 
 pytestmark = pytest.mark.node
 

@@ -41,6 +41,7 @@ __all__ = (
     "Secret",
     "accept_credential",
     "credential_request",
+    "store_credential",
 )
 
 logger = logging.getLogger("adk_asgi")
@@ -238,20 +239,28 @@ class CredentialHandoff:
     async def apply(self, user_id: str, session_id: str, state: Any) -> None:
         """Store the credentials handed over for this session's run into its state, as
         ADK stores a client's credential response (``temp:``: never persisted)."""
-        from google.adk.auth._auth_resume import store_auth_response
-        from google.adk.auth.auth_tool import AuthToolArguments
-
         for entry in self.take(user_id, session_id):
-            try:
-                requested = AuthToolArguments.model_validate(entry.args).auth_config
-                stored = await store_auth_response(
-                    requested=requested,
-                    response=auth_response(entry.args, entry.secret, entry.redirect_uri),
-                    state=state, interrupt_id=entry.call_id)
-            except Exception as exc:  # a malformed request: the tool asks again
-                logger.warning("The credential for call %r could not be stored: %s",
-                               entry.call_id, type(exc).__name__)
-                continue
-            if stored is None:
-                logger.warning("ADK did not accept the credential for call %r",
-                               entry.call_id)
+            await store_credential(entry.args, entry.secret, entry.redirect_uri, state,
+                                   entry.call_id)
+
+
+async def store_credential(args: dict[str, Any], secret: Secret, redirect_uri: str | None,
+                           state: Any, call_id: str) -> bool:
+    """Hand a credential to ADK's own ``store_auth_response`` for the request ``args``
+    (into ``state``, the run's session state); False (logged) when ADK refused it."""
+    from google.adk.auth._auth_resume import store_auth_response
+    from google.adk.auth.auth_tool import AuthToolArguments
+
+    try:
+        requested = AuthToolArguments.model_validate(args).auth_config
+        stored = await store_auth_response(
+            requested=requested, response=auth_response(args, secret, redirect_uri),
+            state=state, interrupt_id=call_id)
+    except Exception as exc:  # a malformed request: the tool asks again
+        logger.warning("The credential for call %r could not be stored: %s", call_id,
+                       type(exc).__name__)
+        return False
+    if stored is None:
+        logger.warning("ADK did not accept the credential for call %r", call_id)
+        return False
+    return True

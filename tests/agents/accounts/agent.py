@@ -7,6 +7,7 @@ has no credential, and keeps the one it gets in the ``credential_service``).
       get_weather   API key in the X-Weather-Key header   ("weather in <city>")
       list_notes    HTTP bearer token                      ("my notes")
       list_repos    OAuth2 authorization code (+ secret)   ("my repos")
+      request_input ADK's own tool: the model asks the user ("ask me")
 
 The service is ``tests/provider_server.py``, found at ``$ACCOUNTS_PROVIDER_URL``;
 ``build_app(url)`` builds the app for another one. ``app`` is the ADK ``App``
@@ -34,6 +35,7 @@ from google.adk.agents import LlmAgent
 from google.adk.apps import App
 from google.adk.auth import AuthConfig, AuthCredential, AuthCredentialTypes
 from google.adk.auth.auth_credential import OAuth2Auth
+from google.adk.tools import BaseTool, request_input
 from google.adk.tools.authenticated_function_tool import AuthenticatedFunctionTool
 from google.genai import types
 
@@ -44,7 +46,7 @@ __all__ = ("app", "build_app", "root_agent")
 _CITY = re.compile(r"weather in (\w+)", re.IGNORECASE)
 
 
-def _tools(provider: str) -> list[AuthenticatedFunctionTool]:
+def _tools(provider: str) -> list[BaseTool]:
     async def get_weather(city: str, credential: AuthCredential) -> dict[str, Any]:
         """The weather in a city (the user's weather API key)."""
         async with httpx.AsyncClient() as client:
@@ -90,6 +92,7 @@ def _tools(provider: str) -> list[AuthenticatedFunctionTool]:
         AuthenticatedFunctionTool(func=list_repos, auth_config=repos_auth,
                                   response_for_auth_required={
                                       "pending": "Waiting for you to connect your account."}),
+        request_input,
     ]
 
 
@@ -101,6 +104,8 @@ def _plan(contents: Sequence[types.Content]) -> Reply | None:
         results = [r.response or {} for r in said.responses]
         if any("pending" in r for r in results):
             return None  # the tool waits for the user's credential
+        if said.responses[0].name == "adk_request_input":
+            return Reply(text=f"Booked {results[0].get('result')} nights.")
         return Reply(text="Here you go: " + json.dumps(results[0], sort_keys=True))
     text = said.text or ""
     if (city := _CITY.search(text)) is not None:
@@ -108,6 +113,10 @@ def _plan(contents: Sequence[types.Content]) -> Reply | None:
                      calls=(("get_weather", {"city": city.group(1)}),))
     if "notes" in text.lower():
         return Reply(calls=(("list_notes", {}),))
+    if "ask me" in text.lower():
+        return Reply(calls=(("adk_request_input", {
+            "message": "How many nights?",
+            "response_schema": {"type": "integer", "minimum": 1, "maximum": 14}}),))
     if "repos" in text.lower():
         return Reply(text="Let me look at your repositories.", calls=(("list_repos", {}),))
     return Reply(text="Ask me about the weather, your notes or your repos.")

@@ -47,7 +47,7 @@ export function InputCard({ part, handlers }: { part: ToolPart; handlers: PauseH
         <span className={`badge badge-${waiting ? 'ask' : 'done'}`}>{waiting ? 'Needs your answer' : 'Answered'}</span>
       </div>
       {waiting ? (
-        <form className="pause-form" onSubmit={submit} aria-label="Answer">
+        <form className="pause-form" onSubmit={submit} aria-label="Answer" noValidate>
           <Field form={form} value={value} onChange={setValue} path="$" problems={problems} />
           {refused && (
             <div className="tool-error" data-testid="refused">
