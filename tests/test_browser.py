@@ -10,6 +10,7 @@ and turns each scenario of the JSON report into a test. Run just these with
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any, Final
@@ -26,8 +27,9 @@ ARTIFACTS: Final = ROOT / "test-artifacts" / "browser"
 SCENARIOS: Final = ("text", "reasoning", "weather", "approve", "deny", "two-payments", "location",
                     "location-denied", "bgm")
 PLAN: Final = ([(t, s) for t in ("sse", "websocket") for s in SCENARIOS]
-               + [("voice", "voice-talk"), ("voice", "voice-approve"),
-                  ("voice", "voice-location"), ("sse", "payments-ran-once")])
+               + [("voice", "voice-talk"), ("voice", "voice-approve"), ("voice", "voice-camera"),
+                  ("voice", "voice-screen"), ("voice", "voice-location"),
+                  ("sse", "payments-ran-once")])
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +66,19 @@ def test_scenario(report: dict[str, Any], transport: str, name: str) -> None:
 def test_streaming_is_visible(report: dict[str, Any], transport: str) -> None:
     facts = _result(report, transport, "text")["facts"]
     assert facts["partialRenders"] >= 5  # the reply grew on screen token by token
+
+
+def test_the_model_saw_the_camera(report: dict[str, Any]) -> None:
+    """The fake camera's frames reached the demo's live model, which says what it got."""
+    facts = _result(report, "voice", "voice-camera")["facts"]
+    seen = re.fullmatch(r"I can see (\d+) image\(s\) so far; the newest is image/jpeg, "
+                        r"(\d+) bytes\.", facts["answer"])
+    assert seen, facts
+    assert 1 <= int(seen.group(1)) <= facts["frames"] and int(seen.group(2)) > 1000
+    # Chromium's fake camera is 640x480: under 768, sent at its own size
+    assert facts["preview"] == {"width": 640, "height": 480}
+    screen = _result(report, "voice", "voice-screen")["facts"]
+    assert screen["screen"]["width"] > 0 and screen["frames"] >= 4
 
 
 def test_payments_ran_exactly_once(report: dict[str, Any]) -> None:

@@ -3,7 +3,8 @@ the seeds' envelope, and protocol B, ai@7 ``WebSocketChatTransport``) and whole
 connections, in process and over a real uvicorn on loopback.
 
 Arbitrary text and binary frames and hostile-but-valid frames never crash a
-connection: errors come back as error chunks (A) or error frames (B), the
+connection: errors come back as error chunks or, for refused audio and image frames,
+``error`` control frames (A) or error frames (B), the
 connection keeps answering, nothing is logged as an error, and once the client
 leaves the connection ends and leaves no task behind.
 """
@@ -50,7 +51,7 @@ from websockets.exceptions import ConnectionClosed
 from adk_asgi import AdkApp, RequestError
 from adk_asgi.core.request import valid_chat_id
 from adk_asgi.demo import PAYMENT_LOG, build_demo_agent
-from adk_asgi.live.commands import Audio, Messages, detect, parse_json
+from adk_asgi.live.commands import Audio, Image, Messages, detect, parse_json
 from adk_asgi.live.protocol_a import ProtocolA
 from adk_asgi.live.protocol_b import ProtocolB
 
@@ -72,6 +73,10 @@ said = st.builds(lambda t: [{"role": "user", "content": t}],
 message_lists = st.one_of(said, said, valid_or(st.lists(seed_messages, max_size=3)))
 b64 = st.binary(max_size=64).map(lambda b: base64.b64encode(b).decode())
 sample_rates = st.one_of(st.sampled_from([16_000, 8_000, 0, -1, 2**40, 10**30]), anything)
+images = st.one_of(b64, st.sampled_from([b"\xff\xd8\xff\xe0", b"\x89PNG\r\n\x1a\n\x00"]).map(
+    lambda b: base64.b64encode(b).decode()))
+image_types = st.one_of(st.sampled_from(["image/jpeg", "image/png", "IMAGE/PNG", "image/gif"]),
+                        anything)
 
 
 def _a(kind: st.SearchStrategy[Any], **fields: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
@@ -88,6 +93,7 @@ a_frames = st.one_of(
     _a(st.just("message"), messages=message_lists, id=ids, chatId=ids),
     _a(st.just("tool_result"), toolCallId=ids, result=anything, toolName=text),
     _a(st.just("audio_chunk"), chunk=b64, audio=b64, sampleRate=sample_rates),
+    _a(st.just("image_frame"), chunk=images, mimeType=image_types),
     _a(st.just("audio_control"), action=st.sampled_from(["start", "stop"])),
     _a(st.just("interrupt")),
     _a(st.just("ping"), timestamp=anything),
@@ -167,6 +173,8 @@ def test_decode_both_protocols(frame: Any) -> None:
             assert command.messages
         if isinstance(command, Audio):
             assert command.mime_type.startswith("audio/pcm;rate=")
+        if isinstance(command, Image):
+            assert command.mime_type == command.mime_type.lower()
 
 
 # -- whole connections, in process --------------------------------------------------

@@ -20,7 +20,10 @@ class Limits:
     WebSocket: ``max_frame_bytes`` -> close 1009; more than ``frames_per_second`` (with
     bursts up to ``frame_burst``) -> close 1008; more than ``max_pending_approvals``
     calls waiting for the client on one connection -> the extra call is refused (the
-    model is told) and the client gets an error.
+    model is told) and the client gets an error; a camera or screen frame (protocol A
+    ``image_frame``) over ``max_image_bytes``, or more than ``images_per_second`` (with
+    bursts up to ``image_burst``) -> that frame is refused with an ``error`` frame and
+    the connection goes on.
     Both: more than ``max_queued_bytes`` waiting for a client that does not read -> dropped
     (its run aborted), like a client that takes nothing for ``send_timeout``.
     """
@@ -34,6 +37,14 @@ class Limits:
     frames_per_second: float = 100.0
     frame_burst: int = 200
     max_pending_approvals: int = 32
+    max_image_bytes: int = 7_000_000
+    """Decoded size of one live image frame: the Live API's limit for an inline image
+    (7 MB; its recommended frame is 768x768, some 50-150 kB as JPEG)."""
+    images_per_second: float = 1.0
+    """Live image frames per second and connection: the Live API takes video as image
+    frames at 1 frame per second."""
+    image_burst: int = 2
+    """Image frames a connection may send at once (a page's 1-second timer drifts)."""
     max_queued_bytes: int = DEFAULT_MAX_QUEUED_BYTES
     """What the server queues for one slow client (an SSE stream or a WebSocket) behind a
     full socket; more and the client is dropped (``core/outbox.py``)."""
@@ -41,8 +52,10 @@ class Limits:
     def __post_init__(self) -> None:
         for name in ("max_body_bytes", "max_messages", "max_parts_per_message",
                      "max_file_bytes", "max_frame_bytes", "frame_burst",
-                     "max_pending_approvals", "max_queued_bytes"):
+                     "max_pending_approvals", "max_queued_bytes", "max_image_bytes",
+                     "image_burst"):
             if getattr(self, name) < 1:
                 raise ValueError(f"Limits.{name} must be >= 1")
-        if self.frames_per_second <= 0:
-            raise ValueError("Limits.frames_per_second must be > 0")
+        for name in ("frames_per_second", "images_per_second"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"Limits.{name} must be > 0")

@@ -72,6 +72,7 @@ class DemoLiveConnection(BaseLlmConnection):
                                 transcribe_output=self._transcribe_output,
                                 token_delay=token_delay)
         self._audio_bytes = 0
+        self._last_frame: types.Content | None = None
         self._closed = False
 
     # ---- ADK -> model ------------------------------------------------------
@@ -102,6 +103,8 @@ class DemoLiveConnection(BaseLlmConnection):
         elif isinstance(blob, types.Blob):
             if (blob.mime_type or "").startswith("audio/"):
                 self._audio_bytes += len(blob.data or b"")
+            elif (blob.mime_type or "").startswith("image/"):
+                self._see(blob)
         elif isinstance(blob, types.LiveClientRealtimeInput):
             if blob.audio is not None:
                 self._audio_bytes += len(blob.audio.data or b"")
@@ -164,6 +167,21 @@ class DemoLiveConnection(BaseLlmConnection):
         text = self._voice_transcript
         content = types.Content(role="user", parts=[types.Part(text=text)])
         self._schedule(_Turn(content=content, heard=text), interrupt=True)
+
+    def _see(self, frame: types.Blob) -> None:
+        """A camera or screen frame joins the context without starting a turn (as on the
+        Live API). Only the newest frame keeps its bytes: at 1 frame a second, a long
+        session would otherwise hold every one."""
+        previous = self._last_frame
+        for index in range(len(self.history) - 1, -1, -1):
+            if previous is not None and self.history[index] is previous:
+                old = (previous.parts or [types.Part()])[0].inline_data
+                kept = types.Blob(mime_type=old.mime_type if old else None, data=b"")
+                self.history[index] = types.Content(role="user",
+                                                    parts=[types.Part(inline_data=kept)])
+                break
+        self._last_frame = types.Content(role="user", parts=[types.Part(inline_data=frame)])
+        self.history.append(self._last_frame)
 
     def _put(self, item: _Output) -> None:
         self._out.put_nowait(item)

@@ -43,13 +43,16 @@ __all__ = (
 
 def plan_reply(contents: Sequence[types.Content]) -> Reply:
     """Decide the next model turn from the conversation so far."""
-    if not contents:
+    # Camera and screen frames (live mode) are context, not a turn: the newest content
+    # that is more than frames is what the model answers.
+    turn = [c for c in contents if not _only_images(c)]
+    if not turn:
         return Reply.of("Hello! I am the offline adk-asgi demo model. Ask me anything.")
-    last = contents[-1]
+    last = turn[-1]
     responses = [p.function_response for p in last.parts or () if p.function_response]
     if responses:
-        return answer_tool_results(contents, responses)
-    return _answer_text(content_text(last), last)
+        return answer_tool_results(turn, responses)
+    return _answer_text(content_text(last), last, contents)
 
 
 # ---------------------------------------------------------------------------
@@ -82,9 +85,12 @@ _BGM_EN = re.compile(r"\b(?:play|change|switch)\b.*\b(?:track|music)\b")
 _BGM_JA = re.compile(r"トラック|曲[をにの]|音楽")
 
 
-def _answer_text(text: str, content: types.Content) -> Reply:
+def _answer_text(text: str, content: types.Content,
+                 contents: Sequence[types.Content]) -> Reply:
     low = text.lower()
     ja = is_japanese(text)
+    if _LOOK.search(text):
+        return _what_i_see(_images(contents), ja)
     if "please fail" in low:
         return Reply(error='The demo model failed on purpose ("please fail").')
     if "please raise" in low:
@@ -120,6 +126,33 @@ def _answer_text(text: str, content: types.Content) -> Reply:
     if re.search(r"\b(?:story|long)\b", low) or "物語" in text:
         return Reply.of(STORY)
     return Reply.of(_echo(text, content, ja))
+
+
+_LOOK = re.compile(r"\bwhat (?:do|can) you see\b|何が見え", re.IGNORECASE)
+
+
+def _images(contents: Sequence[types.Content]) -> list[types.Blob]:
+    return [p.inline_data for c in contents for p in c.parts or ()
+            if p.inline_data is not None and (p.inline_data.mime_type or "").startswith("image/")]
+
+
+def _only_images(content: types.Content) -> bool:
+    parts = content.parts or ()
+    return content.role == "user" and bool(parts) and len(_images([content])) == len(parts)
+
+
+def _what_i_see(images: list[types.Blob], ja: bool) -> Reply:
+    """What the model "sees": the images of the conversation (live camera or screen
+    frames, attached pictures), by count and the newest one's type and size."""
+    if not images:
+        return Reply.of("カメラや画面共有の映像はまだ届いていません。" if ja else
+                        "I see nothing yet: turn on the camera or share your screen.")
+    newest = images[-1]
+    kind, size = newest.mime_type or "image", len(newest.data or b"")
+    if ja:
+        return Reply.of(f"画像を{len(images)}枚受け取りました。最新は{kind}（{size}バイト）です。")
+    return Reply.of(f"I can see {len(images)} image(s) so far; the newest is {kind}, "
+                    f"{size} bytes.")
 
 
 def _call(name: str, **args: Any) -> types.FunctionCall:

@@ -23,6 +23,7 @@ __all__ = (
     "AudioControl",
     "Codec",
     "Command",
+    "Image",
     "Interrupt",
     "Listener",
     "Messages",
@@ -65,6 +66,14 @@ class Audio:
 
 
 @dataclass(frozen=True, slots=True)
+class Image:
+    """A camera or screen frame for the model (protocol A ``image_frame``)."""
+
+    data: bytes
+    mime_type: str
+
+
+@dataclass(frozen=True, slots=True)
 class AudioControl:
     action: Literal["start", "stop"]
 
@@ -90,7 +99,8 @@ class Abort:
     request_id: str
 
 
-Command = Messages | ToolResult | Audio | AudioControl | Interrupt | Ping | Resume | Abort
+Command = (Messages | ToolResult | Audio | Image | AudioControl | Interrupt | Ping | Resume
+           | Abort)
 
 
 @dataclass(slots=True)

@@ -24,6 +24,7 @@ from .commands import (
     Audio,
     AudioControl,
     Command,
+    Image,
     Interrupt,
     Listener,
     Messages,
@@ -32,6 +33,7 @@ from .commands import (
     bad_frame,
     ui_messages,
 )
+from .media import IMAGE_TYPES, InputRefused, refused
 
 __all__ = ("VERSION", "ProtocolA")
 
@@ -42,6 +44,14 @@ _DONE: Final = DONE_FRAME.decode()
 class Pong(msgspec.Struct, tag_field="type", tag="pong", omit_defaults=True):
     version: str
     timestamp: Any = None
+
+
+class InputError(msgspec.Struct, tag_field="type", tag="error"):
+    """A refused audio or image frame: a control frame, not a chunk (no turn ends)."""
+
+    version: str
+    code: str
+    message: str
 
 
 _encode: Final = msgspec.json.Encoder().encode
@@ -69,6 +79,8 @@ class ProtocolA:
             return ToolResult(call_id, data.get("result"))
         if kind == "audio_chunk":
             return _audio(data)
+        if kind == "image_frame":
+            return _image(data)
         if kind == "audio_control":
             action = data.get("action")
             if action not in ("start", "stop"):
@@ -103,6 +115,10 @@ class ProtocolA:
     def pong(timestamp: Any) -> str:
         return _encode(Pong(VERSION, timestamp)).decode()
 
+    @staticmethod
+    def input_error(error: InputRefused) -> str:
+        return _encode(InputError(VERSION, error.code, error.message)).decode()
+
 
 def _check_version(version: Any) -> None:
     if version is None:
@@ -126,10 +142,26 @@ def _payload(frame: dict[str, Any]) -> dict[str, Any]:
 def _audio(data: dict[str, Any]) -> Audio:
     encoded = data.get("chunk", data.get("audio", data.get("content")))
     if not isinstance(encoded, str):
-        raise bad_frame("`audio_chunk` needs base64 PCM in `chunk`.")
-    try:
-        pcm = base64.b64decode(encoded, validate=True)
-    except (binascii.Error, ValueError):
-        raise bad_frame("`audio_chunk` is not valid base64.") from None
+        raise refused("invalid_frame", "`audio_chunk` needs base64 PCM in `chunk`.")
+    pcm = _base64(encoded, "audio_chunk")
     rate = data.get("sampleRate", 16_000)
-    return Audio(pcm, f"audio/pcm;rate={int(rate) if isinstance(rate, int) else 16000}")
+    if isinstance(rate, bool) or not isinstance(rate, int) or not 8_000 <= rate <= 192_000:
+        # The Live API resamples PCM of any rate; it must still be a sample rate.
+        raise refused("invalid_frame", "`sampleRate` is the PCM's rate in Hz (16000).")
+    return Audio(pcm, f"audio/pcm;rate={rate}")
+
+
+def _image(data: dict[str, Any]) -> Image:
+    mime_type, encoded = data.get("mimeType"), data.get("chunk")
+    if not isinstance(mime_type, str) or not isinstance(encoded, str):
+        raise refused("invalid_frame",
+                      f"`image_frame` needs `mimeType` ({' or '.join(IMAGE_TYPES)}) and "
+                      "the base64 image in `chunk`.")
+    return Image(_base64(encoded, "image_frame"), mime_type.lower())
+
+
+def _base64(encoded: str, kind: str) -> bytes:
+    try:
+        return base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        raise refused("invalid_frame", f"`{kind}` is not valid base64.") from None

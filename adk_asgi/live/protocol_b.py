@@ -46,6 +46,7 @@ class NoActiveFrame(_Frame, tag="no-active"):
 
 
 _encode: Final = msgspec.json.Encoder().encode
+_PROTOCOL_A_INPUT: Final = frozenset({"audio_chunk", "audio_control", "image_frame"})
 
 
 def _text(frame: _Frame) -> str:
@@ -61,6 +62,10 @@ class ProtocolB:
     @staticmethod
     def decode(frame: dict[str, Any]) -> Command:
         kind = frame["type"]
+        if kind in _PROTOCOL_A_INPUT:
+            raise bad_frame(f"`{kind}` is a protocol A frame: ai@7's WebSocketChatTransport "
+                            "(protocol B) carries no realtime input; use protocol A "
+                            "(AdkLiveTransport) for audio and camera frames.")
         request_id = frame.get("requestId")
         if not isinstance(request_id, str) or not request_id:
             raise bad_frame("Every frame needs a `requestId`.")
@@ -77,7 +82,7 @@ class ProtocolB:
         raise bad_frame(f"Unknown frame type {kind!r}.")
 
     @staticmethod
-    def request_id_of(text: str) -> str | None:
+    def request_id_of(text: str | bytes) -> str | None:
         """The ``requestId`` of a frame that failed to decode, to address the error."""
         try:
             value = msgspec.json.decode(text)

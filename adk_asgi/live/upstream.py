@@ -1,10 +1,12 @@
 """Upstream: one live connection's incoming side — socket frames -> commands -> the
-connection's inbox (turns, answers, resumes) or the ``LiveRequestQueue`` (audio, activity).
+connection's inbox (turns, answers, resumes) or the ``LiveRequestQueue`` (audio, images,
+activity).
 
 The first frame that parses picks the protocol (``commands.detect``); a frame that does
 not parse, or a command the limits refuse, gets an error frame and the connection goes
-on. Audio goes straight to the model's queue (it is not ordered with turns); everything
-that changes a turn goes through the inbox, which ``Connection``'s downstream task reads.
+on. Audio and images go straight to the model's queue (they are not ordered with turns)
+once ``media.py``'s rules pass; everything that changes a turn goes through the inbox,
+which ``Connection``'s downstream task reads.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from .commands import (
     Audio,
     AudioControl,
     Command,
+    Image,
     Interrupt,
     Messages,
     Ping,
@@ -35,6 +38,7 @@ from .commands import (
     parse_json,
 )
 from .gate import GateNotice
+from .media import ImageAdmission, InputRefused, check_pcm
 from .protocol_a import ProtocolA
 from .protocol_b import ProtocolB
 from .run import LiveRun, RunItem
@@ -86,6 +90,7 @@ class Upstream:
         self.limits = limits
         self.body_fields = body_fields
         self.chat_id = chat_id  # named at the handshake, if it was
+        self.images = ImageAdmission(limits)
 
     async def serve(self) -> None:
         chosen = False  # the first frame that parses picks the protocol
@@ -94,7 +99,10 @@ class Upstream:
             if isinstance(frame, bytes):
                 chosen = True
                 if frame and self.conversation.output.codec.name == "A":
-                    await self._audio(Audio(frame))
+                    try:
+                        await self._audio(Audio(frame))
+                    except InputRefused as error:
+                        await self._refused(frame, error)
                 continue
             try:
                 parsed = parse_json(frame)
@@ -113,9 +121,13 @@ class Upstream:
         except RequestError as error:
             await self._refused(text, error)
 
-    async def _refused(self, text: str, error: RequestError) -> None:
+    async def _refused(self, frame: str | bytes, error: RequestError) -> None:
+        if isinstance(error, InputRefused):
+            # Realtime input belongs to no turn: a control frame, so no turn ends.
+            await self.socket.send([ProtocolA.input_error(error)])
+            return
         codec = self.conversation.output.codec
-        request_id = ProtocolB.request_id_of(text) if codec.name == "B" else None
+        request_id = ProtocolB.request_id_of(frame) if codec.name == "B" else None
         await self.conversation.output.error(error.message, request_id)
 
     async def _command(self, command: Command) -> None:
@@ -124,6 +136,11 @@ class Upstream:
                 await self.socket.send([ProtocolA.pong(timestamp)])
             case Audio() as audio:
                 await self._audio(audio)
+            case Image() as image:
+                self.images.admit(image)
+                await self._begin()
+                self.run.queue.send_realtime(types.Blob(mime_type=image.mime_type,
+                                                        data=image.data))
             case AudioControl(action):
                 await self._begin()
                 if self.run.manual_activity:
@@ -157,6 +174,7 @@ class Upstream:
         return self.chat_id or self.run.chat_id or f"live-{uuid.uuid4().hex[:16]}"
 
     async def _audio(self, chunk: Audio) -> None:
+        check_pcm(chunk.pcm)
         await self._begin()
         self.run.queue.send_realtime(types.Blob(mime_type=chunk.mime_type, data=chunk.pcm))
 

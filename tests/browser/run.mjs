@@ -13,7 +13,8 @@
 // `--readme docs/approval.png` only takes the README's screenshot.
 //
 // Every scenario runs over each transport (SSE = DefaultChatTransport, WebSocket =
-// ai@7 WebSocketChatTransport); the voice scenarios use protocol A (AdkLiveTransport).
+// ai@7 WebSocketChatTransport); the voice scenarios use protocol A (AdkLiveTransport),
+// with Chromium's fake microphone, camera and screen picker.
 // Output: one JSON report on stdout ({ok, results: [{name, transport, ok, error,
 // ms, facts}]}); screenshots in --out (default test-artifacts/browser). Exit code 0
 // when the report was produced (check `ok`), 2 when the runner itself failed.
@@ -319,6 +320,68 @@ const VOICE_SCENARIOS = {
     return { txn };
   },
 
+  // Chromium's fake camera (--use-fake-device-for-media-stream) through FrameCapture:
+  // JPEG frames at 1 per second over protocol A, then the model is asked what it sees.
+  async 'voice-camera'({ page, shot }) {
+    const framesSent = () =>
+      page.evaluate(() => Number(document.querySelector('[data-testid=frames]')?.dataset.count ?? 0));
+    await page.getByTestId('camera').click();
+    await page.waitForFunction(() => document.querySelector('[data-testid=camera]')?.getAttribute('aria-pressed') === 'true');
+    await page.waitForFunction(
+      () => Number(document.querySelector('[data-testid=frames]')?.dataset.count ?? 0) >= 2,
+      null,
+      { timeout: 15_000 },
+    );
+    const preview = await page.getByTestId('preview').evaluate(v => ({ width: v.videoWidth, height: v.videoHeight }));
+    check(preview.width > 0 && preview.height > 0, `the preview shows no video: ${JSON.stringify(preview)}`);
+    await send(page, 'What do you see?');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=message][data-role=assistant]').length === 1);
+    await waitIdle(page, 30_000);
+    const answer = (await assistantTexts(page)).join(' ');
+    await shot('camera');
+    await page.getByTestId('camera').click(); // off: the capture and its tracks stop
+    await page.waitForFunction(
+      () =>
+        document.querySelector('[data-testid=camera]')?.getAttribute('aria-pressed') === 'false' &&
+        document.querySelector('[data-testid=preview]') == null,
+    );
+    const sent = await framesSent();
+    await page.waitForTimeout(1500); // no frame may follow (1 a second while it ran)
+    check((await framesSent()) === sent, `frames went on after the camera was turned off`);
+    const refused = await page.getByTestId('input-error').count();
+    check(refused === 0, `the server refused a frame: ${await page.getByTestId('input-error').allTextContents()}`);
+    return { frames: sent, answer, preview };
+  },
+
+  // A shared screen (getDisplayMedia; the fake UI picks one), then the camera instead:
+  // one source at a time, frames from each.
+  async 'voice-screen'({ page }) {
+    const count = () =>
+      page.evaluate(() => Number(document.querySelector('[data-testid=frames]')?.dataset.count ?? 0));
+    const pressed = name => page.getByTestId(name).getAttribute('aria-pressed');
+    await page.getByTestId('screen').click();
+    await page.waitForFunction(
+      () => Number(document.querySelector('[data-testid=frames]')?.dataset.count ?? 0) >= 2,
+      null,
+      { timeout: 15_000 },
+    );
+    const screen = await page.getByTestId('preview').evaluate(v => ({ width: v.videoWidth, height: v.videoHeight }));
+    check(screen.width > 0, 'the shared screen shows no video');
+    check((await pressed('screen')) === 'true' && (await pressed('camera')) === 'false', 'screen button state');
+    const fromScreen = await count();
+    await page.getByTestId('camera').click(); // the camera replaces the screen
+    await page.waitForFunction(
+      n => Number(document.querySelector('[data-testid=frames]')?.dataset.count ?? 0) >= n + 2,
+      fromScreen,
+      { timeout: 15_000 },
+    );
+    check((await pressed('screen')) === 'false' && (await pressed('camera')) === 'true', 'camera button state');
+    await page.getByTestId('camera').click();
+    await page.waitForFunction(() => document.querySelector('[data-testid=preview]') == null);
+    check((await page.getByTestId('input-error').count()) === 0, 'the server refused a frame');
+    return { screen, frames: await count() };
+  },
+
   async 'voice-location'({ page }) {
     await send(page, 'Where am I?');
     const card = tool(page, 'get_location');
@@ -382,7 +445,7 @@ async function main() {
     const context = await browser.newContext({
       viewport: { width: 980, height: 760 },
       deviceScaleFactor: 1,
-      permissions: ['geolocation', 'microphone'],
+      permissions: ['geolocation', 'microphone', 'camera'],
       geolocation: TOKYO_STATION,
     });
     const page = await context.newPage();

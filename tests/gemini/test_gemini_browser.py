@@ -4,7 +4,9 @@ transport of tests/browser/run.mjs (the same scenarios as on the scripted model)
 an approved payment over SSE (ai@7 `DefaultChatTransport`) and over the WebSocket
 (ai@7 `WebSocketChatTransport`, live mode on the demo's default Live API model, answered
 as speech with its transcript), and a spoken question over protocol A (Chromium's fake
-microphone in, the model's audio out, both transcriptions)."""
+microphone in, the model's audio out, both transcriptions) and the camera over protocol A
+(Chromium's fake camera through the npm package's ``FrameCapture``: JPEG frames at 1 a
+second reach the Live API as ``image/jpeg`` blobs, and the model says what it got)."""
 
 from __future__ import annotations
 
@@ -23,7 +25,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 RUNNER: Final = ROOT / "tests" / "browser" / "run.mjs"
 ARTIFACTS: Final = ROOT / "test-artifacts" / "browser-gemini"
-PLAN: Final = [("sse", "approve"), ("websocket", "approve"), ("voice", "voice-talk")]
+PLAN: Final = [("sse", "approve"), ("websocket", "approve"), ("voice", "voice-talk"),
+                ("voice", "voice-camera")]
 
 
 @pytest.fixture(scope="module")
@@ -66,3 +69,16 @@ def test_the_page_ran_on_the_emulator(report: dict[str, Any]) -> None:
     assert sum(DEFAULT_GEMINI_LIVE_MODEL in s for s in setups) >= 2  # WebSocket and voice
     voice = [r for r in journal if r.kind == "realtimeInput" and "audio" in json.dumps(r.data)]
     assert voice  # the fake microphone's PCM reached the Live API
+
+
+def test_the_camera_reached_the_live_api(report: dict[str, Any]) -> None:
+    (camera,) = [r for r in report["results"] if r["name"] == "voice-camera"]
+    journal = report["journal"]
+    blobs = [blob for r in journal if r.kind == "realtimeInput"
+             for blob in [*(r.data.get("mediaChunks") or []), r.data.get("video")] if blob]
+    images = [b for b in blobs if b.get("mimeType", b.get("mime_type")) == "image/jpeg"]
+    assert len(images) >= 2, blobs  # the page's frames, as image/jpeg blobs
+    # the Live API took them all (no 1007 close), and its demo script saw them
+    assert not [r for r in journal if r.kind == "close" and "image" in json.dumps(r.data)]
+    assert camera["facts"]["answer"].startswith("I can see ")
+    assert "the newest is image/jpeg" in camera["facts"]["answer"]

@@ -15,6 +15,7 @@ from google.genai import types
 from . import wire
 from .api import function_names, instruction_text
 from .errors import ApiError
+from .images import image_problem
 from .live_socket import Closed, invalid
 from .live_speaker import Speaker
 from .live_state import LiveState
@@ -115,9 +116,13 @@ class LiveInput:
         setup = self._state.setup
         mime = str(wire.get(blob, "mime_type") or "")
         data = wire.bytes_field(wire.get(blob, "data", ""), f"{where}.data")
+        if mime.lower().startswith("image/") and (problem := image_problem(mime, data)):
+            raise invalid(problem)
         if mime.lower().startswith("image/") or mime.lower().startswith("video/"):
             # Video frames fill the context (258 tokens each); they never start a turn.
-            frame = types.Content(role="user", parts=[types.Part(text="[frame]")])
+            # Scripts see them as the image parts they are.
+            blob = types.Blob(mime_type=mime, data=data)
+            frame = types.Content(role="user", parts=[types.Part(inline_data=blob)])
             self._state.session.entries.append(Entry(frame, FRAME_TOKENS))
             return
         rate = pcm_rate(mime)

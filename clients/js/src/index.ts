@@ -5,6 +5,7 @@
 export {
   AdkLiveTransport,
   type AdkLiveTransportOptions,
+  type LiveInputError,
   type WebSocketConstructor,
   type WebSocketLike,
 } from './live-transport';
@@ -43,6 +44,13 @@ export {
   type SignInResult,
 } from './pauses';
 export { decodePcm16, Microphone, PcmPlayer } from './audio';
+export {
+  FrameCapture,
+  type FrameCaptureOptions,
+  type FrameSourceOptions,
+  type ImageFrame,
+  type ImageMimeType,
+} from './frames';
 export {
   adkToolCallMetadata,
   type AdkDataTypes,

@@ -5,8 +5,8 @@
  * It imports nothing but `ai`. With ai@7 you may use the library's own
  * `WebSocketChatTransport` (protocol B) instead; this transport adds what
  * protocol B has no frames for: microphone audio (`sendAudio`, `startAudio`,
- * `stopAudio`), `interrupt`, and turns the server starts by itself (a spoken
- * question).
+ * `stopAudio`), camera and screen frames (`sendImage`), `interrupt`, and turns
+ * the server starts by itself (a spoken question).
  *
  * ```ts
  * const transport = new AdkLiveTransport({
@@ -22,9 +22,11 @@
  * - client → server: `{"type":"message","version":"1.0","data":{"id",messages}}`
  *   (the last message only: a user message starts a turn, an assistant message
  *   carries approvals and browser-tool results), binary frames of PCM16 mono
- *   16 kHz microphone audio, `audio_control {action:"start"|"stop"}`, `interrupt`.
+ *   16 kHz microphone audio, `image_frame {mimeType, chunk}` (a camera or
+ *   screen frame), `audio_control {action:"start"|"stop"}`, `interrupt`.
  * - server → client: every UI message chunk as a text frame `data: {json}\n\n`,
- *   `data: [DONE]\n\n` after each turn.
+ *   `data: [DONE]\n\n` after each turn; JSON control frames: `error {code,
+ *   message}` for a refused audio or image frame (`onInputError`), `pong`.
  *
  * How a turn maps to `sendMessages` streams: the server keeps one turn open
  * while it waits for an approval or a browser tool's result (nothing is
@@ -52,6 +54,7 @@ import {
   type UIMessageChunk,
 } from 'ai';
 
+import { toBase64, type ImageMimeType } from './frames';
 import { liveUrl } from './live-url';
 
 /** The parts of the DOM `WebSocket` the transport uses (the `ws` package fits too). */
@@ -67,6 +70,16 @@ export interface WebSocketLike {
 }
 
 export type WebSocketConstructor = new (url: string) => WebSocketLike;
+
+/**
+ * A refused audio or image frame: the server's `error` control frame. It ends no turn.
+ * Codes: `not_pcm_audio` (audio that is not raw 16-bit PCM), `unsupported_image_type`,
+ * `image_too_large`, `image_rate_exceeded`, `invalid_frame`.
+ */
+export interface LiveInputError {
+  code: string;
+  message: string;
+}
 
 export interface AdkLiveTransportOptions {
   /**
@@ -86,6 +99,12 @@ export interface AdkLiveTransportOptions {
   onServerTurn?: (info: { chatId: string }) => void;
   /** Connection state changes, for a status indicator. */
   onConnectionChange?: (state: 'connecting' | 'open' | 'closed') => void;
+  /**
+   * The server refused an audio or image frame (`sendAudio`, `sendImage`): too large,
+   * too many per second, or not what it claims to be. The connection and the turn go on.
+   * Default: `console.warn`.
+   */
+  onInputError?: (error: LiveInputError) => void;
   /**
    * For servers that do not announce when a turn waits for the page (adk-asgi
    * sends a `data-awaiting-client` chunk; older servers did not): how long (ms)
@@ -246,6 +265,18 @@ export class AdkLiveTransport<UI_MESSAGE extends UIMessage = UIMessage>
     this.send(pcm instanceof Uint8Array ? pcm : new Uint8Array(pcm));
   }
 
+  /**
+   * A camera or screen frame for the model (e.g. from `FrameCapture`): a JPEG or PNG,
+   * base64 or bytes. The server takes 1 per second and up to 7 MB each by default
+   * (`Limits.images_per_second`, `max_image_bytes`); what it refuses comes back through
+   * `onInputError`.
+   */
+  sendImage(frame: { mimeType: ImageMimeType; data: string | Uint8Array | ArrayBuffer }): void {
+    const data = frame.data;
+    const chunk = typeof data === 'string' ? data : toBase64(data instanceof Uint8Array ? data : new Uint8Array(data));
+    this.send({ type: 'image_frame', version: PROTOCOL_VERSION, data: { mimeType: frame.mimeType, chunk } });
+  }
+
   /** The user starts speaking (barges in on the model's answer). */
   startAudio(): void {
     this.send({ type: 'audio_control', version: PROTOCOL_VERSION, action: 'start' });
@@ -361,7 +392,10 @@ export class AdkLiveTransport<UI_MESSAGE extends UIMessage = UIMessage>
   // -- frames -> chunks ---------------------------------------------------------------------
 
   private async frame(text: string): Promise<void> {
-    if (!text.startsWith('data:')) return; // a JSON control frame (pong, …)
+    if (!text.startsWith('data:')) {
+      this.control(text); // a JSON control frame (pong, a refused input frame)
+      return;
+    }
     for (const event of text.split(/\r?\n\r?\n/)) {
       const data = event
         .split(/\r?\n/)
@@ -376,6 +410,19 @@ export class AdkLiveTransport<UI_MESSAGE extends UIMessage = UIMessage>
       const chunk = await this.validate(JSON.parse(data));
       this.chunk(chunk);
     }
+  }
+
+  private control(text: string): void {
+    let frame: { type?: unknown; code?: unknown; message?: unknown };
+    try {
+      frame = JSON.parse(text);
+    } catch {
+      return;
+    }
+    if (frame?.type !== 'error') return;
+    const error = { code: String(frame.code ?? 'error'), message: String(frame.message ?? '') };
+    if (this.options.onInputError != null) this.options.onInputError(error);
+    else console.warn(`AdkLiveTransport: ${error.code}: ${error.message}`);
   }
 
   private async validate(value: unknown): Promise<UIMessageChunk> {

@@ -8,7 +8,9 @@ import type { UIMessage, UIMessageChunk } from 'ai';
 import { describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
 
-import { AdkLiveTransport, type WebSocketConstructor } from '../src/live-transport';
+import { readFileSync } from 'node:fs';
+
+import { AdkLiveTransport, type LiveInputError, type WebSocketConstructor } from '../src/live-transport';
 import { lastAssistantMessageIsCompleteWithAnswers } from '../src/send-automatically';
 import { MemoryState, sleep, textOf } from './helpers';
 
@@ -24,6 +26,8 @@ interface Harness {
   transport: AdkLiveTransport;
   state: MemoryState;
   errors: string[];
+  /** What the server refused of the page's audio and image frames (`onInputError`). */
+  inputErrors: LiveInputError[];
   data: Array<{ type: string; data: unknown }>;
   sent: unknown[];
   frames: string[];
@@ -56,6 +60,7 @@ function harness(
   }
   const state = new MemoryState();
   const errors: string[] = [];
+  const inputErrors: LiveInputError[] = [];
   const data: Harness['data'] = [];
   const h = {} as Harness;
   const transport = new AdkLiveTransport({
@@ -63,6 +68,7 @@ function harness(
     modality: options.modality,
     webSocket: RecordingWebSocket as unknown as WebSocketConstructor,
     onServerTurn: () => void h.chat.resumeStream(),
+    onInputError: error => inputErrors.push(error),
   });
   const chat = new TestChat({
     id: `vitest-${aiPackage}-${++chatCounter}-${Date.now()}`,
@@ -80,6 +86,7 @@ function harness(
     transport,
     state,
     errors,
+    inputErrors,
     data,
     sent,
     frames,
@@ -357,6 +364,40 @@ describe(`AdkLiveTransport with ${aiPackage}`, () => {
     ]);
     expect(assistants(h)).toHaveLength(1);
     expect(h.sent.filter(f => 'binary' in (f as object))).toHaveLength(5);
+    h.transport.close();
+  });
+
+  it('camera frames: sendImage, and what the server refuses comes to onInputError, no turn ends', async () => {
+    const jpeg = readFileSync(new URL('../../../tests/fixtures/images/frame.jpg', import.meta.url));
+    const png = readFileSync(new URL('../../../tests/fixtures/images/frame.png', import.meta.url));
+    const h = harness();
+    await h.transport.open(h.chat.id);
+    h.transport.sendImage({ mimeType: 'image/jpeg', data: new Uint8Array(jpeg) });
+    h.transport.sendAudio(new Uint8Array(jpeg)); // a JPEG is not microphone audio
+    const sending = h.chat.sendMessage({ text: 'tell a long story' });
+    while (h.inputErrors.length < 1) await sleep(20);
+    // while the story streams: a PNG that says it is a JPEG, and a burst over the rate
+    h.transport.sendImage({ mimeType: 'image/jpeg', data: png.buffer.slice(png.byteOffset, png.byteOffset + png.length) });
+    for (let i = 0; i < 5; i++) h.transport.sendImage({ mimeType: 'image/jpeg', data: jpeg.toString('base64') });
+    await sending;
+    await h.idle();
+    const codes = h.inputErrors.map(e => e.code);
+    expect(codes[0]).toBe('not_pcm_audio');
+    expect(h.inputErrors[0].message).toContain('JPEG');
+    expect(codes[1]).toBe('unsupported_image_type');
+    // 2 frames a burst, 1 a second: of 5 sent at once, some are refused
+    expect(codes.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(codes.slice(2))).toEqual(new Set(['image_rate_exceeded']));
+    // the refusals ended nothing: the story came whole, and no chat error
+    expect(h.errors).toEqual([]);
+    expect(textOf(assistants(h)[0])).toContain('everyone fell asleep');
+    const frames = h.sent.filter(f => (f as { type?: string }).type === 'image_frame');
+    expect(frames).toHaveLength(7);
+    expect(frames[0]).toEqual({
+      type: 'image_frame',
+      version: '1.0',
+      data: { mimeType: 'image/jpeg', chunk: jpeg.toString('base64') },
+    });
     h.transport.close();
   });
 

@@ -4,6 +4,7 @@ import {
   answerApproval,
   answerCredential,
   answerInput,
+  FrameCapture,
   isCredentialRequest,
   isInputRequest,
   Microphone,
@@ -22,7 +23,7 @@ import { Icon } from './components/Icon';
 import { ModeSwitch } from './components/ModeSwitch';
 import type { PauseHandlers } from './components/PauseCard';
 import type { ToolPart } from './components/ToolCard';
-import { VoicePanel } from './components/VoicePanel';
+import { VoicePanel, type Sharing } from './components/VoicePanel';
 import { BgmPlayer } from './lib/bgm';
 import { chatApi } from './lib/config';
 import { chatIdFromUrl, createSession, MODES, type Mode } from './session';
@@ -43,6 +44,7 @@ export function App() {
   const [resumeId, setResumeId] = useState<string | null>(chatIdFromUrl);
   const [, setHeardVersion] = useState(0);
   const [connection, setConnection] = useState('not connected');
+  const [inputError, setInputError] = useState<string | null>(null);
   const session = useMemo(
     () =>
       createSession(
@@ -52,6 +54,7 @@ export function App() {
           speaker,
           onHeard: () => setHeardVersion(v => v + 1),
           onConnection: state => setConnection(state === 'open' ? 'connected' : state),
+          onInputError: ({ code, message }) => setInputError(`${code}: ${message}`),
         },
         resumeId,
       ),
@@ -118,6 +121,46 @@ export function App() {
       setRecording(true);
     } catch (err) {
       alert(`Microphone: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
+
+  // The camera or a shared screen: JPEG frames at 1 per second for the model to look at.
+  const capture = useRef<FrameCapture | null>(null);
+  const [sharing, setSharing] = useState<Sharing>(null);
+  const [frames, setFrames] = useState(0);
+  const stopSharing = () => {
+    capture.current?.stop();
+    capture.current = null;
+    setSharing(null);
+  };
+  useEffect(() => stopSharing, [session]);
+
+  const onShare = async (source: 'camera' | 'screen') => {
+    const live = session.live;
+    if (live == null) return;
+    const was = sharing;
+    stopSharing();
+    if (was === source) return; // the same button again: off
+    try {
+      await live.open(session.chat.id);
+      const frameCapture = source === 'camera' ? await FrameCapture.camera() : await FrameCapture.screen();
+      capture.current = frameCapture;
+      frameCapture.onEnded = () => {
+        if (capture.current === frameCapture) stopSharing(); // "Stop sharing" in the browser
+      };
+      setSharing(source);
+      setInputError(null);
+      await frameCapture.start(frame => {
+        try {
+          live.sendImage(frame);
+          setFrames(n => n + 1);
+        } catch {
+          if (capture.current === frameCapture) stopSharing(); // the connection is gone
+        }
+      });
+    } catch (err) {
+      stopSharing();
+      alert(`${source === 'camera' ? 'Camera' : 'Screen'}: ${err instanceof Error ? err.message : String(err)}`);
     }
   };
 
@@ -245,6 +288,11 @@ export function App() {
             level={level}
             speaker={speakerState}
             muted={speakerState.muted}
+            sharing={sharing}
+            preview={sharing != null ? (capture.current?.stream ?? null) : null}
+            frames={frames}
+            inputError={inputError}
+            onShare={source => void onShare(source)}
             onTalk={() => void onTalk()}
             onMute={() => {
               speaker.muted = !speaker.muted;

@@ -10,6 +10,7 @@ import {
   runBrowserTool,
   type AdkUIMessage,
   type BrowserTools,
+  type LiveInputError,
   type PcmPlayer,
 } from 'adk-asgi';
 import { DefaultChatTransport, WebSocketChatTransport, type ChatTransport } from 'ai';
@@ -34,7 +35,7 @@ export const MODES: Record<Mode, { label: string; transport: string; wire: (api:
   voice: {
     label: 'Voice',
     transport: 'AdkLiveTransport (protocol A)',
-    wire: api => `${liveUrl(api, { modality: 'audio' })} · mic in, speech out`,
+    wire: api => `${liveUrl(api, { modality: 'audio' })} · mic and camera in, speech out`,
   },
 };
 
@@ -56,6 +57,8 @@ interface Handlers {
   speaker: PcmPlayer;
   onHeard: () => void;
   onConnection: (state: 'connecting' | 'open' | 'closed') => void;
+  /** The server refused an audio or image frame (the turn goes on). */
+  onInputError: (error: LiveInputError) => void;
 }
 
 let chatCount = 0;
@@ -101,6 +104,7 @@ export function createSession(mode: Mode, handlers: Handlers, chatId: string | n
       modality: 'audio',
       onServerTurn: () => void chat.resumeStream(),
       onConnectionChange: handlers.onConnection,
+      onInputError: handlers.onInputError,
     });
     transport = live;
   }

@@ -7,6 +7,7 @@ import {
   AdkLiveTransport,
   adkToolCallMetadata,
   decodePcm16,
+  FrameCapture,
   lastAssistantMessageIsCompleteWithAnswers,
   liveUrl,
   Microphone,
@@ -18,6 +19,9 @@ import {
   type AdkToolCallMetadata,
   type AdkUIMessage,
   type BrowserTools,
+  type FrameCaptureOptions,
+  type ImageFrame,
+  type LiveInputError,
   type PcmData,
   type TranscriptionData,
   type WebSocketConstructor,
@@ -33,6 +37,7 @@ const options: AdkLiveTransportOptions = {
   modality: 'audio',
   webSocket: WebSocketImpl,
   onServerTurn: ({ chatId }) => console.log(chatId),
+  onInputError: (error: LiveInputError) => console.warn(error.code, error.message),
 };
 const live = new AdkLiveTransport<AdkUIMessage>(options);
 const transports: Array<ChatTransport<AdkUIMessage>> = [
@@ -96,4 +101,19 @@ async function talk(): Promise<void> {
   void open;
 }
 
-void [plain, tokens, talk];
+async function look(screen: boolean): Promise<void> {
+  const options: FrameCaptureOptions = { framesPerSecond: 1, maxSize: 768, mimeType: 'image/jpeg', quality: 0.7 };
+  const capture: FrameCapture = screen
+    ? await FrameCapture.screen(options)
+    : await FrameCapture.camera({ ...options, video: { facingMode: 'user' } });
+  const stream: MediaStream = capture.stream;
+  capture.onEnded = () => console.log('stopped sharing', stream.id);
+  await capture.start((frame: ImageFrame) => live.sendImage(frame));
+  live.sendImage({ mimeType: 'image/png', data: new Uint8Array(8) });
+  const sent: number = capture.frames;
+  const running: boolean = capture.running;
+  capture.stop();
+  void [sent, running];
+}
+
+void [plain, tokens, talk, look];

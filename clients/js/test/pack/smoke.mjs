@@ -13,6 +13,7 @@ import WebSocket from 'ws';
 
 const EXPORTS = {
   AdkLiveTransport: 'function',
+  FrameCapture: 'function',
   Microphone: 'function',
   PcmPlayer: 'function',
   adkToolCallMetadata: 'function',
