@@ -263,6 +263,15 @@ async def test_credentials_never_leave_adks_credential_flow(
                     asked, answer(call, {output: secret})))
                 assert (status, again["error"]["code"]) == (409, "unknown_tool_call")
 
+            # ADK's request_input tool: asked on one replica, answered on the other.
+            _, asked = await send(one, "input", user("ask me"))
+            call = called(asked, "adk_request_input")
+            status, body = await send(other, "input", continued(asked, answer(call, 40)))
+            assert (status, body["error"]["code"]) == (422, "invalid_input")
+            status, resumed = await send(other, "input", continued(asked, answer(call, 3)))
+            assert status == 200 and "Booked 3 nights." in "".join(
+                c.get("delta", "") for c in resumed)
+
             # OAuth2: asked on one replica, the provider's redirect reaches the other.
             _, asked = await send(one, "oauth", user("show my repos"))
             call = called(asked, "adk_request_credential")
@@ -335,3 +344,33 @@ def _redis_bytes(url: str) -> bytes:
             out.extend(redis.zrange(key, 0, -1))
     redis.close()
     return b"".join(out)
+
+
+async def test_a_workflow_tool_nodes_own_credential_request_stays_a_server_call() -> None:
+    """ADK reads a tool node's credential (``wf_auth:<path>``) from the resume's function
+    response, where the bridge puts no secret: the page is not asked (docs: Credentials)."""
+    from fastapi.openapi.models import APIKey, APIKeyIn
+    from google.adk.apps import App
+    from google.adk.auth import AuthConfig, AuthCredential
+    from google.adk.tools.authenticated_function_tool import AuthenticatedFunctionTool
+    from google.adk.workflow import Workflow
+
+    def forecast(city: str, credential: AuthCredential) -> dict[str, Any]:
+        """The forecast."""
+        return {"city": city}
+
+    tool = AuthenticatedFunctionTool(func=forecast, auth_config=AuthConfig(
+        auth_scheme=APIKey(**{"in": APIKeyIn.header, "name": "X-Key"})))
+    def where(node_input: Any) -> dict[str, Any]:
+        return {"city": "Porto"}
+
+    flow = Workflow(name="forecaster", edges=[("START", where, tool)])
+    app = AdkApp(adk_app=App(name="forecaster", root_agent=flow), warm_up=False)
+    async with app.lifespan(), httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+        _, asked = await post(client, "wf-auth", user("forecast"))
+        call = called(asked, "adk_request_credential")
+        assert call["toolCallId"].startswith("wf_auth:") and call["providerExecuted"] is True
+        status, body = await post(client, "wf-auth", continued(
+            asked, answer(call, {"apiKey": WEATHER_KEY})))
+        assert (status, body["error"]["code"]) == (409, "server_tool_call")

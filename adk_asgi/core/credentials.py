@@ -51,6 +51,7 @@ CREDENTIAL_ANSWER: Final = {"adk_asgi": "credential provided to the server"}
 """ADK's function response for an answered credential request (the secret is handed over
 apart): a session event holding only such responses is bookkeeping a history hides."""
 MAX_SECRET_CHARS: Final = 8192
+_WORKFLOW_AUTH: Final = "wf_auth:"
 _HANDOFF_TTL: Final = 120.0  # seconds a secret waits for its run before it is dropped
 
 Scheme = Literal["apiKey", "bearer", "oauth2"]
@@ -82,7 +83,11 @@ class CredentialRequest:
 def credential_request(call_id: str, args: dict[str, Any]) -> CredentialRequest | None:
     """What an ``adk_request_credential`` call asks, or None for the kinds a page cannot
     answer (HTTP basic, service accounts, custom schemes, OAuth2 without an authorization
-    step): those stay server calls, completed by the application."""
+    step): those stay server calls, completed by the application. So does a workflow tool
+    node's own request (``wf_auth:<node path>``): ADK reads that credential from the resume's
+    function response itself, where adk-asgi never puts a secret."""
+    if call_id.startswith(_WORKFLOW_AUTH):
+        return None
     config = args.get("authConfig") if isinstance(args.get("authConfig"), dict) \
         else args.get("auth_config")
     if not isinstance(config, dict):
