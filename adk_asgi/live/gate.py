@@ -42,10 +42,11 @@ from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 
 from ..core.approvals import CallKind, Decision, PendingCall, with_reason
-from ..core.credentials import CREDENTIAL_TOOL, CredentialRequest, Secret, store_credential
-from ..core.pauses import INPUT_TOOL, adk_response, client_output, pending_call, secret_of
+from ..core.credentials import CREDENTIAL_TOOL, CredentialRequest, Secret
+from ..core.pauses import INPUT_TOOL, client_output, pending_call, secret_of
 from ..core.tools import FrontendTool
 from ..observability.metrics import METRICS
+from .asks import ask_credential, ask_input, replaced
 
 __all__ = (
     "PLUGIN_NAME",
@@ -72,16 +73,6 @@ _HINT: Final = ("Please approve or reject the tool call {name}() by responding w
                 "FunctionResponse with an expected ToolConfirmation payload.")
 
 Kind = CallKind
-
-
-def _replaced(result: Any, new: Any) -> Any:
-    """``new`` as the call's result; a dict result is replaced in place, so the agent's own
-    after-tool callbacks (which run after the plugins) see the final one."""
-    if isinstance(result, dict) and isinstance(new, dict):
-        result.clear()
-        result.update(new)
-        return result
-    return new
 
 
 @dataclass(frozen=True, slots=True)
@@ -430,9 +421,9 @@ class LiveGatePlugin(BasePlugin):
             return None
         call_id = tool_context.function_call_id or ""
         if call_id in tool_context.actions.requested_auth_configs:
-            return await self._credential(gate, tool, tool_args, tool_context, result)
+            return await ask_credential(gate, tool, tool_args, tool_context, result)
         if result is None and tool.name == INPUT_TOOL:
-            return await self._input(gate, call_id, tool_args)
+            return await ask_input(gate, call_id, tool_args)
         final: Any = result
         asked = tool_context.actions.requested_tool_confirmations.pop(call_id, None)
         if asked is not None and tool_context.tool_confirmation is None:
@@ -442,10 +433,10 @@ class LiveGatePlugin(BasePlugin):
             decision = await gate.approve(call_id, tool.name, dict(tool_args), browser=False,
                                           hint=asked.hint or None, payload=asked.payload)
             if isinstance(decision, str):
-                final = _replaced(final, {"error": decision})
+                final = replaced(final, {"error": decision})
             else:
                 self._confirm(tool_context, decision, asked.hint)
-                final = _replaced(final, await tool.run_async(args=tool_args,
+                final = replaced(final, await tool.run_async(args=tool_args,
                                                               tool_context=tool_context))
         reason = self._reasons.pop(tool_context, None)
         if reason is not None:
@@ -459,39 +450,3 @@ class LiveGatePlugin(BasePlugin):
             return {"error": decision} if isinstance(decision, str) else decision.response
         await gate.settled(call_id)
         return None
-
-    async def _input(self, gate: LiveGate, call_id: str, tool_args: dict[str, Any]
-                     ) -> dict[str, Any]:
-        """ADK's ``request_input`` tool: the user's answer (checked) is its result."""
-        call = pending_call(types.FunctionCall(id=call_id, name=INPUT_TOOL, args=tool_args),
-                            None, None)
-        assert call is not None
-        decision = await gate.answer(call)
-        if isinstance(decision, str):
-            return {"error": decision}
-        return adk_response(call, decision.response)
-
-    async def _credential(self, gate: LiveGate, tool: BaseTool, tool_args: dict[str, Any],
-                          tool_context: ToolContext, result: Any) -> dict[str, Any] | None:
-        """The tool asked for a credential: ask the user, hand ADK the answer, run it again."""
-        from google.adk.auth.auth_tool import AuthToolArguments
-
-        call_id = tool_context.function_call_id or ""
-        requested = tool_context.actions.requested_auth_configs[call_id]
-        args = AuthToolArguments(function_call_id=call_id, auth_config=requested).model_dump(
-            mode="json", by_alias=True, exclude_none=True)
-        secret = await gate.credential(call_id, args)
-        if secret is None:
-            await gate.settled(call_id)
-            return None  # a kind the page cannot answer: ADK's own (placeholder) result
-        del tool_context.actions.requested_auth_configs[call_id]
-        if isinstance(secret, str):
-            return {"error": secret}
-        await store_credential(args, secret, gate.redirect_uri,
-                               tool_context._invocation_context.session.state, call_id)
-        again = await tool.run_async(args=tool_args, tool_context=tool_context)
-        if call_id in tool_context.actions.requested_auth_configs:
-            # Refused by the service: the tool asks again; the model is told it failed.
-            del tool_context.actions.requested_auth_configs[call_id]
-            return {"error": "The credential was not accepted."}
-        return cast(dict[str, Any], _replaced(result, again))
