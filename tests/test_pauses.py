@@ -11,6 +11,7 @@ searched for the key, the token and the OAuth2 tokens the provider issued.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -30,6 +31,7 @@ from redis import Redis
 from test_tracing import spans  # noqa: F401 - the fixture (one TracerProvider per process)
 
 from adk_asgi import AdkApp, PauseOptions
+from adk_asgi.core.signin import keep_sign_in, take_sign_in
 from adk_asgi.stores.redis import RedisStreamStore
 
 from conftest import LoopbackServer, parse_sse
@@ -374,3 +376,30 @@ async def test_a_workflow_tool_nodes_own_credential_request_stays_a_server_call(
         status, body = await post(client, "wf-auth", continued(
             asked, answer(call, {"apiKey": WEATHER_KEY})))
         assert (status, body["error"]["code"]) == (409, "server_tool_call")
+
+
+async def test_a_sign_in_is_kept_when_cancelled_and_expires() -> None:
+    """The callback's ticket: a user who cancels at the provider may sign in again; after
+    ``sign_in_timeout`` the callback finds nothing (no code is exchanged)."""
+    app = AdkApp(adk_app=build_accounts("http://127.0.0.1:9"), warm_up=False,
+                 pauses=PauseOptions(sign_in_timeout=0.5))
+    async with app.lifespan(), httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+        _, asked = await post(client, "expiring", user("show my repos"))
+        call = called(asked, "adk_request_credential")
+        state = parse_qs(urlsplit(call["input"]["authUri"]).query)["state"][0]
+        assert call["input"]["authUri"].endswith("redirect_uri=http%3A%2F%2Ft%2Foauth2%2Fcallback")
+        cancelled = await client.get("/oauth2/callback",
+                                     params={"error": "access_denied", "state": state})
+        assert cancelled.status_code == 400 and b'"ok":false' in cancelled.content
+        assert b'"error":"access_denied"' in cancelled.content
+        kept = await take_sign_in(app.store, state)  # still there for another try
+        assert kept is not None and kept.call_id == call["toolCallId"]
+        await keep_sign_in(app.store, state, kept, 0.5)
+        await asyncio.sleep(0.7)
+        expired = await client.get("/oauth2/callback", params={"code": "c0de", "state": state})
+        assert expired.status_code == 400 and b"expired" in expired.content
+        assert expired.headers["referrer-policy"] == "no-referrer"
+        assert expired.headers["cache-control"] == "no-store"
+        unknown = await client.get("/oauth2/callback", params={"code": "c0de", "state": "made-up"})
+        assert unknown.status_code == 400
