@@ -95,3 +95,27 @@ def test_serve_runs_uvicorns_sans_io_websocket_implementation() -> None:
     assert config.ws_protocol_class is sansio.WebSocketsSansIOProtocol
     assert uvicorn_config(parser().parse_args(["serve", "--ws", "websockets"]), None).ws \
         == "websockets"
+
+
+def test_credential_service_and_oauth_redirect_flags() -> None:
+    from google.adk.auth.credential_service.in_memory_credential_service import (
+        InMemoryCredentialService,
+    )
+
+    from adk_asgi.cli.main import build_app, parser
+    from adk_asgi.cli.targets import TargetError
+
+    args = parser().parse_args([
+        "serve", "tests.agents.accounts.agent:app",
+        "--credential-service", "google.adk.auth.credential_service."
+                                "in_memory_credential_service:InMemoryCredentialService",
+        "--oauth-redirect-uri", "https://chat.example.com/api/chat/oauth2/callback"])
+    app = build_app(args)
+    assert isinstance(app.adk.runtime.runner.credential_service, InMemoryCredentialService)
+    assert app.adk.settings.pauses.oauth_redirect_uri == \
+        "https://chat.example.com/api/chat/oauth2/callback"
+    default = build_app(parser().parse_args(["serve", "tests.agents.accounts.agent:app"]))
+    assert isinstance(default.adk.runtime.runner.credential_service, InMemoryCredentialService)
+    for wrong in ("nowhere", "json:dumps", "adk_asgi:missing"):
+        with pytest.raises(TargetError):
+            build_app(parser().parse_args(["serve", "--credential-service", wrong]))

@@ -123,7 +123,11 @@ def credential_service(spec: str) -> Any:
     except (ImportError, AttributeError) as exc:
         raise TargetError(f"--credential-service {spec!r}: {exc}") from None
     if not isinstance(value, BaseCredentialService) and callable(value):
-        value = value()
+        try:
+            value = value()
+        except Exception as exc:
+            raise TargetError(f"--credential-service {spec!r}: calling it failed: "
+                              f"{type(exc).__name__}: {exc}") from None
     if not isinstance(value, BaseCredentialService):
         raise TargetError(f"--credential-service {spec!r} is a {type(value).__name__}, not an "
                           "ADK BaseCredentialService")
