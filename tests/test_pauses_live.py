@@ -136,3 +136,19 @@ def test_protocol_b_with_ai7(servers: tuple[str, Provider, str]) -> None:
     text = "".join(p.get("text", "") for p in messages[1]["parts"] if p["type"] == "text")
     assert "Booked 2 nights." in text
     assert ("notes", NOTES_TOKEN) in provider.state.seen
+
+
+async def test_a_workflows_own_pause_ends_a_live_turn_with_an_error() -> None:
+    """ADK's run_live runs a workflow once and ends it at its first interrupt, with no way
+    to resume it: the page gets a clear error, not a question it could never answer."""
+    from agents.trips.agent import app as trips
+
+    with LoopbackServer(AdkApp(adk_app=trips, warm_up=False)) as server:
+        client = await LiveClient.open(ws_url(server.url, "chatId=wf-live"))
+        try:
+            await client.say("plan a trip")
+            chunks = [await client.next(20) for _ in range(3)]
+        finally:
+            await client.close()
+    assert [c["type"] for c in chunks] == ["start", "start-step", "error"]
+    assert chunks[-1]["errorText"].endswith("(workflow_pause_in_live_mode)")

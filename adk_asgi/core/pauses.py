@@ -65,6 +65,8 @@ __all__ = (
 )
 
 INPUT_TOOL: Final = "adk_request_input"
+LIVE_WORKFLOW_PAUSE: Final = "workflow_pause_in_live_mode"
+"""The error code of a live turn whose workflow asked the user (``PauseParts.live``)."""
 _WF_CONFIRMATION: Final = "wf_tool_confirmation:"
 _WF_CALL: Final = "wf_tool:"
 _RESULT: Final = "result"
@@ -160,18 +162,24 @@ class PauseParts:
     asked for (the stream registers their ``state``), and the outcomes of workflow
     confirmations (their tool node's output)."""
 
-    __slots__ = ("_stated", "_style", "oauth", "redirect_uri")
+    __slots__ = ("_stated", "_style", "live", "oauth", "redirect_uri")
 
     def __init__(self, *, style: Style, redirect_uri: str | None) -> None:
         self._style = style
+        self.live = False
+        """A live run: a workflow's own pause cannot be answered there (ADK's ``run_live``
+        ends the workflow at its interrupt and cannot resume it)."""
         self.redirect_uri = redirect_uri
         """Where an OAuth2 sign-in returns (adk-asgi's callback), or None: as ADK built it."""
         self.oauth: list[CredentialRequest] = []
         """OAuth2 sign-ins this message asked for and the stream has not registered yet."""
         self._stated: dict[str, str] = {}  # workflow node path -> stated call id
 
-    def state(self, pause: Pause, writer: _Writer, out: list[UIChunk]) -> None:
-        """State the pause's call(s) on the page."""
+    def state(self, pause: Pause, writer: _Writer, out: list[UIChunk]) -> bool:
+        """State the pause's call(s) on the page; False: it cannot be answered here."""
+        if self.live and (isinstance(pause, WorkflowConfirmation)
+                          or (isinstance(pause, InputRequest) and pause.workflow)):
+            return False
         if isinstance(pause, InputRequest):
             writer._tool_call(pause.call_id, INPUT_TOOL, pause.presented(), True, out)
         elif isinstance(pause, CredentialRequest):
@@ -194,6 +202,7 @@ class PauseParts:
                     "originalFunctionCall": {"id": call_id, "name": pause.tool_name,
                                              "args": pause.args},
                     "toolConfirmation": confirmation}, True, out)
+        return True
 
     @staticmethod
     def interim(response: types.FunctionResponse, event: Event) -> bool:

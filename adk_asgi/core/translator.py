@@ -60,7 +60,7 @@ from google.genai import types
 from ..chunks import UIChunk
 from .approvals import CONFIRMATION_TOOL
 from .message import AssistantMessage, ErrorInfo
-from .pauses import node_result, pause_of
+from .pauses import LIVE_WORKFLOW_PAUSE, node_result, pause_of
 
 __all__ = ("EventTranslator",)
 
@@ -156,7 +156,9 @@ class EventTranslator(AssistantMessage):
         long_running = call_id in (event.long_running_tool_ids or ())
         pause = pause_of(call) if long_running else None
         if pause is not None:  # a request for input, a credential, a workflow confirmation
-            self.pauses.state(pause, self, out)
+            if not self.pauses.state(pause, self, out):
+                out.extend(self.fail(ErrorInfo(LIVE_WORKFLOW_PAUSE, "A workflow asked the user "
+                                               "in a live run, which cannot resume it")))
             return
         # Only the page's own tools wait for it; a long-running server tool is completed
         # later by the server (or the page, when the app allows it): provider-executed.

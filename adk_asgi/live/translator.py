@@ -51,6 +51,7 @@ class LiveTranslator(EventTranslator):
         # The model called tools in the current model turn: its `turn_complete` does not
         # end the message, the model answers the results next.
         self.model_called_tools = False
+        self.pauses.live = True
 
     def translate(self, event: Event, out: list[UIChunk]) -> None:
         if self.done:
