@@ -29,6 +29,7 @@ from starlette.applications import Starlette
 
 from adk_asgi import AdkApp, PauseOptions, mount
 from adk_asgi.core.auth import AuthError
+from adk_asgi.stores import MemoryStreamStore, StreamRecorder
 
 from aisdk_client import NodeHarnessMissing, require_node_harness, run_chat
 from conftest import LoopbackServer
@@ -43,6 +44,28 @@ def provider() -> Iterator[tuple[Provider, str]]:
         yield provider, server.url
 
 
+class RecordingStore(MemoryStreamStore):
+    """The memory stream store, keeping a copy of every byte any stream recorded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.recorded: list[bytes] = []
+
+    async def record(self, chat_id: str) -> StreamRecorder:
+        recorder = await super().record(chat_id)
+        append = recorder.append
+
+        def copy(blob: bytes) -> None:
+            self.recorded.append(blob)
+            append(blob)
+
+        recorder.append = copy  # type: ignore[method-assign]
+        return recorder
+
+
+STORE = RecordingStore()
+
+
 @pytest.fixture(scope="module")
 def api(provider: tuple[Provider, str]) -> Iterator[str]:
     try:
@@ -55,7 +78,7 @@ def api(provider: tuple[Provider, str]) -> Iterator[str]:
     mount(site, "/trips-adk", AdkApp(adk_app=trips_app, warm_up=False,
                                      pauses=PauseOptions(confirmation_style="adk-tool")))
     mount(site, "/accounts", AdkApp(adk_app=build_accounts(provider_url), warm_up=False,
-                                    authenticate=header_user))
+                                    authenticate=header_user, stream_store=STORE))
     with LoopbackServer(site) as server:
         service.client.redirect_uris.append(f"{server.url}/accounts/oauth2/callback")
         yield server.url
@@ -221,3 +244,7 @@ def test_credentials_api_key_and_oauth2(api: str, provider: tuple[Provider, str]
             for token in service.access_tokens:
                 assert token not in raw
     assert service.state.seen.count(("weather", WEATHER_KEY)) == 3
+    recorded = b"".join(STORE.recorded)  # every byte every stream of the app recorded
+    assert b"adk_request_credential" in recorded
+    for secret in [WEATHER_KEY, *service.access_tokens, *service.refresh_tokens]:
+        assert secret.encode() not in recorded
