@@ -24,7 +24,7 @@ from .core.tools import FrontendTool, frontend_tool
 from .middleware import AdkMiddleware
 from .mount import mount
 from .observability.logs import JsonFormatter
-from .options import LiveOptions, PauseOptions, StreamingOptions
+from .options import LiveOptions, PauseOptions, StorageOptions, StreamingOptions
 from .stores import MemoryStreamStore, StreamRecorder, StreamStore
 
 if TYPE_CHECKING:
@@ -46,6 +46,7 @@ __all__ = [
     "PauseOptions",
     "RedisStreamStore",
     "RequestError",
+    "StorageOptions",
     "StreamRecorder",
     "StreamStore",
     "StreamingOptions",

@@ -5,6 +5,8 @@
                DELETE /{chatId}/stream      -> stop the chat's running turn
                POST   /{chatId}/tool-output -> complete a long-running call (202)
                GET    /oauth2/callback      -> an OAuth2 sign-in's return (http/oauth.py)
+               GET    /{chatId}/artifacts   -> the chat's artifacts and their versions
+               GET    /{chatId}/artifacts/{name}?version=N -> one artifact (ranges, ETag)
                GET    /healthz, /readyz     -> liveness / readiness (observability/health.py)
                anything else                -> JSON 404 / 405 (routes.py)
     websocket  /                            -> live mode (Runner.run_live; see live/)
@@ -24,7 +26,9 @@ from typing import Any, Final
 
 from google.adk.agents import BaseAgent, RunConfig
 from google.adk.apps import App
+from google.adk.artifacts import BaseArtifactService
 from google.adk.auth.credential_service.base_credential_service import BaseCredentialService
+from google.adk.memory import BaseMemoryService
 from google.adk.runners import Runner
 from google.adk.sessions import BaseSessionService
 from starlette.routing import Router
@@ -39,12 +43,13 @@ from .core.origin import OriginPolicy
 from .core.request import valid_chat_id
 from .core.runtime import AgentRuntime
 from .core.surface import SurfaceOptions
+from .http.artifacts import ArtifactRoutes
 from .http.completion import complete_tool_call, post_tool_output
 from .http.endpoint import ChatEndpoint
 from .http.oauth import oauth_callback
 from .live.endpoint import LiveEndpoint
 from .observability.health import Health
-from .options import LiveOptions, PauseOptions, Settings, StreamingOptions
+from .options import LiveOptions, PauseOptions, Settings, StorageOptions, StreamingOptions
 from .routes import MethodTable, api_router
 from .stores import MemoryStreamStore, StreamStore
 
@@ -72,9 +77,11 @@ class AdkApp:
 
     What to serve: exactly one of ``agent``, ``adk_app`` (an ADK ``App``) or ``runner``.
     ADK's services as ADK's ``Runner`` takes them (``session_service``, or a
-    ``session_db`` URL; ``credential_service``, where the credentials users give tools are
-    kept: ADK's in-memory one by default). How the chat behaves: the option records ``streaming``,
-    ``pauses``, ``surface``, ``live_options`` and ``limits`` (``adk_asgi.options``); each
+    ``session_db`` URL; ``artifact_service`` and ``memory_service``, each a service or a
+    URI as ADK's CLI takes it, in memory by default; ``credential_service``, where the
+    credentials users give tools are kept, ADK's in-memory one by default); a ``Runner``
+    brings its own. How the chat behaves: the option records ``streaming``, ``pauses``,
+    ``surface``, ``storage``, ``live_options`` and ``limits`` (``adk_asgi.options``); each
     option is set in one of them.
     """
 
@@ -87,6 +94,8 @@ class AdkApp:
         session_service: BaseSessionService | None = None,
         session_db: str | None = None,
         credential_service: BaseCredentialService | None = None,
+        artifact_service: BaseArtifactService | str | None = None,
+        memory_service: BaseMemoryService | str | None = None,
         app_name: str | None = None,
         run_config: RunConfig | None = None,
         authenticate: Authenticate = anonymous,
@@ -96,6 +105,7 @@ class AdkApp:
         streaming: StreamingOptions | None = None,
         pauses: PauseOptions | None = None,
         surface: SurfaceOptions | None = None,
+        storage: StorageOptions | None = None,
         live_options: LiveOptions | None = None,
         describe_error: DescribeError = describe_error_generic,
         body_fields: Mapping[str, Any] | None = None,
@@ -105,6 +115,7 @@ class AdkApp:
     ) -> None:
         _refuse_moved(moved)
         pauses = pauses or PauseOptions()
+        storage = storage or StorageOptions()
         self.settings = Settings(limits=limits or Limits(),
                                  streaming=streaming or StreamingOptions(), pauses=pauses,
                                  authenticate=authenticate, describe_error=describe_error)
@@ -112,9 +123,13 @@ class AdkApp:
         self.runtime = AgentRuntime(agent=agent, app=adk_app, runner=runner,
                                     session_service=session_service, session_db=session_db,
                                     credential_service=credential_service,
+                                    artifact_service=artifact_service,
+                                    memory_service=memory_service,
                                     app_name=app_name, run_config=run_config,
                                     client_completes=pauses.client_completes,
-                                    surface=surface, body_fields=body_fields)
+                                    surface=surface, body_fields=body_fields,
+                                    uploads_as_artifacts=storage.uploads_as_artifacts,
+                                    remember_sessions=storage.remember_sessions)
         self.store: StreamStore = stream_store or MemoryStreamStore()
         self.chat = ChatEndpoint(self.runtime, self.settings, self.store)
         self.live = LiveEndpoint(self.runtime, self.settings, live_options or LiveOptions(),
@@ -134,6 +149,7 @@ class AdkApp:
 
     def _routes(self) -> Router:
         chat = self.chat
+        artifacts = ArtifactRoutes(chat)
 
         async def tool_output(scope: Scope, receive: Receive, send: Send) -> None:
             await post_tool_output(chat, scope, receive, send,
@@ -165,6 +181,10 @@ class AdkApp:
             # scope["path"] is already percent-decoded: the id is everything between.
             ("/{chat_id:path}/stream", {"GET": resume, "DELETE": resume}),
             ("/{chat_id:path}/tool-output", {"POST": tool_output}),
+            # Matched after the routes above, so a chat id holding "/artifacts/" still
+            # reaches its stream; an artifact whose name ends in "/stream" is not served.
+            ("/{chat_id:path}/artifacts", {"GET": artifacts.listing}),
+            ("/{chat_id:path}/artifacts/{name:path}", {"GET": artifacts.content}),
         ])
 
     async def complete_tool_call(self, chat_id: str, tool_call_id: str, *,

@@ -29,6 +29,7 @@ class AdkMiddleware:
         self.app = app
         self.path = path.rstrip("/") or "/"
         self.adk = AdkApp(**options)
+        self.adk.chat.api_path = "" if self.path == "/" else self.path
 
     def _relative(self, scope: Scope) -> str | None:
         """The path below the mount point, if this request is ours."""

@@ -59,6 +59,7 @@ def mount(site: Any, path: str, chat: AdkApp) -> None:
     """
     router = getattr(site, "router", site)
     router.routes.append(ChatRoute(path, chat))
+    chat.chat.api_path = path.rstrip("/")  # until a request says where the site is
     inner: Callable[[Any], AbstractAsyncContextManager[Any]] = router.lifespan_context
 
     @asynccontextmanager

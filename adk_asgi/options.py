@@ -5,6 +5,7 @@
            streaming=StreamingOptions(resume_grace=30),
            pauses=PauseOptions(confirmation_style="adk-tool"),
            surface=SurfaceOptions(agent_names=True),
+           storage=StorageOptions(remember_sessions=True),
            live_options=LiveOptions(model="gemini-2.5-flash-native-audio-latest"),
            limits=Limits(max_file_bytes=20 * 2**20))
 
@@ -30,6 +31,7 @@ __all__ = (
     "LiveOptions",
     "PauseOptions",
     "Settings",
+    "StorageOptions",
     "StreamingOptions",
     "TextModality",
 )
@@ -94,6 +96,23 @@ class PauseOptions:
         object.__setattr__(self, "client_completes", frozenset(client_completes))
         object.__setattr__(self, "oauth_redirect_uri", oauth_redirect_uri)
         object.__setattr__(self, "sign_in_timeout", float(sign_in_timeout))
+
+
+@dataclass(frozen=True, slots=True)
+class StorageOptions:
+    """What adk-asgi keeps of a chat besides its session, in ADK's artifact and memory
+    services (``AdkApp(artifact_service=..., memory_service=...)``)."""
+
+    uploads_as_artifacts: bool = False
+    """The files of the user's messages are saved as artifacts of the chat (ADK's
+    ``SaveFilesAsArtifactsPlugin``) and the session keeps a placeholder naming each, so a
+    large file is not sent to the model again with every turn; the agent reads them with
+    ADK's ``load_artifacts`` tool. Needs an artifact service. Messages posted over SSE: ADK's
+    live runs do not run the plugin."""
+    remember_sessions: bool = False
+    """When a turn ends, the chat's conversation (its text) is added to the memory service
+    in the background, so ``load_memory`` and ``preload_memory`` recall it in the user's
+    next chats. Needs a memory service."""
 
 
 def _sliding_window() -> types.ContextWindowCompressionConfig:

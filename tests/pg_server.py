@@ -82,15 +82,26 @@ class PostgresServer:
             raise RuntimeError(f"{' '.join(argv[:2])} failed ({result.returncode}):\n"
                                f"{result.stdout}{result.stderr}{tail}")
 
+    @property
+    def _options(self) -> str:
+        return (f"-p {self.port} -c listen_addresses=127.0.0.1 "
+                f"-c unix_socket_directories={self.root} -c fsync=off "
+                "-c synchronous_commit=off -c full_page_writes=off")
+
     def start(self) -> PostgresServer:
         self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust",
                   "-E", "UTF8", "--no-locale", "--no-sync")
-        options = (f"-p {self.port} -c listen_addresses=127.0.0.1 "
-                   f"-c unix_socket_directories={self.root} -c fsync=off "
-                   "-c synchronous_commit=off -c full_page_writes=off")
-        self._run("pg_ctl", "-D", str(self.data), "-o", options,
+        self._run("pg_ctl", "-D", str(self.data), "-o", self._options,
                   "-l", str(self.root / "server.log"), "-w", "-t", "60", "start")
         return self
+
+    def halt(self) -> None:
+        """Stop the server at once, keeping its data (an outage; ``resume`` ends it)."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+
+    def resume(self) -> None:
+        self._run("pg_ctl", "-D", str(self.data), "-o", self._options,
+                  "-l", str(self.root / "server.log"), "-w", "-t", "60", "start")
 
     def stop(self) -> None:
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -53,9 +54,20 @@ class RedisServer:
         self.stop()
         return False
 
+    def pause(self) -> None:
+        """SIGSTOP: a hung server (or a network partition) — connections open, nothing
+        answers."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGCONT)
+
     def stop(self) -> None:
         """Stop the server (an outage); its data is gone."""
         if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGCONT)  # a paused server cannot terminate
             self.process.terminate()
             try:
                 self.process.wait(5)

@@ -268,6 +268,16 @@ def test_each_extra_brings_what_its_feature_imports(
     finally:
         pg.stop()
 
+    # Without the wsproto extra, --ws wsproto is one line naming it; with it, it serves.
+    missing = _run(env / "bin" / "adk-asgi", "serve", "--ws", "wsproto", "--port",
+                   str(free_port()), cwd=env.parent, timeout=120)
+    assert missing.returncode == 2
+    assert missing.stderr.strip().endswith("pip install 'adk-asgi[wsproto]'"), missing.stderr
+    with _timed("pip install the wheel's [wsproto] extra"):
+        assert _pip(env, f"{dists.wheel}[wsproto]").returncode == 0
+    with _serve(env, "--ws", "wsproto") as url:
+        assert 'You said: "hello there"' in _chat_turn(url, "dist-wsproto")
+
     # Without the otel extra, --metrics-port says which extra it needs; with it, it serves.
     missing = _run(env / "bin" / "adk-asgi", "serve", "--metrics-port", str(free_port()),
                    cwd=env.parent, timeout=120)

@@ -10,6 +10,7 @@ import logging
 import shutil
 import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,7 @@ from websockets.asyncio.client import connect
 from ws_client import ws_url
 
 from adk_asgi import AdkApp, RedisStreamStore
+from adk_asgi.core.errors import STREAM_LOST_ERROR
 from adk_asgi.demo import build_demo_agent
 
 from conftest import LoopbackServer, chat_body, parse_sse, types_of, user_message
@@ -32,6 +34,9 @@ def redis(tmp_path: Path) -> Iterator[RedisServer]:
     """A redis-server of this test's own, to stop and start again."""
     with RedisServer(tmp_path) as server:
         yield server
+
+
+MARKER = "zq7-marker-user-words"  # what the user wrote: never in the log
 
 
 def _redis_app(redis: RedisServer, **options: Any) -> AdkApp:
@@ -95,6 +100,7 @@ def _on(server: LoopbackServer, coro: Any) -> Any:
 
 def test_a_turn_streaming_when_redis_goes_down_finishes(
         redis: RedisServer, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
     app = _redis_app(redis, token_delay=0.02)
     with LoopbackServer(app) as server, httpx.Client(base_url=server.url, timeout=30) as client:
         chunks: list[str] = []
@@ -102,7 +108,7 @@ def test_a_turn_streaming_when_redis_goes_down_finishes(
 
         def run() -> None:
             with client.stream("POST", "/", json=chat_body(
-                    "story", user_message("tell a long story"))) as response:
+                    "story", user_message(f"tell a long story {MARKER}"))) as response:
                 for line in response.iter_lines():
                     chunks.append(line)
                     started.set()
@@ -110,15 +116,35 @@ def test_a_turn_streaming_when_redis_goes_down_finishes(
         thread = threading.Thread(target=run)
         thread.start()
         assert started.wait(20)
+        followed: list[str] = []
+        following = threading.Event()
+
+        def follow() -> None:  # a second tab resuming the same answer
+            with client.stream("GET", "/story/stream") as response:
+                assert response.status_code == 200
+                for line in response.iter_lines():
+                    followed.append(line)
+                    following.set()
+
+        follower = threading.Thread(target=follow)
+        follower.start()
+        assert following.wait(20)
         redis.stop()
         thread.join(60)
+        follower.join(30)
         body = parse_sse("\n".join(chunks) + "\n\n")
         assert types_of(body)[-2:] == ["finish", "[DONE]"]
+        # The follower lost the store, not the server: it is told so (main: "The server
+        # stopped while answering").
+        tail = parse_sse("\n".join(followed) + "\n\n")[-2:]
+        assert tail == [{"type": "error", "errorText": STREAM_LOST_ERROR}, "[DONE]"], tail
         # The recorder and the lock release said so once each, without a traceback.
         assert not _tracebacks(caplog), _tracebacks(caplog)
         warnings = [r.getMessage() for r in caplog.records
                     if r.name == "adk_asgi" and r.levelno >= logging.WARNING]
-        assert 1 <= len(warnings) <= 4, warnings
+        assert 1 <= len(warnings) <= 5, warnings
+        formatter = logging.Formatter("%(message)s")
+        assert not any(MARKER in formatter.format(r) for r in caplog.records)
         assert redis.start()
         again = client.post("/", json=chat_body("story", user_message("hello again")))
         assert types_of(parse_sse(again.text))[-2:] == ["finish", "[DONE]"]
@@ -202,3 +228,54 @@ def test_every_store_failure_is_a_store_unavailable() -> None:
         await store.close()
 
     asyncio.run(run())
+
+
+async def _timed(call: Any) -> tuple[float, Any]:
+    started = time.monotonic()
+    result = await call
+    return time.monotonic() - started, result
+
+
+def test_a_hung_redis_answers_within_the_readiness_timeout(
+        redis: RedisServer, caplog: pytest.LogCaptureFixture) -> None:
+    """SIGSTOP (a hung server, a partition): every request and a WebSocket handshake get
+    their 503 / close 1013 within the store's ``timeout`` (2 s), as ``/readyz`` does —
+    one setting for both (main: a POST waited 15 s, a 5 s socket timeout, retried)."""
+    from adk_asgi.stores.redis import DEFAULT_TIMEOUT
+
+    app = AdkApp(build_demo_agent(token_delay=0.0), warm_up=False,
+                 stream_store=RedisStreamStore(redis.url, heartbeat=0.2))
+    assert app.store.timeout == DEFAULT_TIMEOUT == 2.0
+    with LoopbackServer(app) as server:
+        ok = httpx.post(server.url, json=chat_body("c1", user_message("hello")), timeout=20)
+        assert types_of(parse_sse(ok.text))[-2:] == ["finish", "[DONE]"]
+        redis.pause()
+        try:
+            caplog.clear()
+
+            async def probe() -> list[tuple[float, Any]]:
+                async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
+                    return list(await asyncio.gather(
+                        _timed(client.post("/", json=chat_body("c1", user_message("again")))),
+                        _timed(client.post("/", json=chat_body("c3", user_message("new")))),
+                        _timed(client.get("/c1/stream")),
+                        _timed(client.delete("/c1/stream")),
+                        _timed(client.get("/readyz")),
+                        _timed(_ws_close_code(ws_url(server.url, "chatId=c1")))))
+
+            answers = asyncio.run(probe())
+        finally:
+            redis.resume()
+        print("hung Redis:", [(round(t, 2), getattr(r, "status_code", r)) for t, r in answers])
+        *requests, (ready_after, ready), (ws_after, (code, _reason)) = answers
+        for _after, response in requests:
+            _json_503(response, "store_unavailable")
+        assert ready.status_code == 503
+        assert ready.json()["checks"]["streams"] == "timed out after 2 s"
+        assert code == 1013
+        for after in [t for t, _ in requests] + [ready_after, ws_after]:
+            assert after < DEFAULT_TIMEOUT + 1.0, answers
+        assert not _tracebacks(caplog), _tracebacks(caplog)
+        # Resumed: it answers again, without a restart.
+        back = httpx.post(server.url, json=chat_body("c2", user_message("hi")), timeout=20)
+        assert types_of(parse_sse(back.text))[-2:] == ["finish", "[DONE]"]

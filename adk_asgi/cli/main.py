@@ -21,8 +21,16 @@ import sys
 from typing import Any
 
 from ..core.gctuning import GcTuning
-from ..options import LiveOptions, PauseOptions, StreamingOptions
-from .server import SERVED, WS_PROTOCOL, DrainingServer, supervise, uvicorn_config
+from ..options import LiveOptions, PauseOptions, StorageOptions, StreamingOptions
+from .server import (
+    SERVED,
+    WS_CHOICES,
+    WS_PROTOCOL,
+    DrainingServer,
+    supervise,
+    uvicorn_config,
+    ws_missing,
+)
 from .site import DEFAULT_MOUNT, WEB_DIR, SiteApp, page_url
 from .targets import Target, TargetError, load_target
 
@@ -76,6 +84,10 @@ def build_app(args: argparse.Namespace, target: Target | None = None) -> Any:
                                       shutdown_grace=args.shutdown_grace),
         "allowed_origins": args.allowed_origin,
         "gc_tuning": gc_tuning(args),
+        "artifact_service": args.artifact_service,
+        "memory_service": args.memory_service,
+        "storage": StorageOptions(uploads_as_artifacts=args.uploads_as_artifacts,
+                                  remember_sessions=args.remember_sessions),
     }
     if (live := live_model(args)) is not None:
         options["live_options"] = LiveOptions(model=live)
@@ -88,13 +100,16 @@ def build_app(args: argparse.Namespace, target: Target | None = None) -> Any:
     if args.credential_service not in (None, "memory"):
         options["credential_service"] = credential_service(args.credential_service)
     if target.kind == "runner":
-        if args.session_db:
-            raise TargetError(f"{target.where} is a Runner: it brings its own session service, "
-                              "so --session-db cannot apply")
-        if "credential_service" in options:
-            raise TargetError(f"{target.where} is a Runner: it brings its own credential "
-                              "service, so --credential-service cannot apply")
-        del options["session_db"]
+        given = [flag for flag, value in (("--session-db", args.session_db),
+                                          ("--artifact-service", args.artifact_service),
+                                          ("--memory-service", args.memory_service),
+                                          ("--credential-service",
+                                           "credential_service" in options)) if value]
+        if given:
+            raise TargetError(f"{target.where} is a Runner: it brings its own services, so "
+                              f"{' and '.join(given)} cannot apply")
+        for key in ("session_db", "artifact_service", "memory_service"):
+            del options[key]
     options[{"agent": "agent", "app": "adk_app", "runner": "runner"}[target.kind]] = target.value
     try:
         site = SiteApp(WEB_DIR)
@@ -132,6 +147,21 @@ def credential_service(spec: str) -> Any:
         raise TargetError(f"--credential-service {spec!r} is a {type(value).__name__}, not an "
                           "ADK BaseCredentialService")
     return value
+
+
+def _warn_per_worker(args: argparse.Namespace) -> None:
+    """Services in memory are per worker: say what that breaks (not an error: an agent may
+    never save an artifact)."""
+    def in_memory(uri: str | None) -> bool:
+        return not uri or uri.startswith("memory:")
+
+    if in_memory(args.artifact_service):
+        logger.warning("--workers %d with artifacts in memory: an artifact one worker saved is "
+                       "not found by the others; give --artifact-service file:///shared/path "
+                       "or gs://bucket", args.workers)
+    if args.remember_sessions and in_memory(args.memory_service):
+        logger.warning("--workers %d with memory in memory: each worker remembers only its "
+                       "own turns; give --memory-service", args.workers)
 
 
 def gc_tuning(args: argparse.Namespace) -> GcTuning | None:
@@ -182,6 +212,20 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--oauth-redirect-uri", default=None, metavar="URL",
                        help="the absolute URL of {mount}/oauth2/callback as browsers reach "
                             "it (behind a proxy); default: from each request")
+    serve.add_argument("--artifact-service", default=None, metavar="URI",
+                       help="where agents' artifacts are kept, as ADK's CLI takes it: "
+                            "memory:// (default), file:///path (a folder), gs://bucket "
+                            "(needs google-cloud-storage)")
+    serve.add_argument("--memory-service", default=None, metavar="URI",
+                       help="the memory load_memory and preload_memory search, as ADK's CLI "
+                            "takes it: memory:// (default), sqlite:///path.db, rag://CORPUS, "
+                            "agentengine://ID")
+    serve.add_argument("--uploads-as-artifacts", action="store_true",
+                       help="save the files of users' messages as artifacts of the chat "
+                            "(ADK's SaveFilesAsArtifactsPlugin): the model is not sent them "
+                            "again with every turn")
+    serve.add_argument("--remember-sessions", action="store_true",
+                       help="add a chat's conversation to the memory service when a turn ends")
     serve.add_argument("--model", default=None,
                        help="demo only: a Gemini model name (needs GOOGLE_API_KEY)")
     serve.add_argument("--live-model", default=None, metavar="MODEL",
@@ -208,10 +252,10 @@ def parser() -> argparse.ArgumentParser:
                        default=False,
                        help="permessage-deflate on WebSockets (default off: token frames are "
                             "tiny, and it costs ~9%% CPU and ~32 KiB per idle connection)")
-    serve.add_argument("--ws", choices=("websockets-sansio", "websockets", "wsproto"),
-                       default=WS_PROTOCOL,
+    serve.add_argument("--ws", choices=tuple(WS_CHOICES), default=WS_PROTOCOL,
                        help="uvicorn's WebSocket implementation (default %(default)s: ~10%% "
-                            "less CPU per live token than the legacy websockets one)")
+                            "less CPU per live token than the legacy websockets one; "
+                            "wsproto needs adk-asgi[wsproto])")
     serve.add_argument("--gc-threshold", type=_threshold, default="20000,50,50",
                        metavar="A,B,C",
                        help="the garbage collector's thresholds once the agent is warmed up "
@@ -250,6 +294,12 @@ def main(argv: list[str] | None = None) -> int:
     cli = parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     args = cli.parse_args(argv)
+    if (package := ws_missing(args.ws)) is not None:
+        # One line, before anything starts (uvicorn would fail with a traceback).
+        hint = "'adk-asgi[wsproto]'" if package == "wsproto" else package
+        print(f"adk-asgi: --ws {args.ws} needs the {package} package, which is not "
+              f"installed: pip install {hint}", file=sys.stderr, flush=True)
+        return 2
     if args.workers > 1 and (not args.redis_url or not args.session_db
                              or args.session_db.startswith("memory")):
         cli.error("--workers > 1 needs --session-db (sessions every worker can read) and "
@@ -260,6 +310,7 @@ def main(argv: list[str] | None = None) -> int:
         from ..observability.logs import setup_logging
 
         setup_logging(args.log_level, args.log_format)
+        _warn_per_worker(args)
     # Find (and build) what is served before claiming to serve it: a bad target is one line.
     target = resolve_target(args)
     app = build_app(args, target) if args.workers == 1 else None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import logging
 import multiprocessing
 import os
@@ -16,7 +17,8 @@ from typing import Any
 
 import uvicorn
 
-__all__ = ("SERVED", "DrainingServer", "supervise", "uvicorn_config")
+__all__ = ("SERVED", "WS_CHOICES", "DrainingServer", "supervise", "uvicorn_config",
+           "ws_missing", "ws_protocol")
 
 logger = logging.getLogger("adk_asgi")
 # The AdkApps this process serves: drained before uvicorn closes connections.
@@ -26,6 +28,44 @@ WS_PROTOCOL = "websockets-sansio"
 """uvicorn's WebSocket implementation for ``adk-asgi serve``: the sans-I/O one costs ~10 %
 less server CPU per live token than its ``auto`` choice (the legacy ``websockets`` one,
 deprecated in uvicorn), measured side by side in benchmarks."""
+WS_CHOICES: dict[str, str] = {"websockets-sansio": "websockets", "websockets": "websockets",
+                              "wsproto": "wsproto"}
+"""``--ws`` choices: uvicorn's WebSocket implementations, and the package each needs."""
+
+
+def ws_missing(choice: str) -> str | None:
+    """The package ``--ws choice`` needs and this installation lacks, else None."""
+    package = WS_CHOICES[choice]
+    try:
+        found = importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):  # a broken or blocked installation
+        found = False
+    return None if found else package
+
+
+def ws_protocol(choice: str) -> Any:
+    """What uvicorn is given for ``--ws choice``: its name, or (wsproto) uvicorn's protocol
+    sending the close code of a frame it could not parse (see ``_wsproto_protocol``)."""
+    return _wsproto_protocol() if choice == "wsproto" else choice
+
+
+def _wsproto_protocol() -> type:
+    """uvicorn's wsproto protocol, closing a connection whose frame wsproto could not parse
+    (invalid UTF-8, a protocol violation) with the close frame and its code (1007, 1002):
+    uvicorn closes the socket without one, so the client sees 1006, not why."""
+    from uvicorn.protocols.websockets.wsproto_impl import WSProtocol
+    from wsproto.connection import ConnectionState
+    from wsproto.events import CloseConnection
+
+    class WsprotoProtocol(WSProtocol):
+        def handle_close(self, event: CloseConnection) -> None:
+            # A parse failure arrives as a CloseConnection while the connection is OPEN
+            # (a peer's close would have made it REMOTE_CLOSING).
+            if not self.close_sent and self.conn.state == ConnectionState.OPEN:
+                self.transport.write(self.conn.send(CloseConnection(code=event.code)))
+            super().handle_close(event)  # tells the app, closes the socket
+
+    return WsprotoProtocol
 
 
 class DrainingServer(uvicorn.Server):
@@ -80,7 +120,7 @@ def uvicorn_config(args: argparse.Namespace, app: Any) -> uvicorn.Config:
     log_config = (json_log_config(args.log_level) if args.log_format == "json"
                   else uvicorn.config.LOGGING_CONFIG)
     return uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
-                          log_config=log_config, ws=args.ws,
+                          log_config=log_config, ws=ws_protocol(args.ws),
                           ws_per_message_deflate=args.ws_compression,
                           # What drain leaves (a stuck client) is cut after this.
                           timeout_graceful_shutdown=5)

@@ -16,7 +16,11 @@ __all__ = (
     "CHAT_NOT_FOUND",
     "GENERIC_ERROR",
     "INTERRUPTED_ERROR",
+    "NOT_SAVED_ERROR",
     "SHUTDOWN_ERROR",
+    "STREAM_LOST_ERROR",
+    "TURN_TOO_LARGE_ERROR",
+    "TURN_TOO_LONG_ERROR",
     "UNAVAILABLE_RETRY_AFTER",
     "RequestError",
     "chat_not_found",
@@ -28,6 +32,12 @@ __all__ = (
 GENERIC_ERROR: Final = "The agent failed to answer. Please try again."
 SHUTDOWN_ERROR: Final = "The server is restarting. Please send your message again."
 INTERRUPTED_ERROR: Final = "The server stopped while answering. Please send your message again."
+NOT_SAVED_ERROR: Final = ("The answer could not be saved: the chat's storage is unavailable. "
+                          "Please send your message again in a moment.")
+STREAM_LOST_ERROR: Final = ("Lost this answer's stream: the chat service is temporarily "
+                            "unavailable. Reload the chat in a moment to see the answer.")
+TURN_TOO_LONG_ERROR: Final = "The answer took longer than the server allows and was stopped."
+TURN_TOO_LARGE_ERROR: Final = "The answer grew larger than the server allows and was stopped."
 CHAT_NOT_FOUND: Final = "No such chat."
 UNAVAILABLE_RETRY_AFTER: Final = 2
 """Seconds a client is told to wait (``Retry-After``) when a store is down or the server

@@ -6,6 +6,11 @@ passes (the node, the root node, the live flow) before re-raising it to adk-asgi
 runs adk-asgi drives (``serving``), those reports are demoted to DEBUG without their
 traceback: adk-asgi logs the failure once, naming the chat. ADK's other records, and runs
 the application drives itself, are left alone.
+
+uvicorn's report of a WebSocket text frame that is not UTF-8 (its sans-I/O implementation,
+``adk-asgi serve``'s default) is an ERROR with a traceback *per frame*: a cheap way for any
+client to flood the log. The connection is closed with 1007 all the same, so that record
+is dropped (kept, without its traceback, at DEBUG).
 """
 
 from __future__ import annotations
@@ -60,12 +65,35 @@ def original(error: BaseException) -> BaseException:
     return error
 
 
+class _PerFrame(logging.Filter):
+    """Drop a per-frame report (DEBUG keeps it, one line without the traceback)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__()
+        self.message = message
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg != self.message:
+            return True
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        record.exc_info = record.exc_text = None
+        return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+
+
+_PER_FRAME: Final = ("uvicorn.error", "Invalid UTF-8 sequence received from client.")
+
+
 def install_adk_log_filter() -> None:
-    """Demote ADK's re-raise reports inside ``serving`` (idempotent)."""
+    """Demote ADK's re-raise reports inside ``serving``, and drop uvicorn's per-frame
+    report of invalid UTF-8 (idempotent)."""
     for name, message in _REPORTS:
         target = logging.getLogger(name)
         if not any(isinstance(f, _Demote) for f in target.filters):
             target.addFilter(_Demote(message))
+    name, message = _PER_FRAME
+    target = logging.getLogger(name)
+    if not any(isinstance(f, _PerFrame) for f in target.filters):
+        target.addFilter(_PerFrame(message))
 
 
 @contextmanager

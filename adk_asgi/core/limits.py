@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ("DEFAULT_MAX_QUEUED_BYTES", "Limits")
+__all__ = ("DEFAULT_MAX_QUEUED_BYTES", "DEFAULT_MAX_TURN_BYTES", "DEFAULT_MAX_TURN_SECONDS",
+           "Limits")
 
 _MiB = 1024 * 1024
 DEFAULT_MAX_QUEUED_BYTES = _MiB
+DEFAULT_MAX_TURN_SECONDS = 600.0
+DEFAULT_MAX_TURN_BYTES = 32 * _MiB
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +29,9 @@ class Limits:
     the connection goes on.
     Both: more than ``max_queued_bytes`` waiting for a client that does not read -> dropped
     (its run aborted), like a client that takes nothing for ``send_timeout``.
+    HTTP: a turn that runs ``max_turn_seconds`` or streams ``max_turn_bytes`` -> stopped,
+    with an ``error`` chunk (what bounds a client whose kernel keeps accepting bytes its
+    application never reads; on WebSockets the server's keepalive pings do).
     """
 
     max_body_bytes: int = 16 * _MiB
@@ -48,6 +54,10 @@ class Limits:
     max_queued_bytes: int = DEFAULT_MAX_QUEUED_BYTES
     """What the server queues for one slow client (an SSE stream or a WebSocket) behind a
     full socket; more and the client is dropped (``core/outbox.py``)."""
+    max_turn_seconds: float | None = DEFAULT_MAX_TURN_SECONDS
+    """The longest one HTTP turn may run, from its response's start; None: no ceiling."""
+    max_turn_bytes: int | None = DEFAULT_MAX_TURN_BYTES
+    """The most one HTTP turn may stream to its client (its SSE bytes); None: no ceiling."""
 
     def __post_init__(self) -> None:
         for name in ("max_body_bytes", "max_messages", "max_parts_per_message",
@@ -59,3 +69,7 @@ class Limits:
         for name in ("frames_per_second", "images_per_second"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"Limits.{name} must be > 0")
+        if self.max_turn_seconds is not None and self.max_turn_seconds <= 0:
+            raise ValueError("Limits.max_turn_seconds must be > 0 (or None)")
+        if self.max_turn_bytes is not None and self.max_turn_bytes < 1:
+            raise ValueError("Limits.max_turn_bytes must be >= 1 (or None)")

@@ -29,6 +29,7 @@ __all__ = (
     "ChatRequest",
     "UIMessage",
     "UIPart",
+    "check_storable",
     "decode_chat_request",
     "file_part_to_adk",
     "message_text",
@@ -134,6 +135,7 @@ def decode_chat_request(body: bytes, limits: Limits | None = None) -> ChatReques
         raise RequestError(400, "invalid_json", "Request body is not valid UTF-8.") from None
     except RecursionError:  # deeper than msgspec's nesting limit (~1000 levels)
         raise RequestError(400, "invalid_json", "Request body is nested too deeply.") from None
+    check_storable(body)
     if not valid_chat_id(request.id):
         raise RequestError(
             422, "invalid_chat_id", f"Chat `id` must be 1-{MAX_ID_LENGTH} printable characters."
@@ -142,6 +144,48 @@ def decode_chat_request(body: bytes, limits: Limits | None = None) -> ChatReques
         raise RequestError(422, "no_messages", "The request carries no messages.")
     check_limits(request.history, limits or _DEFAULT_LIMITS)
     return request
+
+
+_NUL_ESCAPE: Final = b"\\u0000"
+_NUL_ESCAPE_TEXT: Final = "\\u0000"
+
+
+def check_storable(raw: bytes | str, value: Any = None) -> None:
+    """Refuse (``422 invalid_request``, naming where) a JSON body or frame with U+0000 in
+    any string: PostgreSQL cannot store it in text or JSON columns (its driver fails the
+    turn's first write), so every session store gets the same rule, at the door. Lone
+    surrogates, the other characters no store can hold, are already invalid JSON to
+    msgspec (400). ``value``: the decoded JSON, when the caller has it."""
+    if (_NUL_ESCAPE_TEXT not in raw) if isinstance(raw, str) else (_NUL_ESCAPE not in raw):
+        return  # JSON can only carry U+0000 as this escape: the common case ends here
+    if value is None:
+        try:
+            value = msgspec.json.decode(raw)
+        except (msgspec.DecodeError, UnicodeError, RecursionError):
+            return  # the caller's decoder reports it
+    where = _nul_path(value, "")
+    if where is not None:
+        raise RequestError(422, "invalid_request",
+                           f"`{where or 'the body'}` contains U+0000 (NUL), which the chat "
+                           "cannot store.")
+
+
+def _nul_path(value: Any, path: str) -> str | None:
+    if isinstance(value, str):
+        return path if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            name = key.replace("\x00", "\\u0000")
+            here = f"{path}.{name}" if path else name
+            if name != key:
+                return here
+            if (found := _nul_path(item, here)) is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            if (found := _nul_path(item, f"{path}[{index}]")) is not None:
+                return found
+    return None
 
 
 def valid_chat_id(chat_id: str) -> bool:

@@ -12,14 +12,20 @@ from typing import Any
 from google.adk.agents import BaseAgent, RunConfig
 from google.adk.agents.run_config import StreamingMode
 from google.adk.apps import App, ResumabilityConfig
+from google.adk.artifacts import BaseArtifactService
 from google.adk.auth.credential_service.base_credential_service import BaseCredentialService
+from google.adk.memory import BaseMemoryService
+from google.adk.plugins.save_files_as_artifacts_plugin import SaveFilesAsArtifactsPlugin
 from google.adk.runners import Runner
 from google.adk.sessions import BaseSessionService
 
+from .artifacts import ChatArtifacts, upload_marks
 from .body import BodyFields
 from .credentials import CredentialHandoff
 from .failures import install_adk_log_filter
 from .plugin import register as register_plugin
+from .remember import SessionMemory
+from .services import AppServices
 from .sessions import META_KEY, session_service_from_url
 from .surface import SurfaceOptions
 from .tools import ToolKinds, tool_kinds
@@ -60,11 +66,15 @@ class AgentRuntime:
         session_service: BaseSessionService | None = None,
         session_db: str | None = None,
         credential_service: BaseCredentialService | None = None,
+        artifact_service: BaseArtifactService | str | None = None,
+        memory_service: BaseMemoryService | str | None = None,
         app_name: str | None = None,
         run_config: RunConfig | None = None,
         client_completes: Iterable[str] = (),
         surface: SurfaceOptions | None = None,
         body_fields: Mapping[str, Any] | None = None,
+        uploads_as_artifacts: bool = False,
+        remember_sessions: bool = False,
     ) -> None:
         if sum(x is not None for x in (agent, app, runner)) != 1:
             raise TypeError("Give exactly one of agent=, app= or runner=.")
@@ -72,6 +82,15 @@ class AgentRuntime:
             raise TypeError("A ready Runner brings its own session service.")
         if runner is not None and credential_service is not None:
             raise TypeError("A ready Runner brings its own credential service.")
+        if runner is not None and (artifact_service is not None or memory_service is not None):
+            raise TypeError("A ready Runner brings its own artifact and memory services "
+                            "(Runner(artifact_service=..., memory_service=...)).")
+        if runner is not None and uploads_as_artifacts and runner.artifact_service is None:
+            raise ValueError("uploads_as_artifacts needs an artifact service: the Runner has "
+                             "none (Runner(artifact_service=...))")
+        if runner is not None and remember_sessions and runner.memory_service is None:
+            raise ValueError("remember_sessions needs a memory service: the Runner has none "
+                             "(Runner(memory_service=...))")
         if session_service is not None and session_db is not None:
             raise TypeError("Give session_service= or session_db=, not both.")
         if runner is not None and not _resumable(runner.resumability_config):
@@ -91,6 +110,12 @@ class AgentRuntime:
         self._session_service = session_service
         self._session_db = session_db
         self._credential_service = credential_service
+        self._services = AppServices(artifact_service, memory_service) \
+            if runner is None else None
+        self._uploads_as_artifacts = uploads_as_artifacts
+        self._remember_sessions = remember_sessions
+        self._artifacts: ChatArtifacts | None = None
+        self._memory: SessionMemory | None = None
         self._app_name = app_name
         self.run_config = run_config or RunConfig(streaming_mode=StreamingMode.SSE)
         self._tools: ToolKinds | None = None
@@ -113,8 +138,38 @@ class AgentRuntime:
             self._runner = self._build_runner()
         if not self._plugged:  # also on a runner the application built
             register_plugin(self._runner, self.credentials)
+            if self._uploads_as_artifacts:
+                _save_uploads(self._runner)
             self._plugged = True
         return self._runner
+
+    @property
+    def artifacts(self) -> ChatArtifacts:
+        """The ``file`` parts of the artifacts an agent saves (``core/artifacts.py``)."""
+        if self._artifacts is None:
+            runner = self.runner
+            self._artifacts = ChatArtifacts(
+                runner.artifact_service, runner.app_name,
+                upload_marks(runner.plugin_manager.plugins))
+        return self._artifacts
+
+    def turn_ended(self, user_id: str, chat_id: str) -> None:
+        """A turn of the chat ended (either transport): with ``remember_sessions``, its
+        session goes to the memory service, in the background."""
+        if not self._remember_sessions:
+            return
+        if self._memory is None:
+            runner = self.runner
+            assert runner.memory_service is not None
+            self._memory = SessionMemory(runner.session_service, runner.memory_service,
+                                         runner.app_name)
+        self._memory.turn_ended(user_id, chat_id)
+
+    @property
+    def memory(self) -> SessionMemory | None:
+        """The sessions being added to memory (None until a turn ended with
+        ``remember_sessions``)."""
+        return self._memory
 
     @property
     def session_service(self) -> BaseSessionService:
@@ -154,6 +209,8 @@ class AgentRuntime:
                     root_agent=self._agent,
                     resumability_config=_RESUMABLE,
                 )
+        services = self._services
+        assert services is not None
         credentials = self._credential_service
         if credentials is None:
             from google.adk.auth.credential_service.in_memory_credential_service import (
@@ -164,6 +221,8 @@ class AgentRuntime:
                 warnings.simplefilter("ignore")  # marked experimental in ADK 2.x
                 credentials = InMemoryCredentialService()
         return Runner(app=app, session_service=service, app_name=self._app_name or app.name,
+                      artifact_service=services.artifact_service,
+                      memory_service=services.memory_service,
                       credential_service=credentials)
 
     async def startup(self, *, warm: bool = True) -> None:
@@ -186,11 +245,15 @@ class AgentRuntime:
         return self._started
 
     async def shutdown(self) -> None:
+        if self._memory is not None:
+            await self._memory.close()
         if self._runner is not None and self._owns_runner:
             try:
                 await self._runner.close()
             except Exception:  # close is best effort at shutdown
                 logger.exception("Error while closing the ADK runner")
+        if self._services is not None:
+            await self._services.close()
         self._started = False
 
     def run_config_for(self, metadata: dict[str, Any]) -> RunConfig:
@@ -199,3 +262,10 @@ class AgentRuntime:
         custom[META_KEY] = metadata
         return self.run_config.model_copy(update={"custom_metadata": custom})
 
+
+
+def _save_uploads(runner: Runner) -> None:
+    """Register ADK's ``SaveFilesAsArtifactsPlugin`` unless the app has one already."""
+    manager = runner.plugin_manager
+    if not any(isinstance(p, SaveFilesAsArtifactsPlugin) for p in manager.plugins):
+        manager.register_plugin(SaveFilesAsArtifactsPlugin())

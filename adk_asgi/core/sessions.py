@@ -4,6 +4,7 @@ and per-session turn serialization (in one process)."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Final
@@ -19,6 +20,7 @@ __all__ = (
     "event_meta",
     "failure",
     "get_or_create_session",
+    "session_failure",
     "session_service_from_url",
 )
 
@@ -31,10 +33,48 @@ class SessionUnavailable(Exception):
     get ``503 session_unavailable`` with ``Retry-After``, WebSockets close 1013."""
 
 
+# Exceptions whose text never quotes what a request carried: sqlite's messages name
+# tables and columns, OSError's the errno and address. A database driver's or SQLAlchemy's
+# text can quote the statement's parameters, the user's words: only their classes are told.
+_TELLING: Final = (sqlite3.Error, OSError, SessionUnavailable)
+
+
 def failure(exc: BaseException) -> str:
-    """A dependency's failure in one log line: the exception's class and message."""
+    """A dependency's failure in one log line: the exception's class, the class of the
+    error at the root of what it wraps (a driver's inside SQLAlchemy's), and its text only
+    where that text cannot carry user content (``_TELLING``)."""
+    name = type(exc).__name__
+    root: BaseException = exc
+    for _ in range(4):  # SQLAlchemy -> its adapter -> the driver's own error
+        inner = getattr(root, "orig", None) or root.__cause__
+        if not isinstance(inner, BaseException) or inner is root:
+            break
+        root = inner
+    if root is not exc:
+        name = f"{name} ({type(root).__name__})"
+    if not isinstance(exc, _TELLING):
+        return name
     text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+    return f"{name}: {text[:300]}" if text else name
+
+
+def session_failure(exc: BaseException) -> bool:
+    """``exc`` came out of a session service (its database failed under ADK's run, e.g.
+    while ``append_event`` stored the answer): a frame of its traceback, or of a cause's,
+    is a method of a ``BaseSessionService``."""
+    seen: set[int] = set()
+    error: BaseException | None = exc
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, SessionUnavailable):
+            return True
+        tb = error.__traceback__
+        while tb is not None:
+            if isinstance(tb.tb_frame.f_locals.get("self"), BaseSessionService):
+                return True
+            tb = tb.tb_next
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def event_meta(event: Event) -> dict[str, Any]:
@@ -57,7 +97,8 @@ def session_service_from_url(url: str | None) -> BaseSessionService:
         return SqliteSessions(url)
     from google.adk.sessions import DatabaseSessionService
 
-    return DatabaseSessionService(db_url=url)
+    # SQLAlchemy quotes a failed statement's parameters (the user's words) in its errors.
+    return DatabaseSessionService(db_url=url, hide_parameters=True)
 
 
 def _memory(url: str) -> BaseSessionService:

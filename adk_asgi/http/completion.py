@@ -31,7 +31,7 @@ from ..core.asgi import (
     send_json,
 )
 from ..core.errors import RequestError, chat_not_found, session_unavailable, store_unavailable
-from ..core.request import valid_chat_id
+from ..core.request import check_storable, valid_chat_id
 from ..core.sessions import failure
 from ..stores import StoreUnavailable
 from .continuity import previous_recording
@@ -63,9 +63,11 @@ class ToolOutput(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
 
 
 async def complete_tool_call(chat: ChatEndpoint, user_id: str, chat_id: str, call_id: str,
-                             result: dict[str, Any], *, wait: bool = False) -> str:
+                             result: dict[str, Any], *, wait: bool = False,
+                             api_path: str | None = None) -> str:
     """Complete ``call_id`` of ``chat_id`` (owned by ``user_id``) with ``result``; returns
-    the id of the assistant message the turn streams (``wait``: once the turn ended).
+    the id of the assistant message the turn streams (``wait``: once the turn ended);
+    ``api_path``: where the app is mounted (default: where it was last reached).
     Raises ``RequestError`` (404 ``chat_not_found``, 409 ``unknown_tool_call``, 422
     ``wrong_answer_kind``, 503 ``shutting_down``)."""
     if len(msgspec.json.encode(result)) > MAX_OUTPUT_BYTES:
@@ -74,15 +76,17 @@ async def complete_tool_call(chat: ChatEndpoint, user_id: str, chat_id: str, cal
     runtime = chat.runtime
     return await run_detached(
         chat, user_id, chat_id,
-        lambda session: plan_completion(session, runtime.tools, call_id, result), wait=wait)
+        lambda session: plan_completion(session, runtime.tools, call_id, result), wait=wait,
+        api_path=api_path)
 
 
 async def run_detached(chat: ChatEndpoint, user_id: str, chat_id: str,
                        plan_for: Callable[[Session | None], TurnPlan], *,
-                       wait: bool = False) -> str:
+                       wait: bool = False, api_path: str | None = None) -> str:
     """Run a turn nobody reads as it runs (recorded for ``resumeStream``), planned from the
     chat's session under its turn lock; returns its assistant message id once it started
-    (``wait``: once it ended). Raises ``RequestError`` as ``plan_for`` does, 404
+    (``wait``: once it ended); ``api_path``: where the app is mounted (default: where it
+    was last reached). Raises ``RequestError`` as ``plan_for`` does, 404
     ``chat_not_found`` (not ``user_id``'s chat) and 503."""
     if chat.draining:
         raise RequestError(503, "shutting_down",
@@ -97,7 +101,8 @@ async def run_detached(chat: ChatEndpoint, user_id: str, chat_id: str,
     if owner != user_id:
         raise chat_not_found()
     started: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    task = asyncio.create_task(_run(chat, user_id, chat_id, plan_for, started),
+    where = chat.api_path if api_path is None else api_path
+    task = asyncio.create_task(_run(chat, user_id, chat_id, plan_for, started, where),
                                name="adk-asgi-detached-turn")
     try:
         message_id = await asyncio.shield(started)
@@ -112,9 +117,9 @@ async def run_detached(chat: ChatEndpoint, user_id: str, chat_id: str,
 
 async def _run(chat: ChatEndpoint, user_id: str, chat_id: str,
                plan_for: Callable[[Session | None], TurnPlan],
-               started: asyncio.Future[str]) -> None:
+               started: asyncio.Future[str], api_path: str) -> None:
     try:
-        await _locked_run(chat, user_id, chat_id, plan_for, started)
+        await _locked_run(chat, user_id, chat_id, plan_for, started, api_path)
     except StoreUnavailable as exc:
         if started.done():
             raise
@@ -124,7 +129,7 @@ async def _run(chat: ChatEndpoint, user_id: str, chat_id: str,
 
 async def _locked_run(chat: ChatEndpoint, user_id: str, chat_id: str,
                       plan_for: Callable[[Session | None], TurnPlan],
-                      started: asyncio.Future[str]) -> None:
+                      started: asyncio.Future[str], api_path: str) -> None:
     runtime = chat.runtime
     async with chat.store.lock(chat_id):
         try:
@@ -143,7 +148,7 @@ async def _locked_run(chat: ChatEndpoint, user_id: str, chat_id: str,
         recorder = await chat.store.record(chat_id)
         started.set_result(plan.message_id)
         stream = TurnStream(runtime, chat.store, chat.settings, plan, user_id, chat_id,
-                            detached=True)
+                            detached=True, api_path=api_path)
         await chat.run_turn(stream, _discard, _never, recorder)
 
 
@@ -171,8 +176,10 @@ async def post_tool_output(chat: ChatEndpoint, scope: Scope, receive: Receive, s
                 from None
         except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             raise RequestError(400, "invalid_json", "The body is not valid JSON.") from None
+        check_storable(body)
         message_id = await complete_tool_call(chat, user_id, chat_id, request.tool_call_id,
-                                              request.result())
+                                              request.result(),
+                                              api_path=scope.get("root_path", ""))
     except ClientGone:
         return
     except RequestError as error:

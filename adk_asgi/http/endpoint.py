@@ -54,6 +54,10 @@ class ChatEndpoint:
         self.store = store
         self.turns: set[TurnStream] = set()
         self.draining = False
+        self.api_path = ""
+        """The path the app is mounted at, as ``mount``/``AdkMiddleware`` or the latest
+        request (its ``root_path``) said: the base of artifact URLs in the turns no request
+        started (``AdkApp.complete_tool_call``)."""
         self._idle = asyncio.Event()
         self._idle.set()
 
@@ -77,6 +81,7 @@ class ChatEndpoint:
         user_id = await self.authorize(scope, send)
         if user_id is None:
             return
+        self.api_path = api_path = scope.get("root_path", "")
         limits = self.settings.limits
         try:
             body = await read_body(scope, receive, limits.max_body_bytes)
@@ -94,6 +99,7 @@ class ChatEndpoint:
         with log_context(request.id, user_id), current(span):
             try:
                 outcome = await self._turn(request, user_id, send, receive, fields, received,
+                                           api_path,
                                            callback_url(scope,
                                                         self.settings.pauses.oauth_redirect_uri))
             except StoreUnavailable as exc:
@@ -107,7 +113,8 @@ class ChatEndpoint:
                 end_span(span, outcome)
 
     async def _turn(self, request: ChatRequest, user_id: str, send: Send, receive: Receive,
-                    fields: dict[str, Any], received: float, oauth_redirect: str) -> str:
+                    fields: dict[str, Any], received: float, api_path: str,
+                    oauth_redirect: str) -> str:
         """The turn of a decoded request; its outcome (``refused``/``unavailable`` when it
         did not run)."""
         if not await self.store.claim(request.id, user_id):
@@ -133,7 +140,7 @@ class ChatEndpoint:
                                                          plan.message_id)
             recorder = await self.store.record(request.id)
             stream = TurnStream(self.runtime, self.store, self.settings, plan, user_id,
-                                request.id, received=received)
+                                request.id, received=received, api_path=api_path)
             await self.run_turn(stream, send, receive, recorder)
             return stream.outcome
 
@@ -149,6 +156,8 @@ class ChatEndpoint:
             self.turns.discard(stream)
             if not self.turns:
                 self._idle.set()
+            if stream.plan.new_message is not None:  # ADK ran: the session changed
+                self.runtime.turn_ended(stream.user_id, stream.chat_id)
 
     # -- GET / DELETE /{chatId}/stream ---------------------------------------------
 

@@ -3,17 +3,16 @@
 Deliberate choices (measured; do not "simplify" them away without the numbers):
 
 - **No per-send timeout scope.** A stuck client (one that stops reading) is found
-  by a watchdog that looks at how long the client has taken nothing
-  (``core/outbox.py``: the slow-client rule, shared with WebSockets), not by
-  wrapping every send in a cancel scope: that scope cost ≈ 9 µs per frame in
-  sse-starlette, a few % of the server's CPU per token.
+  by the outbox's watch, a timer callback that looks at how long data has waited
+  for the client without it taking any (``core/outbox.py``: the slow-client rule,
+  shared with WebSockets), not by wrapping every send in a cancel scope: that scope
+  cost ≈ 9 µs per frame in sse-starlette, a few % of the server's CPU per token.
 - **Bounded**: writes go straight to the server while the client keeps up; behind
   a full buffer they queue in the ``Outbox`` (at most ``max_queued`` bytes), so
   ADK's events do not pile up while the client is slow.
-- **One timer task** does both jobs that need a clock: the ``: ping`` comment
-  while the model is silent (proxies drop idle streams; a ping also surfaces a
-  dead socket) and the stuck-client watchdog. Pings never wait on a blocked
-  socket for long (their own timeout), so the watchdog keeps ticking.
+- **One pinger task** sends the ``: ping`` comment while the model is silent
+  (proxies drop idle streams; a ping also surfaces a dead socket). Pings never
+  wait on a blocked socket longer than ``send_timeout``.
 - **One listener task** waits for ``http.disconnect``: with ASGI spec 2.4 a
   streaming response that does not listen notices a gone client only when a
   send fails, which an idle stream never does.
@@ -97,8 +96,9 @@ class SSEChannel:
                           "headers": list(headers)})
         self._last_write = self._loop.time()
         self._listener = asyncio.create_task(self._listen(), name="adk-asgi-sse-listener")
-        if self._ping_interval or self._send_timeout:
-            self._timer = asyncio.create_task(self._tick(), name="adk-asgi-sse-timer")
+        outbox.watch(self._send_timeout, self._stuck)
+        if self._ping_interval:
+            self._timer = asyncio.create_task(self._tick(), name="adk-asgi-sse-pinger")
 
     async def write(self, blob: bytes) -> None:
         """Send one blob of frames; a no-op once the client is gone."""
@@ -157,31 +157,24 @@ class SSEChannel:
     async def _tick(self) -> None:
         ping, timeout = self._ping_interval, self._send_timeout
         outbox = self._outbox
-        assert outbox is not None
-        inf = float("inf")
+        assert outbox is not None and ping is not None
         while not self.gone:
-            # Sleep until the next ping is due (a ping every `ping` seconds of silence,
-            # not a fixed tick that can double the gap), or a quarter of the send timeout.
-            wait = min(self._last_write + ping - self._loop.time() if ping else inf,
-                       timeout / 4 if timeout else inf)
-            await asyncio.sleep(max(_MIN_TICK, wait))
-            if timeout is not None and outbox.stalled_for() > timeout:
+            # A ping every `ping` seconds of silence, not a fixed tick that can double the gap.
+            await asyncio.sleep(max(_MIN_TICK, self._last_write + ping - self._loop.time()))
+            busy = outbox.sending_since or outbox.queued
+            if busy or self.gone or self._loop.time() - self._last_write < ping - _MIN_TICK:
+                continue
+            try:
+                await asyncio.wait_for(outbox.send(
+                    {"type": "http.response.body", "body": _PING, "more_body": True}),
+                    timeout)
+            except TimeoutError:
                 self._stuck()
                 return
-            busy = outbox.sending_since or outbox.queued
-            now = self._loop.time()
-            if ping is not None and not busy and now - self._last_write >= ping - _MIN_TICK:
-                try:
-                    await asyncio.wait_for(outbox.send(
-                        {"type": "http.response.body", "body": _PING, "more_body": True}),
-                        timeout)
-                except TimeoutError:
-                    self._stuck()
-                    return
-                except Exception:
-                    self._gone("client")
-                    return
-                self._last_write = self._loop.time()
+            except Exception:
+                self._gone("client")
+                return
+            self._last_write = self._loop.time()
 
     def _stuck(self) -> None:
         self.stuck = True

@@ -15,9 +15,14 @@ stuck client       took nothing for ``send_timeout``, or      (nobody listens)
                    over ``max_queued_bytes`` waiting: reset,
                    run aborted (``core/outbox.py``)
 ``DELETE`` stream  the owner asked to stop (any worker)       ``abort``, ``[DONE]``
+turn ceiling       ran ``Limits.max_turn_seconds`` or streamed  ``error``, ``[DONE]``
+                   ``max_turn_bytes``: run aborted
 server shutdown    ``drain``: runs get ``shutdown_grace`` to  ``error``, ``[DONE]``
                    finish, then are aborted
 ADK/model error    one ``error`` chunk, never a trace         ``error``, ``[DONE]``
+session store      the answer could not be stored (its        ``error``, ``[DONE]``
+fails mid-turn     database failed under ADK): one log line,
+                   no trace
 =================  =========================================  ======================
 """
 
@@ -30,10 +35,17 @@ from typing import Literal
 
 from ..chunks import DONE_FRAME, ToolOutputAvailable, ToolOutputDenied, UIChunk, sse_frame
 from ..core.asgi import Receive, Send
-from ..core.errors import SHUTDOWN_ERROR
+from ..core.errors import (
+    NOT_SAVED_ERROR,
+    SHUTDOWN_ERROR,
+    TURN_TOO_LARGE_ERROR,
+    TURN_TOO_LONG_ERROR,
+)
 from ..core.failures import log_error_event, log_exception, serving
 from ..core.message import ErrorInfo
 from ..core.runtime import AgentRuntime
+from ..core.sessions import failure as dependency_failure
+from ..core.sessions import session_failure
 from ..core.signin import register_sign_ins
 from ..core.translator import EventTranslator
 from ..observability.metrics import METRICS, Outcome
@@ -47,7 +59,11 @@ __all__ = ("StopReason", "TurnStream")
 
 logger = logging.getLogger("adk_asgi")
 
-StopReason = Literal["client", "stuck", "stopped", "shutdown"]
+StopReason = Literal["client", "stuck", "stopped", "shutdown", "too_long", "too_large"]
+# What the client reads when the turn stops at a ceiling or for the server's shutdown.
+_STOP_TEXTS: dict[StopReason, str] = {"shutdown": SHUTDOWN_ERROR,
+                                      "too_long": TURN_TOO_LONG_ERROR,
+                                      "too_large": TURN_TOO_LARGE_ERROR}
 
 
 class TurnStream:
@@ -56,13 +72,16 @@ class TurnStream:
     __slots__ = (
         "_abort",
         "_answered",
+        "_ceiling",
         "_channel",
         "_grace_task",
         "_ledger",
         "_reason",
         "_received",
         "_recorder",
+        "_streamed",
         "_translator",
+        "api_path",
         "chat_id",
         "detached",
         "outcome",
@@ -75,18 +94,23 @@ class TurnStream:
 
     def __init__(self, runtime: AgentRuntime, store: StreamStore, settings: Settings,
                  plan: TurnPlan, user_id: str, chat_id: str, *,
-                 received: float | None = None, detached: bool = False) -> None:
+                 received: float | None = None, detached: bool = False,
+                 api_path: str = "") -> None:
         self.runtime = runtime
         self.store = store
         self.settings = settings
         self.plan = plan
         self.user_id = user_id
         self.chat_id = chat_id
+        self.api_path = api_path
+        """The path the app is mounted at (``root_path``): artifact URLs start with it."""
         self._abort = asyncio.Event()
         self._reason: StopReason | None = None
         self._channel: SSEChannel | None = None
         self._recorder: StreamRecorder | None = None
         self._grace_task: asyncio.Task[None] | None = None
+        self._ceiling: asyncio.TimerHandle | None = None
+        self._streamed = 0  # bytes of the turn's stream so far (Limits.max_turn_bytes)
         self.detached = detached
         """No client reads the turn as it runs (a server-side completion): no pings, no
         stuck-client watchdog, and its stream stays resumable after it ends."""
@@ -106,6 +130,13 @@ class TurnStream:
     def stop(self, reason: StopReason) -> None:
         if self._reason is None:
             self._reason = reason
+            if reason in ("too_long", "too_large"):
+                limits = self.settings.limits
+                logger.warning(
+                    "Stopped the turn of chat %r at its ceiling: %s", self.chat_id,
+                    f"{limits.max_turn_seconds:g} s (Limits.max_turn_seconds)"
+                    if reason == "too_long"
+                    else f"{limits.max_turn_bytes} bytes (Limits.max_turn_bytes)")
         self._abort.set()
 
     def _on_gone(self, reason: GoneReason) -> None:
@@ -136,6 +167,10 @@ class TurnStream:
             recorded += DONE_FRAME
         chunks.clear()
         assert self._recorder is not None and self._channel is not None
+        self._streamed += len(blob)
+        limit = self.settings.limits.max_turn_bytes
+        if limit is not None and self._streamed > limit and not done:
+            self.stop("too_large")
         self._recorder.append(recorded)
         await self._channel.write(blob)
 
@@ -152,9 +187,15 @@ class TurnStream:
             max_queued=self.settings.limits.max_queued_bytes)
         await channel.open()
         METRICS.turn_started("sse")
+        ceiling = self.settings.limits.max_turn_seconds
+        if ceiling is not None:
+            self._ceiling = asyncio.get_running_loop().call_later(ceiling, self.stop,
+                                                                  "too_long")
         try:
             await self._produce()
         finally:
+            if self._ceiling is not None:
+                self._ceiling.cancel()
             translator = self._translator
             METRICS.turn_ended("sse", self.outcome, time.perf_counter() - self._received,
                                tokens=translator.output_tokens,
@@ -214,13 +255,20 @@ class TurnStream:
             run_config=runtime.run_config_for(plan.run_metadata()),
             abort_signal=self._abort,
         )
-        finished = False
+        finished = not_saved = False
+        artifacts = runtime.artifacts
         try:
             with serving():
                 async for event in run:
                     translator.translate(event, out)
                     if translator.pauses.oauth:
                         await self._register_sign_ins()
+                    # Streamed tokens (partial) never save artifacts: one check for them.
+                    if not event.partial and event.actions.artifact_delta \
+                            and not translator.done:
+                        out.extend(await artifacts.files(event, user_id=self.user_id,
+                                                         chat_id=self.chat_id,
+                                                         api_path=self.api_path))
                     if out:
                         if not self._answered:
                             self._first_chunk()
@@ -233,9 +281,18 @@ class TurnStream:
             if not self._absorb_stuck_cancel():
                 raise
         except Exception as exc:
-            log_exception("ADK run failed", self.chat_id, exc)
             out.clear()
-            out.extend(translator.fail(ErrorInfo(type(exc).__name__, str(exc), exc)))
+            if session_failure(exc):
+                # A dependency, not a bug: one line, no trace, no text that could quote
+                # the answer (a driver's error can carry the statement's parameters).
+                logger.error("Session store failed during the turn of chat %r; the answer "
+                             "was not saved: %s", self.chat_id, dependency_failure(exc))
+                METRICS.store_error("sessions", "turn")
+                not_saved = True
+                out.extend(translator.fail(NOT_SAVED_ERROR))
+            else:
+                log_exception("ADK run failed", self.chat_id, exc)
+                out.extend(translator.fail(ErrorInfo(type(exc).__name__, str(exc), exc)))
         finally:
             if not finished:
                 self._abort.set()
@@ -246,13 +303,13 @@ class TurnStream:
             if plan.credentials:
                 runtime.credentials.drop(self.user_id, self.chat_id)  # never taken: gone
         reason = self._reason
-        if reason == "shutdown":
-            out.extend(translator.fail(SHUTDOWN_ERROR))
+        if reason in _STOP_TEXTS:
+            out.extend(translator.fail(_STOP_TEXTS[reason]))
         elif reason is not None:
             out.extend(translator.abort())
         else:
             out.extend(translator.finish())
-        self.outcome = _outcome(reason, translator.failure is not None,
+        self.outcome = _outcome(reason, translator.failure is not None or not_saved,
                                 bool(translator.awaiting_client))
         await self._emit(out, done=True)
 
@@ -284,7 +341,8 @@ class TurnStream:
 
 
 _STOPPED: dict[StopReason, Outcome] = {"client": "client_gone", "stuck": "stuck_client",
-                                       "stopped": "stopped", "shutdown": "shutdown"}
+                                       "stopped": "stopped", "shutdown": "shutdown",
+                                       "too_long": "limit", "too_large": "limit"}
 
 
 def _outcome(reason: StopReason | None, failed: bool, awaiting: bool) -> Outcome:

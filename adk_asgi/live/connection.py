@@ -45,6 +45,7 @@ from .gate import (
     WaitNotice,
 )
 from .output import TurnOutput
+from .preload import LivePreload
 from .protocol_a import ProtocolA
 from .resume import Followers
 from .run import LiveRun, RunEnded, RunFailed, RunItem
@@ -72,12 +73,14 @@ logger = logging.getLogger("adk_asgi")
 class Connection:
     def __init__(self, endpoint: LiveEndpoint, receive: Receive, send: Send, *,
                  user_id: str, audio: bool, activity: ActivityDetection,
-                 chat_id: str | None, oauth_redirect: str | None = None) -> None:
+                 chat_id: str | None, api_path: str = "",
+                 oauth_redirect: str | None = None) -> None:
         options = endpoint.options
         settings = endpoint.settings
         self.endpoint = endpoint
         self.user_id = user_id
         self.chat_id = chat_id
+        self.api_path = api_path
         self.audio = audio
         self.limits = settings.limits
         self.store = endpoint.store
@@ -114,7 +117,10 @@ class Connection:
                                   surface=runtime.surface)
 
         return Conversation(TurnOutput(ProtocolA(), self.socket.send), run=self.run,
-                            gate=self.gate, store=self.store, new_translator=new_translator)
+                            gate=self.gate, store=self.store, new_translator=new_translator,
+                            artifacts=runtime.artifacts, api_path=self.api_path,
+                            turn_ended=runtime.turn_ended,
+                            preload=LivePreload(self.endpoint.runner))
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -219,6 +225,8 @@ class Connection:
                     await conversation.interrupt()
                 case RunFailed(error):
                     await conversation.run_failed(error)
+                    if isinstance(error, SessionUnavailable):
+                        raise error  # serve: one log line, close 1013
                 case RunEnded():
                     self.socket.close_code = CLOSE_ERROR
                     return

@@ -112,6 +112,7 @@ class LiveEndpoint:
             return
         connection = Connection(self, receive, send, user_id=refusal, audio=audio,
                                 activity=activity, chat_id=chat_id,
+                                api_path=scope.get("root_path", ""),
                                 oauth_redirect=callback_url(
                                     scope, self.settings.pauses.oauth_redirect_uri))
         self.connections.add(connection)

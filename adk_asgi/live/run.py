@@ -28,7 +28,13 @@ from google.genai import types
 from ..core.errors import CHAT_NOT_FOUND
 from ..core.failures import log_exception, original, serving
 from ..core.runtime import AgentRuntime
-from ..core.sessions import META_KEY, SessionUnavailable, failure, get_or_create_session
+from ..core.sessions import (
+    META_KEY,
+    SessionUnavailable,
+    failure,
+    get_or_create_session,
+    session_failure,
+)
 from ..observability.logs import current_log_context
 from ..stores import StreamStore
 from .gate import LiveGate, LiveGatePlugin
@@ -162,6 +168,11 @@ class LiveRun:
                                 "starting a new one", self.chat_id, type(exc).__name__)
                     resume = False
                     continue
+                if session_failure(exc):
+                    # The session database failed under the run: the connection ends
+                    # (close 1013, one log line there); a restart would fail the same way.
+                    await self._deliver(RunFailed(SessionUnavailable(failure(exc))))
+                    return
                 log_exception("Live run failed", self.chat_id, exc)
                 await self._deliver(RunFailed(exc))
                 restarts += 1

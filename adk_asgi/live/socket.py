@@ -2,9 +2,9 @@
 (one send at a time, through the bounded ``Outbox``), the close code, and the watchdog for
 clients that stop reading and for idleness.
 
-No timeout scope per frame (a task and a timer each on Python 3.11): the watchdog asks the
-outbox how long the client has taken nothing (``core/outbox.py``, the slow-client rule
-shared with SSE), and looks at when the client last sent anything.
+No timeout scope per frame (a task and a timer each on Python 3.11): the outbox's watch
+drops a client that takes nothing (``core/outbox.py``, the slow-client rule shared with
+SSE), and the watchdog looks at when the client last sent anything.
 """
 
 from __future__ import annotations
@@ -58,6 +58,8 @@ class LiveSocket:
         self._loop = asyncio.get_running_loop()
         self._outbox = Outbox(send, max_bytes=limits.max_queued_bytes)
         self._outbox.tune()
+        self._stalled = asyncio.Event()
+        self._outbox.watch(self._send_timeout, self._on_stall)
         self.last_activity = self._loop.time()
         self.closed = False
         self.close_code = CLOSE_NORMAL
@@ -135,25 +137,31 @@ class LiveSocket:
 
     # -- liveness -------------------------------------------------------------------
 
+    def _on_stall(self) -> None:
+        self.drop(f"nothing taken for {self._send_timeout:g} s")
+        self._stalled.set()
+
     async def watchdog(self, idle_since: Callable[[], float | None]) -> None:
         """Returns when the client has taken nothing for ``send_timeout`` while frames
-        wait for it (a half-open or stuck client: dropped) or the connection has been idle
-        for ``idle_timeout``: nothing received, and ``idle_since()`` (loop time; None
-        while busy) that long ago."""
-        send_timeout, idle_timeout = self._send_timeout, self._idle_timeout
-        limits = [t for t in (send_timeout, idle_timeout) if t]
-        if not limits:
-            await asyncio.Event().wait()
-        tick = max(0.05, min(limits) / 4)
-        while True:
-            await asyncio.sleep(tick)
-            if send_timeout and self._outbox.stalled_for() > send_timeout:
-                self.drop(f"nothing taken for {send_timeout:g} s")
+        wait for it (a half-open or stuck client, found by the outbox's watch: dropped)
+        or the connection has been idle for ``idle_timeout``: nothing received, and
+        ``idle_since()`` (loop time; None while busy) that long ago."""
+        idle_timeout = self._idle_timeout
+        stalled = asyncio.create_task(self._stalled.wait(), name="adk-asgi-live-stall")
+        try:
+            if not idle_timeout:
+                await stalled
                 return
-            now = self._loop.time()
-            idle = idle_since()
-            if idle_timeout and idle is not None \
-                    and now - max(idle, self.last_activity) > idle_timeout:
-                logger.info("Closing an idle live connection")
-                self.close_with(CLOSE_GOING_AWAY, "Idle timeout.")
-                return
+            tick = max(0.05, idle_timeout / 4)
+            while True:
+                await asyncio.wait({stalled}, timeout=tick)
+                if stalled.done():
+                    return
+                now = self._loop.time()
+                idle = idle_since()
+                if idle is not None and now - max(idle, self.last_activity) > idle_timeout:
+                    logger.info("Closing an idle live connection")
+                    self.close_with(CLOSE_GOING_AWAY, "Idle timeout.")
+                    return
+        finally:
+            stalled.cancel()

@@ -31,12 +31,15 @@ from google.genai import types
 
 from ..chunks import DONE_FRAME, UIChunk
 from ..core.approvals import ClientAnswer, decide
-from ..core.errors import SHUTDOWN_ERROR, RequestError
+from ..core.artifacts import ChatArtifacts
+from ..core.errors import NOT_SAVED_ERROR, SHUTDOWN_ERROR, RequestError
 from ..core.message import ErrorInfo
+from ..core.sessions import SessionUnavailable
 from ..observability.metrics import Outcome
 from ..stores import StreamStore
 from .gate import ApprovalNotice, AskNotice, LiveGate, ResolvedNotice
 from .output import TurnOutput
+from .preload import LivePreload
 from .run import LiveRun
 from .translator import LiveTranslator
 from .turn import LiveTurn
@@ -56,9 +59,18 @@ class _Queued:
 
 class Conversation:
     def __init__(self, output: TurnOutput, *, run: LiveRun, gate: LiveGate,
-                 store: StreamStore, new_translator: Callable[[], LiveTranslator]) -> None:
+                 store: StreamStore, new_translator: Callable[[], LiveTranslator],
+                 artifacts: ChatArtifacts | None = None, api_path: str = "",
+                 turn_ended: Callable[[str, str], None] | None = None,
+                 preload: LivePreload | None = None) -> None:
         self.output = output
         self._run = run
+        # The file parts of the artifacts the agent saves (their URLs start with the
+        # connection's root_path), and who hears that a turn ended (memory).
+        self._artifacts = artifacts
+        self._api_path = api_path
+        self._turn_ended = turn_ended
+        self._preload = preload if preload is not None and preload.active else None
         self._gate = gate
         self._store = store
         self._new_translator = new_translator
@@ -92,6 +104,10 @@ class Conversation:
         # middle of another client's turn would answer that turn's message as well.
         await self._run.start(chat_id)
         await self._emit(turn.translator.start())
+        if self._preload is not None:
+            # What preload_memory finds, in the same model turn (live/preload.py).
+            for found in await self._preload.contents(self._run.user_id, chat_id, content):
+                self._run.queue.send(LiveRequest(content=found, partial=True))
         # The request's body fields (AdkApp(body_fields=...)) go into the session state.
         self._run.queue.send(LiveRequest(content=content, state_delta=state_delta or None))
 
@@ -149,6 +165,11 @@ class Conversation:
         translator = turn.translator
         out: list[UIChunk] = []
         translator.translate(event, out)
+        if not event.partial and event.actions.artifact_delta \
+                and self._artifacts is not None and not translator.done:
+            out.extend(await self._artifacts.files(event, user_id=self._run.user_id,
+                                                   chat_id=turn.chat_id,
+                                                   api_path=self._api_path))
         if out:
             turn.answering()
         if not event.partial:
@@ -172,8 +193,11 @@ class Conversation:
         if turn is None:
             turn = await self._open(None)
             await self._emit(turn.translator.start())
-        await self._emit(turn.translator.fail(ErrorInfo(type(error).__name__, str(error),
-                                                         error)))
+        if isinstance(error, SessionUnavailable):
+            await self._emit(turn.translator.fail(NOT_SAVED_ERROR))
+        else:
+            await self._emit(turn.translator.fail(ErrorInfo(type(error).__name__, str(error),
+                                                             error)))
         await self._end()
 
     async def shutdown(self) -> None:
@@ -240,6 +264,7 @@ class Conversation:
         turn.ended(outcome, log_failure=True)
         turn.recorder.append(DONE_FRAME)
         await turn.release()
+        self._ended(turn)
         self.idle_since = asyncio.get_running_loop().time()  # idleness counts from here
         await self.output.turn_end(turn.listeners)
         self.turn = None
@@ -255,6 +280,11 @@ class Conversation:
         if turn is not None:
             turn.ended(outcome)
             await turn.release()
+            self._ended(turn)
+
+    def _ended(self, turn: LiveTurn) -> None:
+        if self._turn_ended is not None:
+            self._turn_ended(self._run.user_id, turn.chat_id)
 
     async def _maybe_suspend(self) -> None:
         turn = self.turn

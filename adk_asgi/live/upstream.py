@@ -22,7 +22,7 @@ from ..core.approvals import ClientAnswer, answers_in
 from ..core.body import BodyFields
 from ..core.errors import CHAT_NOT_FOUND, RequestError
 from ..core.limits import Limits
-from ..core.request import check_limits, user_content, valid_chat_id
+from ..core.request import check_limits, check_storable, user_content, valid_chat_id
 from .commands import (
     Abort,
     Audio,
@@ -117,6 +117,7 @@ class Upstream:
 
     async def _decoded(self, text: str, frame: dict[str, Any]) -> None:
         try:
+            check_storable(text, frame)  # the same rule as for HTTP bodies
             await self._command(self.conversation.output.codec.decode(frame))
         except RequestError as error:
             await self._refused(text, error)

@@ -84,7 +84,7 @@ class Health:
             adk = await self._check("adk", asyncio.shield(self.runtime.startup()))
             sessions, streams = await asyncio.gather(
                 self._check("sessions", self._lookup()) if adk == OK else _not_checked(),
-                self._check("streams", self.store.ping()))
+                self._check("streams", self.store.ping(), self.store.timeout))
             checks = {"adk": adk, "sessions": sessions, "streams": streams}
         self._report(checks)
         return checks
@@ -94,11 +94,15 @@ class Health:
         await runtime.session_service.get_session(app_name=runtime.app_name, user_id=PROBE_ID,
                                                   session_id=PROBE_ID)
 
-    async def _check(self, name: str, probe: Awaitable[None]) -> str:
+    async def _check(self, name: str, probe: Awaitable[None],
+                     within: float | None = None) -> str:
+        """``within``: the part's own timeout (the stream store's calls wait as long),
+        else ``self.timeout``."""
+        timeout = within or self.timeout
         try:
-            await asyncio.wait_for(probe, self.timeout)
+            await asyncio.wait_for(probe, timeout)
         except TimeoutError:
-            return f"timed out after {self.timeout:g} s"
+            return f"timed out after {timeout:g} s"
         except Exception as exc:
             logger.debug("Readiness check %r failed", name, exc_info=exc)
             return f"failed ({type(exc).__name__})"

@@ -20,8 +20,9 @@ __all__ = ("METRICS", "Metrics", "Outcome", "Transport")
 
 Transport = Literal["sse", "websocket"]
 Outcome = Literal["completed", "awaiting", "error", "stopped", "interrupted", "client_gone",
-                  "stuck_client", "shutdown"]
-"""How a turn ended: ``awaiting`` = it waits for approvals or browser tools."""
+                  "stuck_client", "shutdown", "limit"]
+"""How a turn ended: ``awaiting`` = it waits for approvals or browser tools; ``limit`` = it
+reached ``Limits.max_turn_seconds`` or ``max_turn_bytes``."""
 
 # Seconds: from a fast first token to a long turn with tools (the default buckets are ms).
 _BUCKETS: Final = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)

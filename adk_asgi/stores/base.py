@@ -27,14 +27,17 @@ from contextlib import AbstractAsyncContextManager
 from typing import Final
 
 from ..chunks import DONE_FRAME, Error, sse_frame
-from ..core.errors import INTERRUPTED_ERROR
+from ..core.errors import INTERRUPTED_ERROR, STREAM_LOST_ERROR
 
-__all__ = ("INTERRUPTED_BLOB", "StoreUnavailable", "StreamRecorder", "StreamStore",
-           "split_frames")
+__all__ = ("INTERRUPTED_BLOB", "STREAM_LOST_BLOB", "StoreUnavailable", "StreamRecorder",
+           "StreamStore", "split_frames")
 
 INTERRUPTED_BLOB: Final = sse_frame(Error(error_text=INTERRUPTED_ERROR)) + DONE_FRAME
 """How a stream ends for its followers when its producer is gone (a worker killed
-mid-turn, the store lost): an ``error`` chunk and ``[DONE]``."""
+mid-turn): an ``error`` chunk and ``[DONE]``."""
+STREAM_LOST_BLOB: Final = sse_frame(Error(error_text=STREAM_LOST_ERROR)) + DONE_FRAME
+"""How a stream ends for a follower that lost the store mid-stream (Redis down): the
+producer may well go on, unrecorded, and its answer reach the session."""
 
 
 class StoreUnavailable(Exception):
@@ -83,6 +86,10 @@ class StreamStore(ABC):
 
     The coroutines below raise ``StoreUnavailable`` (and nothing else) when the store's
     backend cannot be reached."""
+
+    timeout: float | None = None
+    """Seconds one call may wait for the store's backend (None: it has none to wait for);
+    the readiness check (``/readyz``) waits as long."""
 
     @abstractmethod
     async def claim(self, chat_id: str, user_id: str) -> bool:

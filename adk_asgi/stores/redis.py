@@ -31,6 +31,12 @@ follower logs it once, with the chat id.
 **Redis down**: every call a request makes raises ``StoreUnavailable`` (the endpoints
 answer 503 / close 1013); a running turn's recorder and lock release log one line and
 go on without Redis; everything recovers by itself once Redis is back.
+
+**Redis hung** (a stopped process, a network partition: connections open, nothing
+answers): ``timeout`` is the one setting for how long a call waits — the socket's
+connect and read timeouts, and the readiness check (``/readyz``) — and a timed-out call
+is not retried, so a request gets its 503 after ``timeout`` (2 s), like the probe. Only
+refused or reset connections are retried (twice, within ~0.2 s).
 """
 
 from __future__ import annotations
@@ -50,16 +56,26 @@ try:
     from redis.asyncio import Redis
     from redis.asyncio.retry import Retry
     from redis.backoff import ExponentialWithJitterBackoff
+    from redis.exceptions import ConnectionError as RedisConnectionError
     from redis.exceptions import RedisError
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("RedisStreamStore needs the redis package: "
                       "pip install 'adk-asgi[redis]'") from exc
 
 from ..observability.metrics import METRICS
-from .base import INTERRUPTED_BLOB, StoreUnavailable, StreamRecorder, StreamStore
+from .base import (
+    INTERRUPTED_BLOB,
+    STREAM_LOST_BLOB,
+    StoreUnavailable,
+    StreamRecorder,
+    StreamStore,
+)
 from .redis_scripts import FINALIZE, RELEASE, RENEW
 
-__all__ = ("RedisStreamStore",)
+__all__ = ("DEFAULT_TIMEOUT", "RedisStreamStore")
+
+DEFAULT_TIMEOUT = 2.0
+"""Seconds one call to Redis may take (connect, read, the readiness check)."""
 
 logger = logging.getLogger("adk_asgi")
 
@@ -89,12 +105,20 @@ class RedisStreamStore(StreamStore):
     def __init__(self, url: str = "redis://localhost:6379/0", *, prefix: str = "adk-asgi",
                  owner_ttl: float = 30 * 24 * 3600, lock_ttl: float = 5.0,
                  retention: float = 300.0, max_stream_bytes: int = 8 * 1024 * 1024,
-                 heartbeat: float = 0.5, client: Redis | None = None) -> None:
-        # Fail fast when Redis is down (redis-py's default retries for ~10 s): the
-        # request gets its 503 and the client retries.
+                 heartbeat: float = 0.5, timeout: float = DEFAULT_TIMEOUT,
+                 client: Redis | None = None) -> None:
+        if timeout < 2 * heartbeat:
+            # A follower's XREAD blocks for a heartbeat: a shorter read timeout cuts it.
+            raise ValueError("RedisStreamStore: timeout must be at least twice the heartbeat")
+        self.timeout = timeout
+        # Fail fast when Redis is down or hung (redis-py's default retries for ~10 s):
+        # the request gets its 503 within `timeout` and the client retries. Only
+        # connection errors are retried (a refused connect fails in microseconds); a
+        # timeout already took `timeout`.
         self.redis: Redis = client or Redis.from_url(
-            url, socket_connect_timeout=2, socket_timeout=max(5.0, heartbeat * 4),
-            retry=Retry(ExponentialWithJitterBackoff(base=0.01, cap=0.2), 2))
+            url, socket_connect_timeout=timeout, socket_timeout=timeout,
+            retry=Retry(ExponentialWithJitterBackoff(base=0.01, cap=0.2), 2,
+                        supported_errors=(RedisConnectionError,)))
         self.prefix = prefix
         self.owner_ttl = int(owner_ttl)
         self.lock_ttl_ms = int(lock_ttl * 1000)
@@ -244,7 +268,7 @@ class RedisStreamStore(StreamStore):
         except _ERRORS as exc:
             METRICS.store_error("streams", "follow")
             logger.warning("Lost Redis while following chat %r's stream: %s", chat_id, exc)
-            yield INTERRUPTED_BLOB
+            yield STREAM_LOST_BLOB
         finally:
             with contextlib.suppress(Exception):
                 await redis.zrem(followers, me)

@@ -11,6 +11,8 @@
 // Payments are checked by the server's transaction numbers, so run it against a
 // freshly started server (or pass --first-txn N, the number the next payment gets).
 // `--readme docs/approval.png` only takes the README's screenshot.
+// `--agent artifacts` runs the scenarios of the artifacts test agent instead
+// (tests/agents/artifacts, served by tests/test_browser_artifacts.py).
 //
 // Every scenario runs over each transport (SSE = DefaultChatTransport, WebSocket =
 // ai@7 WebSocketChatTransport); the voice scenarios use protocol A (AdkLiveTransport),
@@ -50,6 +52,7 @@ function parseArgs(argv) {
     out: join(ROOT, 'test-artifacts/browser'),
     only: null,
     transport: null,
+    agent: null,
     'first-txn': '1',
     // voice-talk: the fewest audio chunks the speaker must play (the scripted model
     // streams many small ones; the Gemini emulator one per 8-token text chunk)
@@ -393,6 +396,47 @@ const VOICE_SCENARIOS = {
   },
 };
 
+// The artifacts test agent (tests/agents/artifacts): `--agent artifacts`.
+const ARTIFACT_SCENARIOS = {
+  async 'artifact-image'({ page, shot }) {
+    await send(page, 'chart sales');
+    await waitForText(page, 'draw_chart returned');
+    await waitIdle(page);
+    const figure = page.locator('[data-testid=message][data-role=assistant] [data-testid=file]');
+    check((await figure.count()) === 1, `file parts shown: ${await figure.count()}`);
+    check((await figure.getAttribute('data-media-type')) === 'image/png', 'media type');
+    const image = figure.locator('img');
+    // The browser loaded the artifact through the file part's URL and decoded it.
+    await page.waitForFunction(
+      () => {
+        const img = document.querySelector('[data-testid=file] img');
+        return img !== null && img.complete && img.naturalWidth > 0;
+      },
+      null,
+      { timeout: 15_000 },
+    );
+    const [width, height] = await image.evaluate(img => [img.naturalWidth, img.naturalHeight]);
+    check(width === 96 && height === 48, `the image is ${width}x${height}, expected the 96x48 chart`);
+    check((await figure.locator('figcaption').textContent()) === 'chart.png', 'caption');
+    const src = await image.getAttribute('src');
+    check(/\/api\/chat\/[^/]+\/artifacts\/chart\.png\?version=0$/.test(new URL(src).pathname + new URL(src).search), `src: ${src}`);
+    // The same URL with a range request, from the page (its cookies, its origin).
+    const ranged = await page.evaluate(async url => {
+      const response = await fetch(url, { headers: { Range: 'bytes=1-3' } });
+      return {
+        status: response.status,
+        range: response.headers.get('content-range'),
+        type: response.headers.get('content-type'),
+        body: new TextDecoder().decode(await response.arrayBuffer()),
+      };
+    }, src);
+    check(ranged.status === 206 && ranged.body === 'PNG' && ranged.type === 'image/png', `range: ${JSON.stringify(ranged)}`);
+    check(/^bytes 1-3\/\d+$/.test(ranged.range ?? ''), `content-range: ${ranged.range}`);
+    await shot('chart');
+    return { src, width, height, contentRange: ranged.range };
+  },
+};
+
 // The README's picture: `--readme docs/approval.png` runs only this.
 async function readmeShot({ page }, file) {
   await send(page, "What's the weather in Tokyo?");
@@ -432,11 +476,19 @@ async function main() {
   }
   const results = [];
   const plan = [];
-  for (const transport of ['sse', 'websocket']) {
-    for (const name of Object.keys(SCENARIOS)) plan.push({ name, transport, fn: SCENARIOS[name] });
+  if (args.agent === 'artifacts') {
+    for (const transport of ['sse', 'websocket']) {
+      for (const name of Object.keys(ARTIFACT_SCENARIOS)) plan.push({ name, transport, fn: ARTIFACT_SCENARIOS[name] });
+    }
+  } else if (args.agent) {
+    throw new Error(`no scenarios for --agent ${args.agent}`);
+  } else {
+    for (const transport of ['sse', 'websocket']) {
+      for (const name of Object.keys(SCENARIOS)) plan.push({ name, transport, fn: SCENARIOS[name] });
+    }
+    for (const name of Object.keys(VOICE_SCENARIOS)) plan.push({ name, transport: 'voice', fn: VOICE_SCENARIOS[name] });
+    plan.push({ name: 'payments-ran-once', transport: 'sse', fn: LAST['payments-ran-once'] });
   }
-  for (const name of Object.keys(VOICE_SCENARIOS)) plan.push({ name, transport: 'voice', fn: VOICE_SCENARIOS[name] });
-  plan.push({ name: 'payments-ran-once', transport: 'sse', fn: LAST['payments-ran-once'] });
 
   for (const { name, transport, fn } of plan) {
     if (args.only && !args.only.split(',').includes(name)) continue;

@@ -167,6 +167,12 @@ class ScriptedConnection(BaseLlmConnection):
         self.history.append(content)
         self._schedule()
 
+    async def _send_content(self, content: types.Content, *, partial: bool = False) -> None:
+        if partial:  # part of the next user turn (turnComplete false): no answer yet
+            self.history.append(content)
+            return
+        await self.send_content(content)
+
     async def send_realtime(self, blob: RealtimeInput) -> None:
         return None  # text only
 

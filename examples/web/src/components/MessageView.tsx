@@ -1,7 +1,8 @@
-/** One message: text, reasoning and tool parts, in order. */
+/** One message: text, reasoning, file and tool parts, in order. */
 import { CREDENTIAL_TOOL, INPUT_TOOL } from 'adk-asgi';
 import { getToolName, isToolUIPart, type UIMessage } from 'ai';
 
+import { FileView } from './FileView';
 import { Icon } from './Icon';
 import { CredentialCard, InputCard, type PauseHandlers } from './PauseCard';
 import { ToolCard, type ToolPart } from './ToolCard';
@@ -39,6 +40,9 @@ export function MessageView({
                 <p>{part.text}</p>
               </details>
             );
+          }
+          if (part.type === 'file') {
+            return <FileView key={index} part={part} />;
           }
           if (isToolUIPart(part)) {
             const name = getToolName(part);

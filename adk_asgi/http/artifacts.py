@@ -1,0 +1,347 @@
+"""A chat's artifacts over HTTP, for the URLs of its ``file`` parts (``core/artifacts.py``).
+
+    GET {api}/{chatId}/artifacts                   {"artifacts": [{name, versions: [...]}]}
+    GET {api}/{chatId}/artifacts/{name}?version=N  the artifact's bytes (latest: no version)
+
+Only the chat's owner gets anything: anyone else gets ``404 chat_not_found``, the answer
+for a chat that does not exist (and artifacts are stored under their user anyway, so
+another user's lookup finds nothing). An artifact's answer carries its ``content-type``,
+``content-length``, ``content-disposition`` (``inline`` for what a browser shows without
+running anything: images but SVG, audio, video, PDF, plain text; ``attachment`` for the
+rest, and ``x-content-type-options: nosniff`` always: an agent's HTML never runs in the
+page's origin), a strong ``etag`` and ``last-modified`` from the version's metadata (so
+``If-None-Match`` is answered ``304`` without loading the artifact), ``cache-control:
+private, no-cache`` and ``accept-ranges: bytes``. A ``Range`` of one byte range is answered
+``206`` with ``content-range``; one that starts past the end ``416`` with ``content-range:
+bytes */SIZE``; several ranges, or an ``If-Range`` that no longer matches, the whole
+artifact (``200``, as RFC 9110 allows).
+
+ADK's artifact services load an artifact whole (``load_artifact`` returns its bytes); they
+are sent in slices from that one copy, never copied whole again.
+
+Errors are JSON with stable codes: ``chat_not_found`` and ``artifact_not_found`` (404),
+``invalid_version`` (422), ``range_not_satisfiable`` (416), ``artifact_unavailable`` (503
+with ``Retry-After``: the artifact service failed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from datetime import UTC, datetime
+from email.utils import formatdate
+from typing import Final
+from urllib.parse import parse_qs, quote
+
+import msgspec
+from google.adk.artifacts.base_artifact_service import ArtifactVersion
+from google.adk.errors.input_validation_error import InputValidationError
+from google.genai import types
+
+from ..core.artifacts import artifact_url, guess_media_type
+from ..core.asgi import Receive, Scope, Send, send_error, send_json
+from ..core.errors import (
+    UNAVAILABLE_RETRY_AFTER,
+    RequestError,
+    chat_not_found,
+    error_body,
+    store_unavailable,
+)
+from ..core.request import valid_chat_id
+from ..core.sessions import failure
+from ..observability.metrics import METRICS
+from ..stores import StoreUnavailable
+from .endpoint import ChatEndpoint
+
+__all__ = ("ArtifactRoutes", "byte_range")
+
+logger = logging.getLogger("adk_asgi")
+
+SLICE: Final = 256 * 1024
+"""Bytes per body message."""
+_INLINE: Final = frozenset({"application/pdf", "text/plain"})
+_NOT_INLINE: Final = frozenset({"image/svg+xml"})  # an SVG opened as a page runs scripts
+_MEDIA_TYPE: Final = re.compile(r"[\w!#$&^.+-]+/[\w!#$&^.+-]+(;[ -~]*)?")
+
+
+class _Unsatisfiable(Exception):
+    pass
+
+
+class _NotFound(Exception):
+    pass
+
+
+def byte_range(header: str | None, size: int) -> tuple[int, int] | None:
+    """The ``(start, end)`` (end exclusive) of a ``Range`` of one byte range; None to send
+    everything (no header, another unit, several ranges, a malformed one: RFC 9110 lets a
+    server ignore them). Raises ``_Unsatisfiable`` for a range past the end."""
+    if header is None:
+        return None
+    unit, _, spec = header.partition("=")
+    if unit.strip().lower() != "bytes" or "," in spec:
+        return None
+    first, dash, last = spec.strip().partition("-")
+    if not dash or not (first.isdigit() or last.isdigit()) \
+            or (first and not first.isdigit()) or (last and not last.isdigit()):
+        return None
+    if not first:  # the last N bytes
+        if int(last) == 0 or size == 0:
+            raise _Unsatisfiable
+        return max(size - int(last), 0), size
+    start = int(first)
+    if last and int(last) < start:
+        return None
+    if start >= size:
+        raise _Unsatisfiable
+    return start, min(int(last) + 1, size) if last else size
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+def _etag(found: ArtifactVersion) -> str:
+    seed = f"{found.canonical_uri}\n{found.version}\n{found.create_time!r}"
+    return '"' + hashlib.sha256(seed.encode()).hexdigest()[:32] + '"'
+
+
+def _matches(if_none_match: str, etag: str) -> bool:
+    tags = [t.strip().removeprefix("W/") for t in if_none_match.split(",")]
+    return "*" in tags or etag in tags
+
+
+def _disposition(name: str, media_type: str) -> str:
+    base = name.removeprefix("user:").rsplit("/", 1)[-1] or "artifact"
+    kind = media_type.split(";", 1)[0].strip().lower()
+    inline = kind in _INLINE or (kind.startswith(("image/", "audio/", "video/"))
+                                 and kind not in _NOT_INLINE)
+    ascii_name = "".join(c if c.isascii() and c.isprintable() and c not in '"\\' else "_"
+                         for c in base)
+    return (f'{"inline" if inline else "attachment"}; filename="{ascii_name}"; '
+            f"filename*=UTF-8''{quote(base, safe='')}")
+
+
+def _header_type(media_type: str) -> str:
+    """The media type as a header value; a malformed one (an agent may save anything) is
+    ``application/octet-stream``."""
+    return media_type if _MEDIA_TYPE.fullmatch(media_type) else "application/octet-stream"
+
+
+def _content(part: types.Part) -> tuple[bytes, str] | None:
+    if part.inline_data is not None and part.inline_data.data is not None:
+        return part.inline_data.data, part.inline_data.mime_type or ""
+    if part.text is not None:
+        return part.text.encode(), "text/plain; charset=utf-8"
+    return None
+
+
+def _iso(seconds: float) -> str:
+    moment = datetime.fromtimestamp(seconds, UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class ArtifactVersionInfo(msgspec.Struct, rename="camel"):
+    version: int
+    media_type: str
+    created_at: str
+    url: str
+
+
+class ArtifactInfo(msgspec.Struct):
+    name: str
+    versions: list[ArtifactVersionInfo]
+
+
+class ArtifactList(msgspec.Struct):
+    artifacts: list[ArtifactInfo]
+
+
+def _not_found() -> RequestError:
+    return RequestError(404, "artifact_not_found", "No such artifact in this chat.")
+
+
+def _unavailable() -> RequestError:
+    return RequestError(503, "artifact_unavailable",
+                        "The chat's files are temporarily unavailable. Please try again.",
+                        retry_after=UNAVAILABLE_RETRY_AFTER)
+
+
+class ArtifactRoutes:
+    """The handlers of the artifact routes (``AdkApp`` routes them)."""
+
+    __slots__ = ("_chat",)
+
+    def __init__(self, chat: ChatEndpoint) -> None:
+        self._chat = chat
+
+    async def _owner(self, scope: Scope, send: Send, chat_id: str) -> str | None:
+        """The user asking, if the chat may be theirs; else None after answering."""
+        chat = self._chat
+        user_id = await chat.authorize(scope, send)
+        if user_id is None:
+            return None
+        if not valid_chat_id(chat_id):
+            await send_error(send, chat_not_found())
+            return None
+        try:
+            owner = await chat.store.owner(chat_id)
+        except StoreUnavailable as exc:
+            logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
+            METRICS.store_error("streams", "artifacts")
+            await send_error(send, store_unavailable())
+            return None
+        if owner is not None and owner != user_id:
+            await send_error(send, chat_not_found())
+            return None
+        await chat.runtime.startup()
+        return user_id
+
+    async def listing(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """``GET {api}/{chatId}/artifacts``: every artifact of the chat, each version."""
+        chat_id = scope["path_params"]["chat_id"]
+        user_id = await self._owner(scope, send, chat_id)
+        if user_id is None:
+            return
+        runtime = self._chat.runtime
+        service = runtime.artifacts.service
+        listed: list[ArtifactInfo] = []
+        if service is not None:
+            app, api = runtime.app_name, scope.get("root_path", "")
+            try:
+                names = await service.list_artifact_keys(app_name=app, user_id=user_id,
+                                                         session_id=chat_id)
+                for name in names:
+                    versions = await self._versions(name, user_id, chat_id)
+                    if versions is None:
+                        continue
+                    name, found = versions
+                    listed.append(ArtifactInfo(name=name, versions=[ArtifactVersionInfo(
+                        version=v.version, media_type=v.mime_type or guess_media_type(name),
+                        created_at=_iso(v.create_time),
+                        url=artifact_url(api, chat_id, name, v.version)) for v in found]))
+            except Exception as exc:
+                await send_error(send, self._failed(exc, chat_id))
+                return
+        await send_json(send, 200, msgspec.json.encode(ArtifactList(artifacts=listed)))
+
+    async def _versions(self, name: str, user_id: str, chat_id: str
+                        ) -> tuple[str, list[ArtifactVersion]] | None:
+        runtime = self._chat.runtime
+        service = runtime.artifacts.service
+        assert service is not None
+        # A service may list a user-scoped artifact under its bare name (ADK's contract):
+        # it loads with its "user:" prefix.
+        for candidate in (name, f"user:{name}"):
+            found = await service.list_artifact_versions(
+                app_name=runtime.app_name, user_id=user_id, filename=candidate,
+                session_id=chat_id)
+            if found:
+                return candidate, found
+        return None
+
+    async def content(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """``GET {api}/{chatId}/artifacts/{name}?version=N``: one artifact version."""
+        params = scope["path_params"]
+        chat_id, name = params["chat_id"], params["name"]
+        user_id = await self._owner(scope, send, chat_id)
+        if user_id is None:
+            return
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        version: int | None = None
+        if "version" in query:
+            text = query["version"][0]
+            if not text.isdigit():
+                await send_error(send, RequestError(
+                    422, "invalid_version", "`version` is a whole number (0 is the first)."))
+                return
+            version = int(text)
+        runtime = self._chat.runtime
+        service = runtime.artifacts.service
+        if service is None or not name:
+            await send_error(send, _not_found())
+            return
+        where = {"app_name": runtime.app_name, "user_id": user_id, "filename": name,
+                 "session_id": chat_id}
+        try:
+            found = await service.get_artifact_version(**where, version=version)
+            if found is None:
+                raise _NotFound
+            etag = _etag(found)
+            headers = [(b"etag", etag.encode()),
+                       (b"last-modified", formatdate(found.create_time, usegmt=True).encode()),
+                       (b"cache-control", b"private, no-cache"),
+                       (b"x-content-type-options", b"nosniff")]
+            if_none_match = _header(scope, b"if-none-match")
+            if if_none_match is not None and _matches(if_none_match, etag):
+                await send({"type": "http.response.start", "status": 304, "headers": headers})
+                await send({"type": "http.response.body", "body": b""})
+                return
+            part = await service.load_artifact(**where, version=found.version)
+            if part is None:
+                raise _NotFound
+        except _NotFound:
+            await send_error(send, _not_found())
+            return
+        except InputValidationError:  # a name or id ADK's stores refuse: nothing there
+            await send_error(send, _not_found())
+            return
+        except Exception as exc:
+            await send_error(send, self._failed(exc, chat_id))
+            return
+        await self._send(scope, send, name, part, found, headers)
+
+    async def _send(self, scope: Scope, send: Send, name: str, part: types.Part,
+                    found: ArtifactVersion, headers: list[tuple[bytes, bytes]]) -> None:
+        content = _content(part)
+        if content is None:
+            uri = part.file_data.file_uri if part.file_data is not None else None
+            if uri and uri.startswith(("https://", "http://")):
+                # A reference to a file stored elsewhere: send the browser there.
+                await send({"type": "http.response.start", "status": 303,
+                            "headers": [(b"location", uri.encode()), *headers]})
+                await send({"type": "http.response.body", "body": b""})
+                return
+            await send_error(send, _not_found())
+            return
+        data, media_type = content
+        media_type = _header_type(media_type or found.mime_type or guess_media_type(name))
+        size = len(data)
+        etag = dict(headers)[b"etag"].decode()
+        if_range = _header(scope, b"if-range")
+        try:
+            span = byte_range(_header(scope, b"range"), size) \
+                if if_range is None or if_range == etag else None
+        except _Unsatisfiable:
+            body = error_body("range_not_satisfiable", f"The artifact has {size} bytes.")
+            await send_json(send, 416, body,
+                            [(b"content-range", f"bytes */{size}".encode()), *headers])
+            return
+        start, end = span if span is not None else (0, size)
+        headers = [(b"content-type", media_type.encode()),
+                   (b"content-length", str(end - start).encode()),
+                   (b"content-disposition", _disposition(name, media_type).encode()),
+                   (b"accept-ranges", b"bytes"), *headers]
+        if span is not None:
+            headers.append((b"content-range", f"bytes {start}-{end - 1}/{size}".encode()))
+        await send({"type": "http.response.start", "status": 206 if span else 200,
+                    "headers": headers})
+        if scope["method"] == "HEAD" or start == end:
+            await send({"type": "http.response.body", "body": b""})
+            return
+        view = memoryview(data)
+        while start < end:
+            stop = min(start + SLICE, end)
+            await send({"type": "http.response.body", "body": bytes(view[start:stop]),
+                        "more_body": stop < end})
+            start = stop
+
+    def _failed(self, exc: Exception, chat_id: str) -> RequestError:
+        logger.error("Artifact service failed for chat %r: %s", chat_id, failure(exc))
+        return _unavailable()
+
+
