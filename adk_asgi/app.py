@@ -24,13 +24,14 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
-from google.adk.agents import BaseAgent, RunConfig
+from google.adk.agents import RunConfig
 from google.adk.apps import App
 from google.adk.artifacts import BaseArtifactService
 from google.adk.auth.credential_service.base_credential_service import BaseCredentialService
 from google.adk.memory import BaseMemoryService
 from google.adk.runners import Runner
 from google.adk.sessions import BaseSessionService
+from google.adk.workflow import BaseNode
 from starlette.routing import Router
 
 from .core.asgi import Receive, Scope, Send, route_path, send_error
@@ -75,7 +76,8 @@ class AdkApp:
     way (``site.mount(...)``), the app starts itself on its first request unless you pass
     ``lifespan=chat.lifespan`` to the host app.
 
-    What to serve: exactly one of ``agent``, ``adk_app`` (an ADK ``App``) or ``runner``.
+    What to serve: exactly one of ``agent`` (an agent, or an ADK 2 ``Workflow`` or any other
+    node ADK's ``Runner`` takes), ``adk_app`` (an ADK ``App``) or ``runner``.
     ADK's services as ADK's ``Runner`` takes them (``session_service``, or a
     ``session_db`` URL; ``artifact_service`` and ``memory_service``, each a service or a
     URI as ADK's CLI takes it, in memory by default; ``credential_service``, where the
@@ -87,7 +89,7 @@ class AdkApp:
 
     def __init__(
         self,
-        agent: BaseAgent | None = None,
+        agent: BaseNode | None = None,
         *,
         adk_app: App | None = None,
         runner: Runner | None = None,

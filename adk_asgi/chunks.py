@@ -247,17 +247,8 @@ UIChunk = (
     | DataChunk
 )
 
-def _json_form(value: Any) -> Any:
-    """A value msgspec cannot encode, as JSON: a pydantic model (an ADK tool's result, such
-    as ``load_memory``'s ``LoadMemoryResponse``) by its JSON mode, as ADK stores it."""
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return dump(mode="json", exclude_none=True)
-    raise NotImplementedError(f"a {type(value).__name__} has no JSON form")
-
-
 # One encoder for the process: msgspec encoders are reusable and thread-safe.
-_encoder: Final = msgspec.json.Encoder(enc_hook=_json_form)
+_encoder: Final = msgspec.json.Encoder()
 _PREFIX: Final = b"data: "
 _SUFFIX: Final = b"\n\n"
 DONE_FRAME: Final = b"data: [DONE]\n\n"

@@ -205,6 +205,8 @@ _OURS = (
     ("core/translator.py", "adk-asgi: EventTranslator"),
     ("core/message.py", "adk-asgi: EventTranslator"),
     ("core/blocks.py", "adk-asgi: EventTranslator"),
+    ("core/lanes.py", "adk-asgi: EventTranslator"),
+    ("core/jsonable.py", "adk-asgi: EventTranslator"),
     ("core/tool_parts.py", "adk-asgi: EventTranslator"),
     ("core/response_meta.py", "adk-asgi: EventTranslator"),
     ("core/surface.py", "adk-asgi: EventTranslator"),

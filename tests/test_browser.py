@@ -95,3 +95,37 @@ def test_approval_screenshots_saved(report: dict[str, Any]) -> None:
             shot = ARTIFACTS / f"{name}-{transport}-approval.png"
             assert shot.is_file() and shot.stat().st_size > 10_000, shot
             assert Path(shot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def shapes_report() -> dict[str, Any]:
+    """The page on the code-execution test agent and the fan-out workflow (tests/agents/code,
+    tests/agents/fanout), each served by its own ``adk-asgi serve``."""
+    problem = web_tooling_problem(browser=True)
+    if problem:
+        pytest.fail(problem, pytrace=False)
+    results: list[dict[str, Any]] = []
+    for name in ("code", "fanout"):
+        with serve(f"tests.agents.{name}.agent:root_agent") as url:
+            done = subprocess.run(
+                ["node", str(RUNNER), "--url", f"{url}/", "--out", str(ARTIFACTS), "--agent",
+                 name], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stderr
+        results += json.loads(done.stdout)["results"]
+    return {"results": results}
+
+
+@pytest.mark.parametrize("transport", ["sse", "websocket"])
+def test_the_page_shows_code_and_its_output(shapes_report: dict[str, Any],
+                                            transport: str) -> None:
+    result = _result(shapes_report, transport, "code")
+    assert result["ok"], f"code over {transport}: {result['error']}"
+    assert result["facts"]["printed"].strip() == "4"
+
+
+@pytest.mark.parametrize("transport", ["sse", "websocket"])
+def test_the_page_shows_branch_authors_and_node_outputs(shapes_report: dict[str, Any],
+                                                        transport: str) -> None:
+    result = _result(shapes_report, transport, "fanout")
+    assert result["ok"], f"fanout over {transport}: {result['error']}"
+    assert result["facts"]["authors"] == ["pros", "cons"]

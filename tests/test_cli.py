@@ -97,6 +97,53 @@ def test_serve_runs_uvicorns_sans_io_websocket_implementation() -> None:
         == "websockets"
 
 
+WORKFLOW = """\
+from google.adk.workflow import Workflow
+
+def greet(node_input: str) -> dict:
+    return {"name": str(node_input).split()[-1]}
+
+def shout(node_input: dict) -> str:
+    return f"HELLO {node_input['name'].upper()}!"
+
+workflow = Workflow(name="greeter", edges=[("START", greet, shout)])
+"""
+
+
+def test_serve_a_workflow(tmp_path: Path) -> None:
+    """``adk-asgi serve wf:workflow`` serves an ADK 2 Workflow (sessions in sqlite): each
+    node's output reaches the client, named as its step's author."""
+    (tmp_path / "wf.py").write_text(WORKFLOW)
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GOOGLE_")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "adk_asgi", "serve", "wf:workflow", "--port", str(port),
+         "--session-db", f"sqlite:///{tmp_path / 'sessions.db'}"],
+        cwd=tmp_path, env={**env, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                response = httpx.post(f"http://127.0.0.1:{port}/api/chat",
+                                      json=chat_body("wf", user_message("hi there Ada")),
+                                      timeout=30)
+                break
+            except httpx.ConnectError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise
+                time.sleep(0.2)
+    finally:
+        proc.terminate()
+        output, _ = proc.communicate(timeout=15)
+    assert response.status_code == 200, output
+    chunks = [c for c in parse_sse(response.text) if isinstance(c, dict)]
+    [node] = [c["data"] for c in chunks if c["type"] == "data-node"]
+    assert node == {"node": "greet", "path": "greeter@1/greet@1", "output": {"name": "Ada"}}
+    assert "".join(c["delta"] for c in chunks if c["type"] == "text-delta") == "HELLO ADA!"
+    assert chunks[-1]["messageMetadata"]["adk"]["authors"] == {"0": "greet", "1": "shout"}
+
+
 def test_credential_service_and_oauth_redirect_flags() -> None:
     from google.adk.auth.credential_service.in_memory_credential_service import (
         InMemoryCredentialService,

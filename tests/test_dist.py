@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import email
+import json
 import os
 import re
 import shutil
@@ -24,7 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import httpx
 import pytest
@@ -300,3 +301,134 @@ async def _session_ids(url: str) -> list[str]:
     finally:
         await connection.close()
     return [row["id"] for row in rows]
+
+
+# -- the documented commands, from a fresh environment -----------------------------------
+
+DOC_PAGES: Final = (ROOT / "README.md", ROOT / "docs" / "getting-started.md",
+                    ROOT / "docs" / "testing" / "gemini-emulator.md")
+# Documented commands this test does not run here, and where they are run instead.
+ELSEWHERE: Final = {
+    "scripts/demo": "tests/test_benchmarks.py, in a copy of the repository (its fresh .venv)",
+    "scripts/test": "the command that runs this test",
+    "npm install adk-asgi": "tests/test_js_client.py installs the packed tarball",
+}
+REAL_KEY: Final = "your-real-key"  # the emulator page's placeholder, accepted by the stand-in
+CLIENT: Final = """
+import json, sys
+from google import genai
+from google.genai import types
+tools = [types.Tool(function_declarations=[types.FunctionDeclaration(name=sys.argv[2])])]
+client = genai.Client()
+answer = client.models.generate_content(model="gemini-2.5-flash", contents=sys.argv[1],
+                                        config=types.GenerateContentConfig(tools=tools))
+print(json.dumps({"text": answer.text, "calls": [[c.name, c.args] for c in
+                                                 answer.function_calls or ()]}))
+"""
+
+
+def _chat(shell: Any, text: str, chat_id: str) -> tuple[str, list[dict[str, Any]]]:
+    response = httpx.post(f"http://127.0.0.1:{shell.port}/api/chat",
+                          json=chat_body(chat_id, user_message(text)), timeout=60)
+    assert response.status_code == 200, response.text
+    chunks = [c for c in parse_sse(response.text) if isinstance(c, dict)]
+    return "".join(c["delta"] for c in chunks if c["type"] == "text-delta"), chunks
+
+
+def _project(where: Path) -> Path:
+    """A user's project: ``my_pkg`` (an agent of its own: tests/agents/stocks) and the
+    emulator page's ``fakes.py``."""
+    project = where / "project"
+    (project / "my_pkg").mkdir(parents=True)
+    (project / "my_pkg" / "__init__.py").write_text("")
+    shutil.copy(ROOT / "tests" / "agents" / "stocks" / "agent.py", project / "my_pkg" / "agent.py")
+    page = (ROOT / "docs" / "testing" / "gemini-emulator.md").read_text()
+    (fakes,) = [b for b in re.findall(r"^```python\n(.*?)^```", page, re.S | re.M)
+                if "script = Script(" in b and "issue_refund" in b]
+    (project / "fakes.py").write_text(fakes)
+    return project
+
+
+@pytest.mark.slow
+def test_the_documented_commands_run_from_a_fresh_environment(
+    env: Path, dists: Dists, tmp_path: Path
+) -> None:
+    """Every install line and command of the README, getting started and the emulator
+    page, run as written in a fresh virtual environment with the wheel (see
+    tests/doc_commands.py for the port and the package's name)."""
+    from doc_commands import DocShell, clean_environment, documented_commands
+
+    from adk_asgi.testing.gemini import GeminiEmulator
+
+    documented = {c for page in DOC_PAGES for c in documented_commands(page)}
+    shell = DocShell(env, _project(tmp_path), str(dists.wheel), clean_environment())
+    # Without the testing extra, the emulator says which extra it needs.
+    missing = _run(env / "bin" / "python", "-m", "adk_asgi.testing.gemini", cwd=tmp_path)
+    assert missing.returncode != 0 and "pip install 'adk-asgi[testing]'" in missing.stderr
+    start = time.monotonic()
+    shell.run("pip install adk-asgi")
+    shell.run("pip install 'adk-asgi[testing]'")
+    TIMES["pip install the two documented lines (the wheel, [testing])"] = (
+        time.monotonic() - start)
+
+    with _timed("the documented commands (servers, curl, emulator, record, replay)"):
+        # The demo, and the README's and getting started's curl.
+        with shell.serving("adk-asgi serve"):
+            (curl,) = [c for c in documented if c.startswith("curl -N")]
+            out = shell.run(curl)
+            assert '"toolName":"get_weather"' in out and "Tokyo is sunny" in "".join(
+                c.get("delta", "") for c in parse_sse(out) if isinstance(c, dict))
+
+        # The pip user's equivalent: the emulator, its environment, the user's own agent
+        # (tests/agents/stocks as my_pkg), whose tool is called by naming it.
+        with shell.serving("python -m adk_asgi.testing.gemini --env-file gemini.env",
+                           env_file="gemini.env"):
+            shell.source("set -a; . ./gemini.env; set +a")
+            with shell.serving("adk-asgi serve my_pkg.agent:root_agent"):
+                said, chunks = _chat(shell, "use get_stock_price symbol=GOOG", "doc-own")
+                assert said.startswith('get_stock_price returned {"currency": "USD"'), said
+            with shell.serving("adk-asgi serve my_pkg.agent:root_agent --port 8000 "
+                               "--session-db sqlite:///sessions.db"):
+                said, _ = _chat(shell, "hello", "doc-sqlite")
+                assert said.startswith('You said: "hello"')
+            assert (shell.cwd / "sessions.db").is_file()
+
+        # The emulator page: the demo on ADK's Gemini, then --script from the current
+        # directory (fakes.py).
+        shell.env = clean_environment() | {"PATH": shell.env["PATH"]}
+        with shell.serving("python -m adk_asgi.testing.gemini --host 127.0.0.1 --port 0 "
+                           "--env-file gemini.env", env_file="gemini.env"):
+            shell.source("set -a; . ./gemini.env; set +a")
+            with shell.serving("adk-asgi serve --model gemini-2.5-flash"):
+                said, chunks = _chat(shell, "What's the weather in Tokyo?", "doc-gemini")
+            assert said == "Let me check the weather in Tokyo.The weather in Tokyo is sunny, 22°C."
+            assert chunks[-1]["messageMetadata"]["model"] == "gemini-2.5-flash"
+        with shell.serving("python -m adk_asgi.testing.gemini --script fakes:script "
+                           "--env-file gemini.env", env_file="gemini.env"):
+            shell.source("set -a; . ./gemini.env; set +a")
+            answer = json.loads(shell.run(f"python -c '{CLIENT}' 'refund please' issue_refund"))
+        assert answer == {"text": "Refunding order A-1.",
+                          "calls": [["issue_refund", {"order_id": "A-1"}]]}
+
+        # Record with the page's command (its key from the environment), from a stand-in
+        # for Google (the only change: --upstream), then replay without it.
+        record = next(c for c in documented if "--record chat.jsonl" in c)
+        shell.env = clean_environment() | {"PATH": shell.env["PATH"]}
+        with GeminiEmulator(tls=False, api_key=REAL_KEY) as google:
+            with shell.serving(record, env_file="gemini.env",
+                               extra=f"--upstream {google.base_url}"):
+                shell.source("set -a; . ./gemini.env; set +a")
+                recorded = shell.run(f"python -c '{CLIENT}' 'use get_stock_price' "
+                                     "get_stock_price")
+            assert [r.kind for r in google.journal] == ["generateContent"]
+        assert REAL_KEY not in (shell.cwd / "chat.jsonl").read_text()
+        shell.env = clean_environment() | {"PATH": shell.env["PATH"]}
+        with shell.serving("python -m adk_asgi.testing.gemini --replay chat.jsonl "
+                           "--env-file gemini.env", env_file="gemini.env"):
+            shell.source("set -a; . ./gemini.env; set +a")
+            replayed = shell.run(f"python -c '{CLIENT}' 'use get_stock_price' get_stock_price")
+        assert json.loads(replayed) == json.loads(recorded) == {
+            "text": None, "calls": [["get_stock_price", {}]]}
+
+    not_run = documented - set(shell.ran) - set(ELSEWHERE)
+    assert not not_run, f"documented commands no test runs: {sorted(not_run)}"

@@ -14,6 +14,7 @@ from google.genai import types
 
 from adk_asgi import AdkApp, MemoryStreamStore
 from adk_asgi.chunks import TextDelta
+from adk_asgi.core.lanes import TEXT
 from adk_asgi.core.memory_sessions import BoundedMemorySessions
 from adk_asgi.core.sessions import event_meta, session_service_from_url
 from adk_asgi.core.translator import EventTranslator
@@ -118,7 +119,10 @@ def test_a_live_turn_keeps_nothing_per_streamed_token() -> None:
     out: list[Any] = []
     for i in range(1000):
         translator.translate(_partial(f"w{i} "), out)  # each live event has a fresh id
-    assert not translator._streamed_ids  # (was one id per token until the turn ended)
+    # One lane, whose "streamed" state is a few bits: nothing kept per token or per id
+    # (an id per token was kept until the turn ended, once).
+    [lane] = list(translator._lanes)
+    assert lane.streamed == TEXT
 
 
 def test_an_sse_response_forgets_its_id_once_final() -> None:
@@ -130,4 +134,5 @@ def test_an_sse_response_forgets_its_id_once_final() -> None:
     final = event.model_copy(update={"partial": False})
     translator.translate(final, out)
     assert [c.delta for c in out if isinstance(c, TextDelta)] == ["hello "] * 3  # no repeat
-    assert not translator._streamed_ids
+    [lane] = list(translator._lanes)
+    assert lane.streamed == 0  # what the final event repeated is forgotten

@@ -1,7 +1,8 @@
 """docs/human-in-the-loop.md's curl examples, posted as they are written: each answer body
-(a tool confirmation, a workflow confirmation, a request for input, a credential) resumes a
-real paused run. The ids ADK makes up at random (a tool call, an approval, a credential
-request) and the API key are put in for the example's stand-ins."""
+(a workflow confirmation, a request for input, a credential) resumes a real paused run. The
+id ADK makes up at random for a credential request and the API key are put in for the
+example's stand-ins. (The tool confirmation's shell example is run by
+tests/test_docs_examples.py.)"""
 
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ from agents.trips.agent import app as trips_app
 from provider_server import WEATHER_KEY, Provider
 
 from adk_asgi import AdkApp
-from adk_asgi.demo import build_demo_agent
 
 from conftest import LoopbackServer, parse_sse
 
@@ -29,7 +29,7 @@ CURL = re.compile(r"```bash\ncurl -N localhost:8000/api/chat -H 'content-type: "
 
 def bodies() -> list[dict[str, Any]]:
     found = [json.loads(body) for body in CURL.findall(PAGE.read_text())]
-    assert len(found) == 4, "one curl example per kind of pause"
+    assert len(found) == 3, "one curl example per kind of pause besides tool confirmations"
     return found
 
 
@@ -41,11 +41,10 @@ def by_tool(tool: str) -> dict[str, Any]:
 def servers() -> Iterator[dict[str, str]]:
     provider = Provider()
     with LoopbackServer(provider.app) as service, \
-            LoopbackServer(AdkApp(build_demo_agent(token_delay=0), warm_up=False)) as demo, \
             LoopbackServer(AdkApp(adk_app=trips_app, warm_up=False)) as trips, \
             LoopbackServer(AdkApp(adk_app=build_accounts(service.url),
                                   warm_up=False)) as accounts:
-        yield {"demo": demo.url, "trips": trips.url, "accounts": accounts.url}
+        yield {"trips": trips.url, "accounts": accounts.url}
 
 
 async def start(client: httpx.AsyncClient, url: str, chat: str, text: str
@@ -72,15 +71,6 @@ async def documented(client: httpx.AsyncClient, url: str, body: dict[str, Any],
 
 async def test_every_documented_answer_resumes_its_pause(servers: dict[str, str]) -> None:
     async with httpx.AsyncClient(timeout=30) as client:
-        # A tool confirmation (the demo's payment).
-        asked = await start(client, servers["demo"], "pay-1", "Send 50 dollars to Hanako")
-        request = next(c for c in asked if c["type"] == "tool-approval-request")
-        done = await documented(client, servers["demo"], by_tool("process_payment"), {
-            "adk-7b1e0f52-payment": request["toolCallId"],
-            "adk-2c9d44a1-approval": request["approvalId"]})
-        paid = next(c for c in done if c.get("toolCallId") == request["toolCallId"])
-        assert paid["type"] == "tool-output-available"
-
         # A request for input, then the workflow's confirmation.
         await start(client, servers["trips"], "trip-1", "plan a trip")
         done = await documented(client, servers["trips"], by_tool("adk_request_input"), {})

@@ -124,3 +124,46 @@ def kinds(chunks: list[Any]) -> list[str]:
 
 def text(chunks: list[Any]) -> str:
     return "".join(c["delta"] for c in chunks if isinstance(c, dict) and c["type"] == "text-delta")
+
+
+def assemble(chunks: list[Any]) -> dict[str, Any]:
+    """A turn's chunks as the AI SDK builds the message (parts by id, data parts replaced
+    by id, tool parts updated by call id, metadata merged)."""
+    parts: list[dict[str, Any]] = []
+    blocks: dict[str, dict[str, Any]] = {}
+    tools: dict[str, dict[str, Any]] = {}
+    metadata: dict[str, Any] = {}
+    for chunk in chunks:
+        if chunk == DONE:
+            break
+        kind = chunk["type"]
+        if kind == "start-step":
+            parts.append({"type": "step-start"})
+        elif kind in ("text-start", "reasoning-start"):
+            part = blocks[chunk["id"]] = {"type": kind.split("-")[0], "text": ""}
+            if "providerMetadata" in chunk:
+                part["providerMetadata"] = chunk["providerMetadata"]
+            parts.append(part)
+        elif kind in ("text-delta", "reasoning-delta"):
+            blocks[chunk["id"]]["text"] += chunk["delta"]
+        elif kind.startswith("data-"):
+            same = [p for p in parts if p["type"] == kind and "id" in chunk
+                    and p.get("id") == chunk["id"]]
+            if same:
+                same[0]["data"] = chunk["data"]
+            else:
+                parts.append({"type": kind, "data": chunk["data"], "id": chunk.get("id")})
+        elif kind == "tool-input-start":
+            tools[chunk["toolCallId"]] = {"type": f"tool-{chunk['toolName']}",
+                                          "providerExecuted": chunk.get("providerExecuted")}
+            parts.append(tools[chunk["toolCallId"]])
+        elif kind == "tool-input-available":
+            tools[chunk["toolCallId"]].update(state="input-available", input=chunk["input"])
+        elif kind == "tool-output-available":
+            tools[chunk["toolCallId"]].update(state="output-available", output=chunk["output"])
+        elif kind == "tool-output-error":
+            tools[chunk["toolCallId"]].update(state="output-error",
+                                              errorText=chunk["errorText"])
+        elif kind in ("finish", "message-metadata"):
+            metadata.update(chunk.get("messageMetadata") or {})
+    return {"role": "assistant", "parts": parts, "metadata": metadata or None}

@@ -1,7 +1,8 @@
 """What ``adk-asgi serve`` serves: the target named on the command line, found the way ADK's
 own tools (``adk web``, ``adk api_server``) find agents.
 
-- ``pkg.module:attr``: that attribute (an agent, an ADK ``App`` or a ``Runner``);
+- ``pkg.module:attr``: that attribute (an agent, an ADK 2 ``Workflow`` or any workflow node
+  ADK's ``Runner`` takes, an ADK ``App`` or a ``Runner``);
 - ``pkg.module``: its ``root_agent``, else its ``app`` (ADK's convention), also in its
   ``agent`` submodule (``my_agent/agent.py``);
 - a folder: ADK's agents-directory layout — a single agent folder (``my_agent/`` with an
@@ -42,7 +43,8 @@ class Target:
 
 
 def load_target(spec: str, agent: str | None = None) -> Target:
-    """The agent, ``App`` or ``Runner`` that ``spec`` (and ``--agent``) name."""
+    """The agent (or workflow), ``App`` or ``Runner`` that ``spec`` (and ``--agent``)
+    name."""
     path = Path(spec)
     if os.sep in spec or spec.startswith(".") or (path.is_dir() and ":" not in spec):
         return _from_folder(path, spec, agent)
@@ -52,17 +54,18 @@ def load_target(spec: str, agent: str | None = None) -> Target:
 
 
 def _classify(value: Any, where: str) -> Target:
-    from google.adk.agents import BaseAgent
     from google.adk.apps import App
     from google.adk.runners import Runner
+    from google.adk.workflow import BaseNode
 
     if isinstance(value, Runner):
         return Target("runner", value, where)
     if isinstance(value, App):
         return Target("app", value, where)
-    if isinstance(value, BaseAgent):
+    if isinstance(value, BaseNode):  # an agent, a Workflow or another workflow node
         return Target("agent", value, where)
-    raise TargetError(f"{where} is a {type(value).__name__}, not an ADK agent, App or Runner")
+    raise TargetError(f"{where} is a {type(value).__name__}, not an ADK agent, Workflow, App "
+                      "or Runner")
 
 
 def _from_module(spec: str) -> Target:

@@ -17,6 +17,7 @@ from google.adk.events import Event
 from ..chunks import Abort, Error, Finish, FinishReason, Start, UIChunk
 from .blocks import MessageBlocks
 from .errors import GENERIC_ERROR
+from .lanes import Lane
 from .pauses import PauseParts
 from .response_meta import ResponseMeta
 from .surface import Surface, SurfaceOptions
@@ -77,6 +78,7 @@ class AssistantMessage:
         "_confirmation_style",
         "_describe_error",
         "_meta",
+        "_node_outputs",
         "_surface",
         "ended",
         "failure",
@@ -106,7 +108,11 @@ class AssistantMessage:
         or the exception ``fail`` was given."""
         self._confirmation_style = confirmation_style
         self._describe_error = describe_error
-        self._blocks = MessageBlocks(message_id)
+        self._surface = Surface(message_id, surface, steps=steps_before) \
+            if surface is not None else None
+        self._node_outputs = surface.node_outputs if surface is not None else True
+        self._blocks = MessageBlocks(
+            message_id, self._surface.step_author if self._surface is not None else None)
         self._meta = ResponseMeta(message_id)
         self.tools = ToolParts(native=confirmation_style == "native", denied=denied_call_ids,
                                approval_tools=tools.approval, awaiting=awaiting,
@@ -116,8 +122,6 @@ class AssistantMessage:
         self.pauses = PauseParts(style=confirmation_style, redirect_uri=oauth_redirect)
         """The message's requests for input, credentials and workflow confirmations."""
         self._browser_tools = tools.browser
-        self._surface = Surface(message_id, surface, steps=steps_before) \
-            if surface is not None else None
 
     # -- stream edges -----------------------------------------------------
 
@@ -149,7 +153,7 @@ class AssistantMessage:
             return []
         self.ended = True
         out: list[UIChunk] = []
-        self._close_blocks(out)
+        self._blocks.close_all(out)
         out.append(Abort())
         return out
 
@@ -161,7 +165,7 @@ class AssistantMessage:
             return []
         self.ended = True
         out: list[UIChunk] = []
-        self._close_blocks(out)
+        self._blocks.close_all(out)
         self.tools.fail_open(out)
         if isinstance(error, str):
             text = error
@@ -209,30 +213,36 @@ class AssistantMessage:
         """A server call of an earlier message, stated again (its result follows here)."""
         self._tool_call(call_id, name, args, False, out)
 
-    # -- protected hooks (see translator.py) ------------------------------------
+    # -- writer hooks (see translator.py) ----------------------------------------------
 
-    def _open_step(self, out: list[UIChunk]) -> None:
-        self._blocks.open_step(out)
+    def _open_step(self, lane: Lane, out: list[UIChunk]) -> None:
+        self._blocks.open_step(lane, out)
 
-    def _stream_text(self, text: str, thought: bool, out: list[UIChunk]) -> None:
-        self._blocks.stream(text, thought, out)
+    def _stream_text(self, lane: Lane, text: str, thought: bool, out: list[UIChunk]) -> None:
+        self._blocks.stream(lane, text, thought, out)
 
-    def _close_blocks(self, out: list[UIChunk]) -> None:
-        self._blocks.close(out)
+    def _close_blocks(self, out: list[UIChunk], lane: Lane | None = None) -> None:
+        if lane is None:
+            self._blocks.close_all(out)
+        else:
+            self._blocks.close(lane, out)
 
     def _model_call_finished(self) -> None:
-        self._blocks.call_done = True
+        self._blocks.calls_done()
 
     def _tool_call(self, call_id: str, name: str, args: dict[str, Any], client_side: bool,
-                   out: list[UIChunk]) -> None:
-        self._close_blocks(out)
-        self._blocks.ensure_step(out)
+                   out: list[UIChunk], lane: Lane | None = None) -> None:
+        if lane is not None:
+            self._blocks.close(lane, out)
+        else:
+            self._blocks.close_all(out)
+        self._blocks.ensure_step(out, lane)
         self.tools.call(call_id, name, args, client_side, out)
 
     def _approval_request(self, approval_id: str, call_id: str, name: str,
                           args: dict[str, Any], hint: str | None, payload: Any,
                           out: list[UIChunk]) -> None:
-        self._close_blocks(out)
+        self._blocks.close_all(out)
         self.tools.approval_request(approval_id, call_id, name, args, hint, payload, out)
 
     def _record_response(self, event: Event, out: list[UIChunk]) -> None:

@@ -9,7 +9,7 @@ import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from google.adk.agents import BaseAgent, RunConfig
+from google.adk.agents import RunConfig
 from google.adk.agents.run_config import StreamingMode
 from google.adk.apps import App, ResumabilityConfig
 from google.adk.artifacts import BaseArtifactService
@@ -18,6 +18,7 @@ from google.adk.memory import BaseMemoryService
 from google.adk.plugins.save_files_as_artifacts_plugin import SaveFilesAsArtifactsPlugin
 from google.adk.runners import Runner
 from google.adk.sessions import BaseSessionService
+from google.adk.workflow import BaseNode
 
 from .artifacts import ChatArtifacts, upload_marks
 from .body import BodyFields
@@ -47,7 +48,9 @@ def _resumable(config: ResumabilityConfig | None) -> bool:
 class AgentRuntime:
     """Owns (or borrows) the ADK ``Runner``.
 
-    Give exactly one of ``agent``, ``app`` or ``runner``. The runner must be *resumable*
+    Give exactly one of ``agent``, ``app`` or ``runner``; ``agent`` is any root ADK's
+    ``Runner`` takes: an agent, or a workflow node (a ``Workflow``, a ``FunctionNode``, ...).
+    The runner must be *resumable*
     (``ResumabilityConfig(is_resumable=True)``): tool confirmations, browser-executed and
     long-running tools pause the invocation and resume it from the session alone, so the
     answer may reach any process that shares the session store. Without it ADK does not
@@ -60,7 +63,7 @@ class AgentRuntime:
     def __init__(
         self,
         *,
-        agent: BaseAgent | None = None,
+        agent: BaseNode | None = None,
         app: App | None = None,
         runner: Runner | None = None,
         session_service: BaseSessionService | None = None,

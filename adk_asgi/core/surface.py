@@ -24,14 +24,15 @@ from typing import Any, Final
 
 from google.adk.events import Event
 
-from ..chunks import DataChunk, MessageMetadata, StartStep, UIChunk
+from ..chunks import DataChunk, MessageMetadata, UIChunk
+from .jsonable import NotJson, json_value
 
 __all__ = ("EventParts", "OnEvent", "Surface", "SurfaceOptions", "state_filter")
 
 logger = logging.getLogger("adk_asgi")
 
 _DATA_NAME: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
-_RESERVED: Final = frozenset({"agent", "state", "pcm", "transcription"})
+_RESERVED: Final = frozenset({"agent", "state", "node", "pcm", "transcription"})
 _TEMP: Final = "temp:"
 
 
@@ -50,6 +51,7 @@ class EventParts:
         if not _DATA_NAME.fullmatch(name) or name in _RESERVED:
             raise ValueError(f"data part name {name!r}: lower-case letters, digits, '-' and "
                              f"'_', not one of {sorted(_RESERVED)}")
+        value = json_value(value)  # NotJson (a ValueError) when it has no JSON form
         self._out.append(DataChunk(type=f"data-{name}", data=value, id=id,
                                    transient=True if transient else None))
 
@@ -57,7 +59,7 @@ class EventParts:
         """Merged into the message's ``metadata`` (key ``adk`` is the bridge's)."""
         if not isinstance(value, dict) or "adk" in value:
             raise ValueError("metadata is a dict without the key 'adk'")
-        self._out.append(MessageMetadata(message_metadata=value))
+        self._out.append(MessageMetadata(message_metadata=json_value(value)))
 
 
 OnEvent = Callable[[Event, EventParts], None]
@@ -85,6 +87,9 @@ class SurfaceOptions:
     ``(key) -> bool``; None: none (state may hold what users must not see)."""
     on_event: OnEvent | None = None
     """The application's hook: extra ``data-*`` parts and metadata for an event."""
+    node_outputs: bool = True
+    """Workflow nodes' outputs: a string as text, anything else as a ``data-node`` part
+    (``{node, path, output}``)."""
     shows_state: Callable[[str], bool] | None = field(init=False, repr=False, compare=False)
     """``state_keys`` as a predicate (None: no state is shown)."""
 
@@ -96,51 +101,41 @@ class SurfaceOptions:
     @property
     def active(self) -> bool:
         return (self.step_authors or self.agent_names or self.shows_state is not None
-                or self.on_event is not None)
+                or self.on_event is not None or not self.node_outputs)
 
 
 class Surface:
     """The surfaced extras of one assistant message (one per translator)."""
 
-    __slots__ = ("_agent", "_authors", "_base", "_message_id", "_options", "_reported",
-                 "_state")
+    __slots__ = ("_agent", "_authors", "_base", "_message_id", "_options", "_state",
+                 "_written")
 
     def __init__(self, message_id: str, options: SurfaceOptions, *, steps: int = 0) -> None:
         self._message_id = message_id
         self._options = options
         self._base = steps  # steps the message had before this request
-        self._reported = 0
         self._agent: str | None = None
         self._authors: dict[str, str] = {}
+        self._written: dict[int, str] = {}
         self._state: dict[str, Any] = {}
 
-    def steps_to(self, opened: int, author: str, out: list[UIChunk]) -> None:
-        """``opened`` steps were opened in this request so far; ``author`` wrote the
-        event whose chunks are in ``out``. A new step's chunks go right after its
-        ``start-step`` (at the end if that went out earlier)."""
-        new = opened - self._reported
-        if new <= 0:
+    def step_author(self, step: int, author: str, out: list[UIChunk]) -> None:
+        """Step ``step`` of this request (from 1) is written by ``author``: a new step
+        (called right after its ``start-step``), or one that another branch joined."""
+        number = self._base + step - 1
+        before = self._written.get(number)
+        if before == author:
             return
-        found = [i + 1 for i, chunk in enumerate(out) if isinstance(chunk, StartStep)][-new:]
-        positions = [len(out)] * (new - len(found)) + found
-        numbers = range(self._base + self._reported, self._base + opened)
-        offset = 0
-        for at, number in sorted(zip(positions, numbers, strict=True), key=lambda p: p[0]):
-            added = self._step(author, number)
-            out[at + offset:at + offset] = added
-            offset += len(added)
-        self._reported = opened
-
-    def _step(self, author: str, step: int) -> list[UIChunk]:
-        index = str(step)
-        added: list[UIChunk] = []
+        self._written[number] = author
+        index = str(number)
         if self._options.step_authors:
             self._authors[index] = author
-        if self._options.agent_names and author != self._agent:
-            added.append(DataChunk(type="data-agent", id=f"{self._message_id}-agent{index}",
-                                   data={"name": author}))
-        self._agent = author
-        return added
+        if self._options.agent_names and (before is not None or author != self._agent):
+            # The same id: a later author of the step replaces the part in the message.
+            out.append(DataChunk(type="data-agent", id=f"{self._message_id}-agent{index}",
+                                 data={"name": author}))
+        if number == max(self._written):
+            self._agent = author
 
     def metadata(self) -> dict[str, Any] | None:
         """The ``finish`` chunk's ``messageMetadata.adk``."""
@@ -155,8 +150,12 @@ class Surface:
         delta = event.actions.state_delta if event.actions is not None else None
         if keys is not None and delta:
             shown = {k: v for k, v in delta.items() if not k.startswith(_TEMP) and keys(k)}
+            for key, value in shown.items():
+                try:
+                    self._state[key] = json_value(value)
+                except NotJson as exc:
+                    logger.error("State key %r is not sent: %s", key, exc)
             if shown:
-                self._state.update(shown)
                 out.append(DataChunk(type="data-state", id=f"{self._message_id}-state",
                                      data=dict(self._state)))
         hook = self._options.on_event

@@ -5,10 +5,18 @@ Server tools are "provider executed" for the AI SDK: the client neither runs the
 ``onToolCall``) nor waits for them (the ``sendAutomaticallyWhen`` helpers). Every server
 call gets an outcome, even when the run fails (``fail_open``). A call the user denied shows
 as ``tool-output-denied`` (native style); the ADK-tool style shows ADK's error.
+
+A tool's result is converted to JSON the way ADK converts it for the model
+(``jsonable.py``); one that has none ends its call as ``tool-output-error`` with the generic
+text (and one log line), the answer goes on. Code the model runs (Gemini's code execution,
+or an agent's code executor) is a provider-executed ``code_execution`` call: its input is
+the language and the code, its output the outcome and what the code printed; a failed run
+is ``tool-output-error``.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -22,10 +30,15 @@ from ..chunks import (
     UIChunk,
 )
 from .approvals import CONFIRMATION_TOOL, frontend_approval_id
+from .jsonable import NotJson, json_value
 
-__all__ = ("TOOL_FAILED", "ToolParts")
+__all__ = ("CODE_TOOL", "TOOL_FAILED", "ToolParts")
 
 TOOL_FAILED: Final = "The tool failed."
+CODE_TOOL: Final = "code_execution"
+"""The tool name of code the model runs (Gemini's name for its code execution tool)."""
+
+logger = logging.getLogger("adk_asgi")
 
 
 class ToolParts:
@@ -75,7 +88,11 @@ class ToolParts:
         if hint:
             adk["hint"] = hint
         if payload is not None:
-            adk["payload"] = payload
+            try:
+                adk["payload"] = json_value(payload)
+            except NotJson as exc:
+                logger.error("The confirmation payload of tool call %s cannot be sent: %s",
+                             call_id, exc)
         # Re-stating the call carries the hint and payload to the client, where they land
         # on the tool part as `callProviderMetadata.adk`.
         out.append(ToolInputAvailable(tool_call_id=call_id, tool_name=name, input=args,
@@ -90,10 +107,19 @@ class ToolParts:
         final one comes when the call is completed."""
         self._long_running.add(call_id)
 
-    def outcome(self, call_id: str, result: dict[str, Any] | None, out: list[UIChunk], *,
+    def outcome(self, call_id: str, result: Any, out: list[UIChunk], *,
                 agent: bool = False) -> None:
         """``agent``: the result is the agent's (a tool's), not an answer the client or
         the server sent in."""
+        try:
+            result = json_value(result)
+        except NotJson as exc:
+            logger.error("The result of tool call %s cannot be sent: %s", call_id, exc)
+            out.append(ToolOutputError(tool_call_id=call_id, error_text=TOOL_FAILED))
+            self._long_running.discard(call_id)
+            self.awaiting.discard(call_id)
+            self._open.pop(call_id, None)
+            return
         if agent and call_id in self._long_running:
             out.append(ToolOutputAvailable(tool_call_id=call_id, output=result,
                                            preliminary=True))
@@ -114,6 +140,26 @@ class ToolParts:
         """``call_id`` was stated (or approved, or denied) and has no outcome yet."""
         return call_id in self._open or call_id in self._answered
 
+    def code(self, call_id: str, language: str, code: str, out: list[UIChunk]) -> None:
+        """Code the model runs: a provider-executed ``code_execution`` call."""
+        args = {"language": language, "code": code}
+        out.append(ToolInputStart(tool_call_id=call_id, tool_name=CODE_TOOL,
+                                  provider_executed=True))
+        out.append(ToolInputAvailable(tool_call_id=call_id, tool_name=CODE_TOOL, input=args,
+                                      provider_executed=True))
+        self._open[call_id] = None
+
+    def code_result(self, call_id: str, outcome: str, output: str,
+                    out: list[UIChunk]) -> None:
+        """What the code printed; a run that failed (or ran out of time) is an error."""
+        if outcome == "OUTCOME_OK":
+            out.append(ToolOutputAvailable(tool_call_id=call_id,
+                                           output={"outcome": outcome, "output": output}))
+        else:
+            out.append(ToolOutputError(tool_call_id=call_id,
+                                       error_text=output or outcome))
+        self._open.pop(call_id, None)
+
     def expect_outcome(self, call_id: str) -> None:
         """An approved call runs now: it gets an outcome (an error if the run fails)."""
         self._open[call_id] = None
@@ -129,7 +175,7 @@ class ToolParts:
             self._denied.add(call_id)
 
 
-def _is_error(result: dict[str, Any] | None) -> bool:
+def _is_error(result: Any) -> bool:
     """ADK reports tool failures (and rejections) as ``{"error": "..."}``."""
     return isinstance(result, dict) and "error" in result and "result" not in result and (
         len(result) == 1 or result.get("status") in ("error", None)

@@ -73,8 +73,8 @@ class ToolKinds:
 
 
 def tool_kinds(agent: Any, client_completes: Iterable[str] = ()) -> ToolKinds:
-    """Walk the agent and its sub-agents (an ``AgentTool``'s agent runs apart, in a runner
-    of its own; toolsets are not listed)."""
+    """Walk the agent and its sub-agents, and a workflow's nodes (an ``AgentTool``'s agent
+    runs apart, in a runner of its own; toolsets are not listed)."""
     browser: set[str] = set()
     approval: set[str] = set()
     long_running: set[str] = set()
@@ -89,6 +89,8 @@ def tool_kinds(agent: Any, client_completes: Iterable[str] = ()) -> ToolKinds:
             elif isinstance(tool, BaseTool) and tool.is_long_running:
                 long_running.add(tool.name)
         agents.extend(getattr(current, "sub_agents", None) or ())
+        graph = getattr(current, "graph", None)  # a Workflow: its nodes, agents among them
+        agents.extend(getattr(graph, "nodes", None) or ())
     completes = frozenset(client_completes)
     unknown = completes - long_running
     if unknown:

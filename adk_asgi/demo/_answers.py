@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from typing import Any
 
 from google.genai import types
@@ -26,11 +26,20 @@ _CONDITIONS_JA = {
 
 
 def answer_tool_results(
-    contents: Sequence[types.Content], responses: Sequence[types.FunctionResponse]
+    contents: Sequence[types.Content],
+    responses: Sequence[types.FunctionResponse],
+    *,
+    generic: Container[str] = (),
 ) -> Reply:
+    """One sentence per result; results of the functions in ``generic`` get the sentence
+    any function gets ("NAME returned {...}."), even when a demo tool has that name."""
     ja = is_japanese(latest_user_text(contents))
     calls = _recent_calls(contents[:-1])
-    sentences = [_describe_result(fr, _match_call(fr, calls), ja) for fr in responses if fr.name]
+    sentences = [
+        _describe_result(fr, _match_call(fr, calls), ja, generic=fr.name in generic)
+        for fr in responses
+        if fr.name
+    ]
     return Reply.of(("" if ja else " ").join(sentences) or "Done.")
 
 
@@ -69,12 +78,13 @@ def _failure(result: dict[str, Any]) -> str | None:
 
 
 def _describe_result(
-    response: types.FunctionResponse, call: types.FunctionCall | None, ja: bool
+    response: types.FunctionResponse, call: types.FunctionCall | None, ja: bool, *,
+    generic: bool = False,
 ) -> str:
     result: dict[str, Any] = dict(response.response or {})
     args: dict[str, Any] = dict(call.args or {}) if call else {}
     failure = _failure(result)
-    name = response.name
+    name = "" if generic else response.name
     if name == "get_weather":
         place = result.get("location") or args.get("location") or "there"
         if failure:
@@ -139,6 +149,7 @@ def _describe_result(
             if ja
             else (f"I could not change the music: {failure}.")
         )
+    name = response.name
     if failure:
         return f"{name} failed: {failure}."
     return f"{name} returned {json.dumps(result, ensure_ascii=False, sort_keys=True)}."

@@ -33,6 +33,7 @@ __all__ = (
     "DemoModelError",
     "Reply",
     "content_text",
+    "echo_reply",
     "is_japanese",
     "latest_user_text",
     "plan_reply",
@@ -53,6 +54,12 @@ def plan_reply(contents: Sequence[types.Content]) -> Reply:
     if responses:
         return answer_tool_results(turn, responses)
     return _answer_text(content_text(last), last, contents)
+
+
+def echo_reply(content: types.Content) -> Reply:
+    """The demo's answer to a message no rule knows: an echo of it."""
+    text = content_text(content)
+    return Reply.of(_echo(text, content, is_japanese(text)))
 
 
 # ---------------------------------------------------------------------------

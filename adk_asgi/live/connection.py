@@ -48,7 +48,7 @@ from .output import TurnOutput
 from .preload import LivePreload
 from .protocol_a import ProtocolA
 from .resume import Followers
-from .run import LiveRun, RunEnded, RunFailed, RunItem
+from .run import LiveRun, RunEnded, RunFailed, RunItem, TurnDone
 from .signin import LIVE_SIGN_INS
 from .socket import (
     CLOSE_ERROR,
@@ -112,6 +112,7 @@ class Connection:
 
         def new_translator() -> LiveTranslator:
             return LiveTranslator(f"msg-{uuid.uuid4().hex[:20]}", audio_out=self.audio,
+                                  turn_based=self.run.turn_based,
                                   confirmation_style=settings.pauses.confirmation_style,
                                   describe_error=settings.describe_error, tools=tools,
                                   surface=runtime.surface)
@@ -227,6 +228,8 @@ class Connection:
                     await conversation.run_failed(error)
                     if isinstance(error, SessionUnavailable):
                         raise error  # serve: one log line, close 1013
+                case TurnDone():
+                    await conversation.run_answered()
                 case RunEnded():
                     self.socket.close_code = CLOSE_ERROR
                     return

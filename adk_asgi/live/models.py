@@ -17,7 +17,7 @@ import re
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from typing import Final
 
-from google.adk.agents import BaseAgent, LlmAgent
+from google.adk.agents import BaseAgent, LlmAgent, LoopAgent, ParallelAgent, SequentialAgent
 from google.adk.models import BaseLlm, Gemini, LlmCapabilities, LlmRequest, LlmResponse
 from google.adk.models.base_llm_connection import BaseLlmConnection
 from google.adk.models.registry import LLMRegistry
@@ -25,8 +25,8 @@ from google.adk.runners import Runner
 
 from .link import CURRENT_LINK, Link, LinkedConnection
 
-__all__ = ("DEFAULT_GEMINI_LIVE_MODEL", "LiveModel", "audio_only", "first_model_name",
-           "live_runner")
+__all__ = ("DEFAULT_GEMINI_LIVE_MODEL", "LiveModel", "audio_only", "converses_live",
+           "first_model_name", "live_runner")
 
 DEFAULT_GEMINI_LIVE_MODEL: Final = "gemini-2.5-flash-native-audio-latest"
 """The Live API model ``adk-asgi serve`` uses when the demo runs on Gemini."""
@@ -73,8 +73,8 @@ def live_runner(runner: Runner, model: str | BaseLlm | None) -> Runner:
     """``runner`` for live runs: the same services, plugins and app, with a copy of its
     agents whose models are ``LiveModel``s (``model`` for every agent, else their own)."""
     root = runner.agent
-    if not isinstance(root, BaseAgent):
-        return runner  # a workflow node: run it as it is
+    if not isinstance(root, BaseAgent) or not converses_live(root):
+        return runner  # served turn by turn (run.py), on the app's own models
     tree = root.clone()
     # Resolve every model before replacing any: an agent without a model of its own
     # inherits its parent's.
@@ -86,6 +86,19 @@ def live_runner(runner: Runner, model: str | BaseLlm | None) -> Runner:
     copied.agent = tree
     copied.app = runner.app.model_copy(update={"root_agent": tree})
     return copied
+
+
+def converses_live(root: object) -> bool:
+    """Whether ADK's ``run_live`` holds a conversation with ``root``: an agent does, but ADK
+    runs a workflow (or another node that is not an agent) once per ``run_live``, without
+    the user's message, and raises ``NotImplementedError`` for a ``ParallelAgent`` or a
+    ``LoopAgent`` (also inside a ``SequentialAgent``). Those are served turn by turn
+    instead (``run.py``)."""
+    if isinstance(root, (ParallelAgent, LoopAgent)):
+        return False
+    if isinstance(root, SequentialAgent):
+        return all(converses_live(sub) for sub in root.sub_agents)
+    return isinstance(root, BaseAgent)
 
 
 def first_model_name(agent: object) -> str:

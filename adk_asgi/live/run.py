@@ -3,6 +3,13 @@
 
 The run starts with the first message (or the first audio) and is restarted with a fresh
 queue after a model error, up to ``MAX_RESTARTS`` times, so the connection stays usable.
+
+A root ``run_live`` cannot hold a conversation with (a ``Workflow``, a ``ParallelAgent``:
+``models.converses_live``) is served *turn by turn*: each message the queue receives runs
+as over SSE (``Runner.run_async``, the app's run config), and ``TurnDone`` ends the turn
+when that run ends (a stopped turn aborts its run). Audio and activity signals have
+nothing to go to there: they are dropped (logged once).
+
 A run resumes the chat's Live API session when the session's newest event is a resumption
 handle (a reload, another worker): the model continues where the last connection left off
 instead of being sent the history again. A handle the service no longer knows is dropped
@@ -39,9 +46,10 @@ from ..observability.logs import current_log_context
 from ..stores import StreamStore
 from .gate import LiveGate, LiveGatePlugin
 from .link import CURRENT_LINK, Link
+from .models import converses_live
 
 __all__ = ("FAILED_ANSWER", "MAX_RESTARTS", "LiveRun", "RunEnded", "RunFailed", "RunItem",
-           "resumable_handle")
+           "TurnDone", "resumable_handle")
 
 logger = logging.getLogger("adk_asgi")
 
@@ -62,7 +70,12 @@ class RunEnded:
     """The run is over for good."""
 
 
-RunItem = Event | RunFailed | RunEnded
+@dataclass(frozen=True, slots=True)
+class TurnDone:
+    """A turn-by-turn run answered the message: the turn ends."""
+
+
+RunItem = Event | RunFailed | RunEnded | TurnDone
 
 
 class LiveRun:
@@ -83,6 +96,10 @@ class LiveRun:
         self.queue = LiveRequestQueue()
         self._pump: asyncio.Task[None] | None = None
         self._closed = False
+        self.turn_based = not converses_live(runner.agent)
+        """Each message runs as over SSE (``run_async``): ``run_live`` cannot hold a
+        conversation with the root."""
+        self._turn_abort: asyncio.Event | None = None  # the turn-by-turn run's
 
     @property
     def user_id(self) -> str:
@@ -99,8 +116,18 @@ class LiveRun:
         detection = config.automatic_activity_detection if config else None
         return bool(detection and detection.disabled)
 
+    def stop_turn(self) -> None:
+        """The page stopped the turn: a turn-by-turn run is aborted (a live run's model
+        answer is dropped by the turn layer)."""
+        if self._turn_abort is not None:
+            self._turn_abort.set()
+
     def interrupt(self) -> None:
-        """Stop the model's answer (manual activity detection: an activity start does)."""
+        """Stop the model's answer (manual activity detection: an activity start does; a
+        turn-by-turn run is aborted)."""
+        if self.turn_based:
+            self.stop_turn()
+            return
         self.queue.send_activity_start()
         self.queue.send_activity_end()
 
@@ -184,12 +211,50 @@ class LiveRun:
                 await self._close_failed_exchange()
 
     async def _pump_events(self, queue: LiveRequestQueue, config: RunConfig) -> None:
+        if self.turn_based:
+            await self._pump_turns(queue)
+            return
         run = self._runner.run_live(user_id=self._user_id, session_id=self.chat_id,
                                     live_request_queue=queue, run_config=config)
         with serving():
             async with contextlib.aclosing(run) as events:
                 async for event in events:
                     await self._deliver(event)
+
+    async def _pump_turns(self, queue: LiveRequestQueue) -> None:
+        """Turn by turn: every message runs the root as over SSE, then the turn ends."""
+        runtime = self._runtime
+        config = runtime.run_config_for({"live": True})
+        dropped = False
+        while True:
+            request = await queue.get()
+            if request.close:
+                return
+            if request.content is None:
+                if not dropped:
+                    dropped = True
+                    logger.warning("Chat %r: %s runs turn by turn (not on a live model); "
+                                   "its audio and activity signals are dropped",
+                                   self.chat_id, type(self._runner.agent).__name__)
+                continue
+            abort = self._turn_abort = asyncio.Event()
+            run = self._runner.run_async(user_id=self._user_id, session_id=self.chat_id or "",
+                                         new_message=request.content,
+                                         state_delta=request.state_delta, run_config=config,
+                                         abort_signal=abort)
+            try:
+                with serving():
+                    async with contextlib.aclosing(run) as events:
+                        async for event in events:
+                            await self._deliver(event)
+            except Exception as raised:  # this turn failed; the next message runs anew
+                exc = original(raised)
+                log_exception("Live run failed", self.chat_id, exc)
+                await self._deliver(RunFailed(exc))
+                continue
+            finally:
+                self._turn_abort = None
+            await self._deliver(TurnDone())
 
     async def _run_config(self, resume: bool) -> RunConfig:
         """The run's config: with the chat's resumption handle when it can resume."""

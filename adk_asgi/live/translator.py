@@ -1,15 +1,17 @@
 """LiveTranslator: the shared ``EventTranslator`` plus what only ``run_live`` produces.
 
 Live events differ from SSE events in four ways, handled here through the translator's
-protected hooks (``core/translator.py`` documents the contract):
+hooks (``core/translator.py`` documents the contract):
 
-- the aggregated final text has a *new* event id (in SSE it shares the id of its
-  partials), so "partials were streamed since the last final" is tracked instead;
-- model audio arrives as ``inline_data`` PCM chunks: each becomes a transient ``data-pcm``
-  chunk (never a ``file`` part: the page plays it, it is not kept);
-- transcriptions: the output transcription is what the model *says*, so it is the
-  assistant message's text (``text-*`` blocks); the input transcription is what the user
-  said, a transient ``data-transcription`` chunk;
+- a model turn sends its text and its calls as separate final events and ends at
+  ``turn_complete`` (``_final_ends_call``: no; the turn layer calls ``end_model_turn``);
+  the aggregated final text has a *new* event id, which the lanes' "streamed since the last
+  final" already handles;
+- model audio arrives as ``inline_data`` PCM chunks (``_on_file``): each becomes a
+  transient ``data-pcm`` chunk (never a ``file`` part: the page plays it, it is not kept);
+- transcriptions (``_on_event``): the output transcription is what the model *says*, so it
+  is the assistant message's text (``text-*`` blocks of the speaking agent's lane); the
+  input transcription is what the user said, a transient ``data-transcription`` chunk;
 - ``turn_complete`` / ``interrupted`` are control events that end a turn (the turn layer
   decides when; see ``turns.py``), and the gate's approval requests and resolutions are
   injected between events.
@@ -26,6 +28,7 @@ from google.genai import types
 
 from ..chunks import DataChunk, ToolOutputAvailable, UIChunk
 from ..core.approvals import CONFIRMATION_TOOL
+from ..core.lanes import TEXT, Lane
 from ..core.translator import EventTranslator
 from .gate import ApprovalNotice, AskNotice, ResolvedNotice
 
@@ -39,13 +42,15 @@ _RATE: Final = re.compile(r"rate=(\d+)")
 class LiveTranslator(EventTranslator):
     """One assistant message of a live conversation (one model turn, tools included)."""
 
-    __slots__ = ("_audio_out", "_live_streamed", "emitted_calls", "model_called_tools")
+    __slots__ = ("_audio_out", "_turn_based", "emitted_calls", "model_called_tools")
 
-    def __init__(self, message_id: str, *, audio_out: bool = True, **options: Any) -> None:
+    def __init__(self, message_id: str, *, audio_out: bool = True, turn_based: bool = False,
+                 **options: Any) -> None:
         super().__init__(message_id, **options)
         # False: a text connection on a model that only speaks; its transcript is the text.
         self._audio_out = audio_out
-        self._live_streamed = False
+        # The run answers each message with run_async (run.py): SSE's events.
+        self._turn_based = turn_based
         # Tool calls whose `tool-input-available` went out (approvals wait for it).
         self.emitted_calls: set[str] = set()
         # The model called tools in the current model turn: its `turn_complete` does not
@@ -53,72 +58,56 @@ class LiveTranslator(EventTranslator):
         self.model_called_tools = False
         self.pauses.live = True
 
-    def translate(self, event: Event, out: list[UIChunk]) -> None:
-        if self.done:
-            return
-        if event.input_transcription is not None and event.input_transcription.text:
-            t = event.input_transcription
+    # -- hooks --------------------------------------------------------------------------
+
+    def _on_event(self, event: Event, lane: Lane, out: list[UIChunk]) -> None:
+        super()._on_event(event, lane, out)
+        heard = event.input_transcription
+        if heard is not None and heard.text:
             out.append(DataChunk(type=TRANSCRIPTION_CHUNK_TYPE, transient=True,
-                                 data={"role": "user", "text": t.text,
-                                       "finished": bool(t.finished)}))
-        if event.output_transcription is not None and event.output_transcription.text:
-            self._spoken(event, event.output_transcription.text, out)
+                                 data={"role": "user", "text": heard.text,
+                                       "finished": bool(heard.finished)}))
+        said = event.output_transcription
+        if said is not None and said.text:
+            self._spoken(event, lane, said.text, out)
         if event.turn_complete and event.content is None:
             self._record_response(event, out)  # usage arrives on the turn_complete event
-            return
-        content = event.content
-        if content is not None and content.parts and event.author != "user":
-            audio = [p for p in content.parts
-                     if p.inline_data is not None and (p.inline_data.mime_type or "")
-                     .startswith("audio/")]
-            if audio:
-                self._open_step(out)
-                for part in audio if self._audio_out else ():
-                    assert part.inline_data is not None
-                    out.append(_pcm(part.inline_data))
-                if len(audio) == len(content.parts):
-                    return
-                event = event.model_copy(update={"content": types.Content(
-                    role=content.role, parts=[p for p in content.parts if p not in audio])})
-                content = event.content
-            assert content is not None and content.parts is not None
-            if event.partial and content.role == "model" and _has_text(content):
-                self._live_streamed = True
-            if not event.partial:
-                for part in content.parts:
-                    call = part.function_call
-                    if call is not None and call.id and call.name != CONFIRMATION_TOOL:
-                        self.emitted_calls.add(call.id)
-                        self.model_called_tools = True
-        super().translate(event, out)
         if event.actions is not None and event.actions.transfer_to_agent:
             # ADK closes the calling agent's model connection without its turn_complete;
             # the next agent starts a model turn of its own, in this message.
             self.end_model_turn()
 
     def _final_ends_call(self) -> bool:
-        return False  # the model turn ends at turn_complete (end_model_turn)
+        # A live model turn ends at turn_complete (end_model_turn); a turn-by-turn run's
+        # events are SSE's.
+        return self._turn_based
 
-    def _partial_streamed(self, event: Event) -> None:
-        pass  # tracked by `_live_streamed` (a fresh id per event: a set would grow per token)
-
-    def _already_streamed(self, event: Event) -> bool:
-        content = event.content
-        if content is None or content.role != "model" or not _has_text(content):
-            return False
-        streamed, self._live_streamed = self._live_streamed, False
-        return streamed
-
-    def _spoken(self, event: Event, text: str, out: list[UIChunk]) -> None:
-        self._open_step(out)
-        if event.partial:
-            self._live_streamed = True
-            self._stream_text(text, False, out)
+    def _on_file(self, part: types.Part, lane: Lane, partial: bool,
+                 out: list[UIChunk]) -> None:
+        blob = part.inline_data
+        if blob is not None and (blob.mime_type or "").startswith("audio/"):
+            if self._audio_out:
+                out.append(_pcm(blob))
             return
-        if not self._live_streamed:
-            self._stream_text(text, False, out)
-        self._live_streamed = False
-        self._close_blocks(out)
+        super()._on_file(part, lane, partial, out)
+
+    def _on_function_call(self, call: types.FunctionCall, event: Event, lane: Lane,
+                          out: list[UIChunk]) -> None:
+        if call.id and call.name != CONFIRMATION_TOOL:
+            self.emitted_calls.add(call.id)
+            self.model_called_tools = True
+        super()._on_function_call(call, event, lane, out)
+
+    def _spoken(self, event: Event, lane: Lane, text: str, out: list[UIChunk]) -> None:
+        self._open_step(lane, out)
+        if event.partial:
+            lane.streamed |= TEXT
+            self._stream_text(lane, text, False, out)
+            return
+        if not lane.streamed & TEXT:
+            self._stream_text(lane, text, False, out)
+        lane.streamed &= ~TEXT
+        self._close_blocks(out, lane)
 
     # -- the gate -----------------------------------------------------------
 
@@ -169,12 +158,9 @@ class LiveTranslator(EventTranslator):
         """The model's turn ended (with tool calls, whose results it answers next, or with a
         transfer): what comes next is a new model call, in a new step."""
         self.model_called_tools = False
-        self._live_streamed = False
+        for lane in self._lanes:
+            lane.streamed = 0
         self._model_call_finished()
-
-
-def _has_text(content: types.Content) -> bool:
-    return any(p.text is not None and not p.function_call for p in content.parts or ())
 
 
 def _pcm(blob: types.Blob) -> DataChunk:

@@ -145,6 +145,7 @@ class Conversation:
             self._run.interrupt()
         elif self.turn is not None:
             self._dropping = True
+            self._run.stop_turn()
             await self._end()
 
     # -- the run ----------------------------------------------------------------------
@@ -187,6 +188,11 @@ class Conversation:
             else:
                 # Tool results go back to the model, which answers in this message.
                 translator.end_model_turn()
+
+    async def run_answered(self) -> None:
+        """A turn-by-turn run (``run.py``) answered the message: the turn ends."""
+        self._dropping = False
+        await self._end()
 
     async def run_failed(self, error: BaseException) -> None:
         turn = self.turn

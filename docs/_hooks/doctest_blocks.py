@@ -14,18 +14,32 @@ PROMPTS = (">>> ", "... ")
 
 
 def fence_doctests(text: str) -> str:
-    """Wrap each run of ``>>>``/``...`` lines in a Python code fence, without the prompts."""
+    """Wrap each run of ``>>>``/``...`` lines in a Python code fence, without the prompts;
+    a run followed by its expected output (the lines up to the next blank line) becomes a
+    ``pycon`` fence that keeps prompts and output, as the doctest reads."""
     lines: list[str] = []
-    in_block = False
-    for line in text.splitlines():
-        prompt = line.startswith(PROMPTS) or line in (">>>", "...")
-        if prompt != in_block:
-            lines.append("```python" if prompt else "```")
-            in_block = prompt
-        lines.append(line[4:] if prompt else line)
-    if in_block:
-        lines.append("```")
+    source = text.splitlines()
+    index = 0
+    while index < len(source):
+        if not _is_prompt(source[index]):
+            lines.append(source[index])
+            index += 1
+            continue
+        run: list[str] = []
+        while index < len(source) and source[index].strip():
+            if not _is_prompt(source[index]) and not run:
+                break
+            run.append(source[index])
+            index += 1
+        if all(_is_prompt(line) for line in run):
+            lines += ["```python", *(line[4:] for line in run), "```"]
+        else:
+            lines += ["```pycon", *run, "```"]
     return "\n".join(lines)
+
+
+def _is_prompt(line: str) -> bool:
+    return line.startswith(PROMPTS) or line in (">>>", "...")
 
 
 class DoctestBlocks(griffe.Extension):

@@ -7,6 +7,9 @@
 //   .venv/bin/adk-asgi serve --port 8000 --token-delay 0.01 &
 //   node tests/browser/run.mjs --url http://127.0.0.1:8000/ [--only approve,deny] [--transport sse]
 //     [--min-speech-chunks 6]
+//   node tests/browser/run.mjs --url ... --agent code   (the code-execution test agent,
+//     `adk-asgi serve tests.agents.code.agent:root_agent`: its scenarios only; --agent
+//     fanout: the workflow of tests/agents/fanout)
 //
 // Payments are checked by the server's transaction numbers, so run it against a
 // freshly started server (or pass --first-txn N, the number the next payment gets).
@@ -438,6 +441,51 @@ const ARTIFACT_SCENARIOS = {
 };
 
 // The README's picture: `--readme docs/approval.png` runs only this.
+// The code-execution test agent (tests/agents/code): the page shows the code the model ran
+// and what it printed, or the error of a failed run.
+const CODE_SCENARIOS = {
+  async code({ page, shot }) {
+    await send(page, 'compute 2 + 2');
+    const card = tool(page, 'code_execution');
+    await waitForState(card, 'output-available');
+    await waitForText(page, 'The answer is 4.');
+    const code = await card.locator('[data-testid=code]').textContent();
+    const printed = await card.locator('[data-testid=code-output]').textContent();
+    check(code.trim() === 'print(2 + 2)', `code: ${code}`);
+    check(printed.trim() === '4', `output: ${printed}`);
+    const texts = await assistantTexts(page);
+    check(texts.join('|') === 'Let me compute that. |The answer is 4.', `texts: ${texts}`);
+    await send(page, 'divide 1 by 0');
+    const failed = tool(page, 'code_execution').nth(1);
+    await waitForState(failed, 'output-error');
+    await waitForText(page, 'Dividing by zero fails.');
+    const error = await failed.locator('[data-testid=code-output]').textContent();
+    check(error.includes('ZeroDivisionError'), `error: ${error}`);
+    await waitIdle(page);
+    await shot('code');
+    return { code, printed, error };
+  },
+};
+
+// The fan-out workflow (tests/agents/fanout): each parallel node's text names its agent, the
+// JoinNode's output is shown as a node output.
+const FANOUT_SCENARIOS = {
+  async fanout({ page, shot }) {
+    await send(page, 'Train or plane?');
+    await waitForText(page, 'Take the train.');
+    await waitIdle(page);
+    const authors = await page.locator('[data-testid=text][data-author]').evaluateAll(
+      parts => parts.map(p => p.dataset.author));
+    check(authors.join(',') === 'pros,cons', `authors: ${authors}`);
+    const joined = page.locator('[data-testid=node-output][data-node=join]');
+    check((await joined.count()) === 1, 'the JoinNode output is shown');
+    const shown = await joined.locator('pre').textContent();
+    check(shown.includes('"pros"') && shown.includes('Trains are quiet'), `join: ${shown}`);
+    await shot('fanout');
+    return { authors, joined: shown };
+  },
+};
+
 async function readmeShot({ page }, file) {
   await send(page, "What's the weather in Tokyo?");
   await waitForText(page, 'The weather in Tokyo is sunny, 22°C.');
@@ -476,16 +524,13 @@ async function main() {
   }
   const results = [];
   const plan = [];
-  if (args.agent === 'artifacts') {
-    for (const transport of ['sse', 'websocket']) {
-      for (const name of Object.keys(ARTIFACT_SCENARIOS)) plan.push({ name, transport, fn: ARTIFACT_SCENARIOS[name] });
-    }
-  } else if (args.agent) {
-    throw new Error(`no scenarios for --agent ${args.agent}`);
-  } else {
-    for (const transport of ['sse', 'websocket']) {
-      for (const name of Object.keys(SCENARIOS)) plan.push({ name, transport, fn: SCENARIOS[name] });
-    }
+  const agents = { artifacts: ARTIFACT_SCENARIOS, code: CODE_SCENARIOS, fanout: FANOUT_SCENARIOS };
+  if (args.agent && !(args.agent in agents)) throw new Error(`no scenarios for --agent ${args.agent}`);
+  const set = args.agent ? agents[args.agent] : SCENARIOS;
+  for (const transport of ['sse', 'websocket']) {
+    for (const name of Object.keys(set)) plan.push({ name, transport, fn: set[name] });
+  }
+  if (!args.agent) {
     for (const name of Object.keys(VOICE_SCENARIOS)) plan.push({ name, transport: 'voice', fn: VOICE_SCENARIOS[name] });
     plan.push({ name: 'payments-ran-once', transport: 'sse', fn: LAST['payments-ran-once'] });
   }

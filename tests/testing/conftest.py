@@ -12,12 +12,28 @@ from typing import Any
 
 import pytest
 import websockets
+from google.genai import types
 from websockets.asyncio.client import ClientConnection
 
 from adk_asgi.testing.gemini import GeminiEmulator
 
 LIVE_MODEL = "gemini-live-2.5-flash-preview"
 TEXT_MODEL = "gemini-2.5-flash"
+def _declare(name: str, **parameters: str) -> types.FunctionDeclaration:
+    schema = {"type": "object", "required": list(parameters),
+              "properties": {key: {"type": kind} for key, kind in parameters.items()}}
+    return types.FunctionDeclaration(name=name, parameters_json_schema=schema)
+
+
+DEMO_TOOLS = [types.Tool(function_declarations=[
+    _declare("get_weather", location="string"),
+    _declare("process_payment", amount="number", recipient="string", currency="string"),
+    _declare("get_location"),
+    _declare("change_bgm", track="integer"),
+])]
+"""The demo agent's tools, as a request declares them: the default script's demo phrases
+that call a function (weather, payments, location, music) apply only when it is declared."""
+
 WS_PATH = "/ws/google.ai.generativelanguage.{version}.GenerativeService.BidiGenerateContent"
 
 

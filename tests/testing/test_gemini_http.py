@@ -12,7 +12,7 @@ from google.genai import errors, types
 
 from adk_asgi.testing.gemini import GeminiEmulator, Reply, Rule, Script
 
-from .conftest import LIVE_MODEL, TEXT_MODEL
+from .conftest import DEMO_TOOLS, LIVE_MODEL, TEXT_MODEL
 
 
 async def stream(
@@ -46,7 +46,8 @@ USER_HELLO = {"contents": [{"role": "user", "parts": [{"text": "hello"}]}]}
 
 
 async def test_stream_word_by_word_by_default(emulator: GeminiEmulator) -> None:
-    chunks = await stream(emulator, "What's the weather in Paris?")
+    chunks = await stream(emulator, "What's the weather in Paris?",
+                          types.GenerateContentConfig(tools=DEMO_TOOLS))
     texts = [c.text for c in chunks if c.candidates and c.candidates[0].content]
     assert texts[:7] == ["Let ", "me ", "check ", "the ", "weather ", "in ", "Paris."]
     last = chunks[-1]

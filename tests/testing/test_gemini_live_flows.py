@@ -13,13 +13,14 @@ from google.genai import errors, types
 
 from adk_asgi.testing.gemini import GeminiEmulator, Reply, Rule, Script, demo_reply
 
-from .conftest import tone
+from .conftest import DEMO_TOOLS, tone
 from .test_gemini_live_rules import MANUAL, TEXT, live, say, text_of, turn, until_closed
 
 AUDIO = types.LiveConnectConfig(
     response_modalities=[types.Modality.AUDIO],
     input_audio_transcription=types.AudioTranscriptionConfig(),
     output_audio_transcription=types.AudioTranscriptionConfig(),
+    tools=DEMO_TOOLS,
 )
 
 

@@ -16,12 +16,14 @@ from adk_asgi.testing.gemini import (
     Request,
     Rule,
     Script,
+    default_reply,
     demo_reply,
 )
 from adk_asgi.testing.gemini.errors import close_reason
 from adk_asgi.testing.gemini.sessions import MAX_HANDLES_PER_SESSION, LiveSession, SessionStore
 from adk_asgi.testing.gemini.tokens import content_tokens, pcm_rate, text_tokens
 
+from .conftest import DEMO_TOOLS
 from .test_gemini_live_rules import TEXT, live, say, text_of, turn
 
 
@@ -57,9 +59,15 @@ def test_rules_in_order() -> None:
 
 def test_fallbacks() -> None:
     assert Script(fallback=lambda r: Reply(r.text.upper()))(request(user("x"))).text == "X"
-    demo = Script()(request(user("What's the weather in Rome?")))
+    weather = user("What's the weather in Rome?")
+    demo_tools = tuple(DEMO_TOOLS[0].function_declarations or ())
+    declared = Request(model="m", contents=(weather,), declarations=demo_tools)
+    demo = Script()(declared)
     assert demo.text == "Let me check the weather in Rome."
-    assert demo == demo_reply(request(user("What's the weather in Rome?")))
+    assert demo == demo_reply(request(weather)) == default_reply(declared)
+    # Without get_weather declared the demo's phrase does not apply: an echo, no call.
+    echoed = Script()(request(weather))
+    assert echoed.calls == () and echoed.text.startswith('You said: "What\'s the weather in Rome?"')
 
 
 def test_request_views() -> None:

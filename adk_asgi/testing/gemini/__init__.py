@@ -11,7 +11,8 @@ Developer API wire protocol google-genai uses:
 Point google-genai (and ADK's ``Gemini`` model) at it with ``GOOGLE_GEMINI_BASE_URL``, any
 API key, and ``SSL_CERT_FILE`` set to its CA bundle — `GeminiEmulator.env` holds the
 three. Replies come from a script (`Script`, `Rule`, `Reply`; by
-default the adk-asgi demo agent's phrases), and the emulator enforces the real service's
+default `default_reply`, which calls the declared functions a message names and otherwise
+answers with the adk-asgi demo agent's phrases), and the emulator enforces the real service's
 documented rules: ``setup`` first and once, activity signals only with manual activity
 detection, 16-bit PCM audio input, tool responses only for pending calls, a connection
 lifetime announced by ``goAway``, the context window, session resumption handles and API
@@ -22,16 +23,22 @@ From a shell: ``python -m adk_asgi.testing.gemini --port 0 --env-file gemini.env
 
 from __future__ import annotations
 
+from .arguments import arguments_for
+from .cassette import CassetteError
+from .default import default_reply
 from .emulator import GeminiEmulator
 from .errors import ApiError
 from .journal import Journal, Record
+from .recorder import DEFAULT_UPSTREAM, Upstream
 from .script import Reply, Request, Rule, Script, ScriptFn
 from .settings import DEFAULT_API_KEY, DEFAULT_HEARD_TEXT, EmulatorSettings
 
 __all__ = [
     "DEFAULT_API_KEY",
     "DEFAULT_HEARD_TEXT",
+    "DEFAULT_UPSTREAM",
     "ApiError",
+    "CassetteError",
     "EmulatorSettings",
     "GeminiEmulator",
     "Journal",
@@ -41,12 +48,17 @@ __all__ = [
     "Rule",
     "Script",
     "ScriptFn",
+    "Upstream",
+    "arguments_for",
+    "default_reply",
     "demo_reply",
 ]
 
 
 def demo_reply(request: Request) -> Reply:
-    """The adk-asgi demo agent's reply to ``request`` (the default script)."""
+    """The adk-asgi demo agent's reply to ``request``, whatever functions it declares
+    (the default script, `default_reply`, uses the phrases that call a function only when
+    the request declares it)."""
     from .demo import demo_reply as reply
 
     return reply(request)

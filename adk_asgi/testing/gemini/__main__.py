@@ -1,10 +1,13 @@
 """``python -m adk_asgi.testing.gemini``: run the Gemini API emulator from a shell.
 
     python -m adk_asgi.testing.gemini --host 127.0.0.1 --port 0 --env-file gemini.env
+    python -m adk_asgi.testing.gemini --record chat.jsonl --env-file gemini.env
+    python -m adk_asgi.testing.gemini --replay chat.jsonl --env-file gemini.env
 
 Once it listens it writes the ``KEY=VALUE`` lines a process needs to reach it through
 google-genai to the env file (``GOOGLE_GEMINI_BASE_URL``, ``GOOGLE_API_KEY``,
-``SSL_CERT_FILE``), then serves until SIGINT or SIGTERM.
+``SSL_CERT_FILE``), then serves until SIGINT or SIGTERM. ``--script MODULE:NAME`` imports
+MODULE like ``python -m`` does: from the current directory, then the installed packages.
 """
 
 from __future__ import annotations
@@ -13,13 +16,17 @@ import argparse
 import dataclasses
 import importlib
 import logging
+import os
 import signal
+import ssl
 import sys
 import threading
 from collections.abc import Sequence
 from typing import Any
 
+from .cassette import CassetteError
 from .emulator import GeminiEmulator
+from .recorder import DEFAULT_UPSTREAM, Upstream
 from .script import ScriptFn
 from .settings import EmulatorSettings
 
@@ -33,8 +40,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m adk_asgi.testing.gemini",
         description="A Gemini API emulator for offline tests: the Gemini Developer API's "
         "generateContent, streamGenerateContent and Live API (BidiGenerateContent) on "
-        "loopback, over TLS with a throwaway CA, scripted with the adk-asgi demo agent's "
-        "phrases unless --script says otherwise.",
+        "loopback, over TLS with a throwaway CA. It answers from the default script (a "
+        "message naming a declared function calls it; the demo agent's phrases), from "
+        "--script, or from a cassette recorded from the real API (--record, --replay).",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     serve = parser.add_argument_group("serving")
@@ -54,10 +62,41 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--cert-dir", help="keep the CA and certificates here; None: a temporary directory"
     )
-    serve.add_argument(
+    answers = serve.add_mutually_exclusive_group()
+    answers.add_argument(
         "--script",
         metavar="MODULE:NAME",
-        help="a script: a callable (Request) -> Reply, e.g. a Script, imported from MODULE",
+        help="a script: a callable (Request) -> Reply, e.g. a Script, imported from MODULE "
+        "(looked up from the current directory first, then the installed packages)",
+    )
+    answers.add_argument(
+        "--record",
+        metavar="FILE",
+        help="forward every request to --upstream with the real API key (GOOGLE_API_KEY or "
+        "GEMINI_API_KEY of this process) and write each exchange to this cassette (JSON "
+        "lines, secrets redacted)",
+    )
+    answers.add_argument(
+        "--replay",
+        metavar="FILE",
+        help="answer from this cassette, offline; a request it has no recording of gets "
+        "404 NOT_FOUND (Live API: close 1008), and the log says which recording is nearest",
+    )
+    serve.add_argument(
+        "--upstream",
+        metavar="URL",
+        help=f"where --record forwards (default: {DEFAULT_UPSTREAM})",
+    )
+    serve.add_argument(
+        "--upstream-ca",
+        metavar="FILE",
+        help="CA bundle to trust for an https --upstream (default: SSL_CERT_FILE, else "
+        "certifi's roots)",
+    )
+    serve.add_argument(
+        "--replay-timing",
+        action="store_true",
+        help="keep the recorded pauses between chunks and messages when replaying",
     )
     serve.add_argument("--log-level", default="warning", help="logging level")
 
@@ -175,7 +214,18 @@ def _load_script(spec: str) -> ScriptFn:
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
         raise SystemExit(f"--script expects MODULE:NAME, got {spec!r}")
-    script = getattr(importlib.import_module(module_name), attribute)
+    # `python -m` puts the current directory first on sys.path; so does this, for the
+    # `adk-asgi-...` entry points and runpy alike.
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise SystemExit(f"--script {spec}: cannot import {module_name} from the current "
+                         f"directory or the installed packages: {error}") from None
+    script = getattr(module, attribute, None)
+    if script is None:
+        raise SystemExit(f"--script {spec}: {module_name} has no {attribute}")
     if not callable(script):
         raise SystemExit(f"--script {spec}: {attribute} is not callable")
     result: ScriptFn = script
@@ -189,23 +239,44 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = _settings(args)
     except ValueError as error:
         raise SystemExit(f"invalid setting: {error}") from None
+    if (args.upstream or args.upstream_ca) and not args.record:
+        raise SystemExit("--upstream and --upstream-ca go with --record")
+    if args.replay_timing and not args.replay:
+        raise SystemExit("--replay-timing goes with --replay")
     script = _load_script(args.script) if args.script else None
-    emulator = GeminiEmulator(
-        script,
-        settings=settings,
-        host=args.host,
-        port=args.port,
-        tls=not args.no_tls,
-        cert_dir=args.cert_dir,
-    )
+    upstream = None
+    if args.record:
+        context = ssl.create_default_context(cafile=args.upstream_ca) if args.upstream_ca else None
+        upstream = Upstream(args.upstream or DEFAULT_UPSTREAM, ssl_context=context)
+    try:
+        emulator = GeminiEmulator(
+            script,
+            settings=settings,
+            host=args.host,
+            port=args.port,
+            tls=not args.no_tls,
+            cert_dir=args.cert_dir,
+            record=args.record,
+            upstream=upstream,
+            replay=args.replay,
+            replay_timing=args.replay_timing,
+        )
+    except CassetteError as error:
+        raise SystemExit(str(error)) from None
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
-    emulator.start()
+    try:
+        emulator.start()
+    except RuntimeError as error:
+        raise SystemExit(str(error)) from None
     try:
         if args.env_file:
             emulator.write_env_file(args.env_file)
-        print(f"Gemini emulator listening on {emulator.base_url}", file=sys.stderr, flush=True)
+        doing = (f", recording to {args.record}" if args.record
+                 else f", replaying {args.replay}" if args.replay else "")
+        print(f"Gemini emulator listening on {emulator.base_url}{doing}", file=sys.stderr,
+              flush=True)
         stop.wait()
     finally:
         emulator.stop()

@@ -5,10 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
+import pydantic
+from google.genai import types
+
 from . import wire
 from .errors import ApiError
 
-__all__ = ("API_VERSIONS", "function_names", "instruction_text", "not_supported")
+__all__ = (
+    "API_VERSIONS",
+    "function_declarations",
+    "instruction_text",
+    "not_supported",
+)
 
 API_VERSIONS = frozenset({"v1", "v1beta", "v1alpha"})
 
@@ -25,14 +33,21 @@ def not_supported(model: str, version: str, method: str) -> ApiError:
     )
 
 
-def function_names(tools: Any) -> frozenset[str]:
-    names: set[str] = set()
+def function_declarations(tools: Any) -> tuple[types.FunctionDeclaration, ...]:
+    """The function declarations of a request's ``tools``; one that does not parse keeps
+    its name alone."""
+    found: list[types.FunctionDeclaration] = []
     for tool in tools if isinstance(tools, list) else ():
         declarations = wire.get(tool, "function_declarations")
         for declaration in declarations if isinstance(declarations, list) else ():
-            if name := wire.get(declaration, "name"):
-                names.add(str(name))
-    return frozenset(names)
+            name = wire.get(declaration, "name")
+            if not name:
+                continue
+            try:
+                found.append(types.FunctionDeclaration.model_validate(declaration))
+            except pydantic.ValidationError:
+                found.append(types.FunctionDeclaration(name=str(name)))
+    return tuple(found)
 
 
 def instruction_text(instruction: Any) -> str:

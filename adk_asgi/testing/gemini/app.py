@@ -1,31 +1,70 @@
-"""The emulator's ASGI application: the Gemini API's HTTP and Live API routes."""
+"""The emulator's ASGI application: the Gemini API's HTTP and Live API routes, answered
+from a script, forwarded to the real service while recording a cassette, or replayed
+from one."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
 from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.websockets import WebSocket
 
+from .cassette import Cassette, CassetteWriter
 from .journal import Journal
 from .live import LiveEndpoint
+from .recorder import LiveRecorder, RestRecorder, Upstream
+from .replayer import LiveReplayer, RestReplayer
 from .rest import RestEndpoint
 from .script import ScriptFn
 from .settings import EmulatorSettings
 
-__all__ = ("build_app",)
+__all__ = ("Recording", "Replaying", "build_app")
 
 
-def build_app(settings: EmulatorSettings, script: ScriptFn, journal: Journal) -> ASGIApp:
+@dataclass(frozen=True, slots=True)
+class Recording:
+    """Forward every request to ``upstream`` and write the exchanges to ``path``."""
+
+    path: Path
+    upstream: Upstream
+
+
+@dataclass(frozen=True, slots=True)
+class Replaying:
+    """Answer from the cassette; ``timing`` keeps its recorded pauses."""
+
+    cassette: Cassette
+    timing: bool = False
+
+
+Mode = ScriptFn | Recording | Replaying
+
+
+def build_app(settings: EmulatorSettings, mode: Mode, journal: Journal) -> ASGIApp:
     """The Starlette app serving ``/{version}/models/{model}:{method}`` (HTTP) and
     ``/ws/google.ai.generativelanguage.{version}.GenerativeService.{method}`` (Live)."""
+    rest: Callable[[Request], Awaitable[Response]]
+    live: Callable[[WebSocket], Awaitable[None]]
+    if isinstance(mode, Recording):
+        writer = CassetteWriter(mode.path, mode.upstream.url, secrets=(mode.upstream.key,))
+        rest = RestRecorder(settings, mode.upstream, writer, journal).handle
+        live = LiveRecorder(settings, mode.upstream, writer, journal).handle
+    elif isinstance(mode, Replaying):
+        rest = RestReplayer(settings, mode.cassette, journal, mode.timing).handle
+        live = LiveReplayer(settings, mode.cassette, journal, mode.timing).handle
+    else:
+        rest = RestEndpoint(settings, mode, journal).handle
+        live = LiveEndpoint(settings, mode, journal).handle
     app = Starlette(
         routes=[
-            Route(
-                "/{version}/models/{target}",
-                RestEndpoint(settings, script, journal).handle,
-                methods=["POST"],
-            ),
-            WebSocketRoute("/ws/{rpc}", LiveEndpoint(settings, script, journal).handle),
+            Route("/{version}/models/{target}", rest, methods=["POST"]),
+            WebSocketRoute("/ws/{rpc}", live),
         ]
     )
     return _CollapseSlashes(app)

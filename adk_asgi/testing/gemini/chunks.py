@@ -51,4 +51,10 @@ def ask(script: ScriptFn, request: Request) -> Reply:
     if not isinstance(reply, Reply):
         logger.error("the emulator's script returned %r, not a Reply", reply)
         return Reply(error=ApiError(500))
+    undeclared = [c.name for c in reply.calls if c.name not in request.function_names]
+    if undeclared:
+        # Gemini calls only the functions a request declares; ADK answers any other
+        # name with an error the model then sees.
+        logger.warning("the emulator's script calls %s, which the request does not declare",
+                       ", ".join(map(str, undeclared)))
     return reply

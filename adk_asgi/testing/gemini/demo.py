@@ -1,9 +1,11 @@
-"""The demo agent's phrases as an emulator script (the default script).
+"""The demo agent's phrases as an emulator script.
 
 The replies come from `adk_asgi.demo._rules.plan_reply`, the rules of the offline
 ``DemoModel``, so ADK's real ``Gemini`` model pointed at the emulator behaves like the
 scripted demo: "What's the weather in Paris?" -> text and ``get_weather``, a function
 result -> a sentence about it, "think ..." -> thoughts, "story", "bench N", an echo.
+`demo_reply` applies them whatever the request declares; the default script
+(default.py) applies those that call a function only when the request declares it.
 
 The demo's failures become what Gemini would send:
 
@@ -19,12 +21,12 @@ from __future__ import annotations
 
 import re
 
-from adk_asgi.demo._rules import plan_reply
+from adk_asgi.demo import _rules
 
 from .errors import ApiError
 from .script import Reply, Request
 
-__all__ = ("demo_reply",)
+__all__ = ("demo_reply", "emulated")
 
 _FAIL_WITH = re.compile(r"please\s+fail\s+with\s+(\d{3})\b", re.IGNORECASE)
 
@@ -35,10 +37,13 @@ def demo_reply(request: Request) -> Reply:
         code = int(match.group(1))
         if 400 <= code <= 599:
             return Reply(error=ApiError(code))
-    plan = plan_reply(list(request.contents))
+    return emulated(_rules.plan_reply(list(request.contents)))
+
+
+def emulated(plan: _rules.Reply) -> Reply:
+    """A demo model's reply as the emulator's."""
     if plan.error is not None:
         return Reply.blocked(plan.error)
-    reply = Reply(text=plan.text, thought=plan.thought, calls=plan.calls)
     if plan.raise_after is not None:
         return Reply(
             text=plan.text,
@@ -46,4 +51,4 @@ def demo_reply(request: Request) -> Reply:
             error=ApiError(500),
             fail_after=plan.raise_after,
         )
-    return reply
+    return Reply(text=plan.text, thought=plan.thought, calls=plan.calls)

@@ -10,8 +10,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from .app import build_app
+from .app import Mode, Recording, Replaying, build_app
+from .cassette import Cassette
 from .journal import Journal
+from .recorder import Upstream
 from .script import ScriptFn
 from .server import EmulatorServer
 from .settings import EmulatorSettings
@@ -32,12 +34,21 @@ class GeminiEmulator:
     through google-genai (and so through ADK's `Gemini` model):
 
     >>> with GeminiEmulator(tokens_per_chunk=8) as emulator:
-    ...     os.environ.update(emulator.env)   # or pass it to a subprocess
-    ...     ...                               # run your agent: it talks to the emulator
+    ...     sorted(emulator.env)   # for os.environ, or a subprocess running your agent
+    ...     client = emulator.client()   # google-genai, connected to it
+    ...     client.models.generate_content(model="gemini-2.5-flash", contents="story").text[:16]
+    ['GOOGLE_API_KEY', 'GOOGLE_GEMINI_BASE_URL', 'SSL_CERT_FILE']
+    'Once upon a time'
+
+    Record once, replay forever: ``GeminiEmulator(record="chat.jsonl")`` forwards every
+    request to the real Gemini API (the key from ``GOOGLE_API_KEY``) and writes the
+    exchanges to a cassette; ``GeminiEmulator(replay="chat.jsonl")`` answers from it,
+    offline.
 
     Args:
         script: Decides every reply: a `Script` or any callable `(Request) -> Reply`.
-            The default answers like the adk-asgi demo agent's scripted model.
+            The default, `default_reply`, calls the declared functions a message names
+            and answers like the adk-asgi demo agent's scripted model.
         settings: The knobs (`EmulatorSettings`); keyword arguments named after its
             fields override single knobs, e.g.
             `GeminiEmulator(connection_lifetime=2.0, go_away_lead=0.5)`.
@@ -47,6 +58,15 @@ class GeminiEmulator:
             google-genai always reaches over `wss://`). False serves plain HTTP.
         cert_dir: Where to write the CA, certificate and CA bundle; by default a
             temporary directory removed by `stop()`.
+        record: Record instead of scripting: forward every request (HTTP and Live API)
+            to ``upstream`` and write each exchange to this cassette file (JSON lines,
+            secrets redacted; an existing file is replaced).
+        upstream: Where recording forwards: a base URL (default: the Gemini API) or an
+            `Upstream` (URL, real API key, SSL context).
+        replay: Answer from this cassette instead of a script, offline; a request it
+            has no recording of gets 404 NOT_FOUND (Live API: close 1008) and the
+            explanation in the log and `replay_misses`.
+        replay_timing: Keep the recorded pauses between chunks and messages.
         **knobs: Single `EmulatorSettings` fields, overriding `settings`.
     """
 
@@ -59,6 +79,10 @@ class GeminiEmulator:
         port: int = 0,
         tls: bool = True,
         cert_dir: str | os.PathLike[str] | None = None,
+        record: str | os.PathLike[str] | None = None,
+        upstream: str | Upstream | None = None,
+        replay: str | os.PathLike[str] | None = None,
+        replay_timing: bool = False,
         **knobs: Any,
     ) -> None:
         settings = settings or EmulatorSettings()
@@ -68,11 +92,7 @@ class GeminiEmulator:
         """The knobs in force."""
         self.journal = Journal()
         """What the emulator received (see `adk_asgi.testing.gemini.Journal`)."""
-        if script is None:
-            from .script import Script
-
-            script = Script()
-        self._script = script
+        self._mode = _mode(script, record, upstream, replay, replay_timing)
         self._host = host
         self._requested_port = port
         self._tls_enabled = tls
@@ -86,7 +106,10 @@ class GeminiEmulator:
         """Start serving; returns once the server listens."""
         if self._server is not None:
             raise RuntimeError("the emulator is already running")
-        app = build_app(self.settings, self._script, self.journal)
+        mode = self._mode
+        if isinstance(mode, Recording):
+            mode = Recording(mode.path, mode.upstream.with_key())
+        app = build_app(self.settings, mode, self.journal)
         server = EmulatorServer(app, self._host, self._requested_port, tls=self._tls_enabled,
                                 cert_dir=self._cert_dir)
         server.start()
@@ -121,6 +144,12 @@ class GeminiEmulator:
         tb: TracebackType | None,
     ) -> None:
         await asyncio.to_thread(self.stop)
+
+    @property
+    def replay_misses(self) -> list[str]:
+        """Why each request a replay had no recording of was refused (the nearest
+        recording and where it differs), oldest first."""
+        return [str(r.data["explanation"]) for r in self.journal.records("miss")]
 
     # ---- how to reach it -------------------------------------------------------------
 
@@ -209,3 +238,29 @@ class GeminiEmulator:
 
         client_kwargs = {"api_key": self.api_key, "http_options": self.http_options()}
         return Gemini(model=model, client_kwargs=client_kwargs, **fields)
+
+
+def _mode(
+    script: ScriptFn | None,
+    record: str | os.PathLike[str] | None,
+    upstream: str | Upstream | None,
+    replay: str | os.PathLike[str] | None,
+    timing: bool,
+) -> Mode:
+    if record is not None and replay is not None:
+        raise ValueError("an emulator records or replays, not both")
+    if script is not None and (record is not None or replay is not None):
+        raise ValueError("a script answers only when the emulator neither records nor replays")
+    if upstream is not None and record is None:
+        raise ValueError("upstream is where recording forwards: pass record= too")
+    if record is not None:
+        if not isinstance(upstream, Upstream):
+            upstream = Upstream(upstream) if upstream else Upstream()
+        return Recording(Path(record), upstream)
+    if replay is not None:
+        return Replaying(Cassette(Path(replay)), timing)
+    if script is None:
+        from .script import Script
+
+        script = Script()
+    return script

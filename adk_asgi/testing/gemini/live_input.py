@@ -13,7 +13,7 @@ from typing import Any
 from google.genai import types
 
 from . import wire
-from .api import function_names, instruction_text
+from .api import function_declarations, instruction_text
 from .errors import ApiError
 from .images import image_problem
 from .live_socket import Closed, invalid
@@ -62,7 +62,7 @@ class LiveInput:
         if (instruction := wire.get(body, "system_instruction")) is not None:
             changes["system_instruction"] = instruction_text(instruction)
         if (tools := wire.get(body, "tools")) is not None:
-            changes["function_names"] = function_names(wire.get(tools, "tools") or ())
+            changes["declarations"] = function_declarations(wire.get(tools, "tools") or ())
         self._state.current_setup = dataclasses.replace(self._state.setup, **changes)
 
     def _client_content(self, body: dict[str, Any]) -> None:

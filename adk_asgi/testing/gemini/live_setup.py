@@ -11,8 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from google.genai import types
+
 from . import wire
-from .api import function_names, instruction_text
+from .api import function_declarations, instruction_text
 from .errors import ApiError
 from .settings import EmulatorSettings
 from .tokens import text_tokens
@@ -51,7 +53,7 @@ class LiveSetup:
     """The setup asks for TEXT alone."""
     thoughts: bool
     system_instruction: str
-    function_names: frozenset[str]
+    declarations: tuple[types.FunctionDeclaration, ...]
     manual_activity: bool
     """``realtimeInputConfig.automaticActivityDetection.disabled``."""
     interrupts: bool
@@ -65,6 +67,10 @@ class LiveSetup:
     target_tokens: int
     transcribe_input: bool
     transcribe_output: bool
+
+    @property
+    def function_names(self) -> frozenset[str]:
+        return frozenset(d.name for d in self.declarations if d.name)
 
     @property
     def instruction_tokens(self) -> int:
@@ -117,7 +123,7 @@ def _parse(raw: Any, settings: EmulatorSettings) -> LiveSetup:
         text_only=modalities == ["TEXT"],
         thoughts=thoughts,
         system_instruction=instruction_text(wire.get(raw, "system_instruction")),
-        function_names=function_names(wire.get(raw, "tools")),
+        declarations=function_declarations(wire.get(raw, "tools")),
         manual_activity=bool(wire.get(detection, "disabled")),
         interrupts=str(wire.get(realtime, "activity_handling") or "") != "NO_INTERRUPTION",
         silence_gap=silence_ms / 1000 if isinstance(silence_ms, int) else settings.silence_gap,

@@ -141,7 +141,7 @@ class Speaker:
             model=setup.model,
             contents=session.contents(),
             system_instruction=setup.system_instruction,
-            function_names=setup.function_names,
+            declarations=setup.declarations,
             live=True,
         )
         reply = ask(state.script, request)

@@ -22,7 +22,7 @@ from starlette.requests import Request as HttpRequest
 from starlette.responses import Response, StreamingResponse
 
 from . import wire
-from .api import API_VERSIONS, function_names, instruction_text, not_supported
+from .api import API_VERSIONS, function_declarations, instruction_text, not_supported
 from .auth import check_credentials
 from .chunks import ask, chunks_of
 from .errors import ApiError
@@ -117,7 +117,7 @@ class RestEndpoint:
             model=model,
             contents=tuple(contents),
             system_instruction=instruction,
-            function_names=function_names(wire.get(body, "tools")),
+            declarations=function_declarations(wire.get(body, "tools")),
         )
         reply = ask(self._script, request)
         if reply.error is not None and reply.fail_after is None:
@@ -206,17 +206,20 @@ class _Stream:
         """The streamed responses (all but a mid-stream error)."""
         reply = self._reply
         chunks = list(chunks_of(reply, self._settings.tokens_per_chunk, thoughts=self._thoughts))
+        thoughts = [types.Part(text=c.text, thought=True) for c in chunks if c.thought]
+        said = [types.Part(text=c.text) for c in chunks if not c.thought]
+        # Thoughts, then the reply's own parts (code execution), then the text.
+        sequence = [*thoughts, *reply.parts, *said]
         failing = reply.fail_after is not None
         text = ""
-        for index, chunk in enumerate(chunks):
-            if not chunk.thought:
-                text += chunk.text
-            last = not failing and not reply.calls and index == len(chunks) - 1
-            part = types.Part(text=chunk.text, thought=True if chunk.thought else None)
+        for index, part in enumerate(sequence):
+            if index >= len(thoughts) + len(reply.parts):
+                text += part.text or ""
+            last = not failing and not reply.calls and index == len(sequence) - 1
             yield self._response([part], last=last, text=text)
         if failing:
             return
-        if reply.calls or not chunks:
+        if reply.calls or not sequence:
             parts = [types.Part(function_call=call) for call in reply.calls]
             yield self._response(parts, last=True, text=text)
 
@@ -228,6 +231,7 @@ class _Stream:
         parts: list[types.Part] = []
         if self._thoughts and reply.thought:
             parts.append(types.Part(text=reply.thought, thought=True))
+        parts += reply.parts
         if reply.text:
             parts.append(types.Part(text=reply.text))
         parts += [types.Part(function_call=call) for call in reply.calls]

@@ -1,7 +1,8 @@
 """Scripting the emulated model: what it answers to each request.
 
 A script is any callable `(Request) -> Reply`. `Script` builds one from rules (`Rule`)
-tried in order, falling back to the demo agent's rules:
+tried in order, falling back to the default script (`default_reply`: it calls the
+functions a message names, and otherwise answers with the demo agent's phrases):
 
 >>> script = Script(
 ...     Rule("refund", Reply.call("issue_refund", order_id="A-1")),
@@ -9,10 +10,14 @@ tried in order, falling back to the demo agent's rules:
 ...     Rule("busy", Reply.fail(503)),
 ...     Rule(re.compile(r"\\bhello\\b", re.I), Reply("Hi!", thought="A greeting.")),
 ... )
+>>> reply = script(Request("gemini-2.5-flash", (types.UserContent("I want a refund"),)))
+>>> [(call.name, call.args) for call in reply.calls]
+[('issue_refund', {'order_id': 'A-1'})]
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -38,6 +43,20 @@ class Request:
     """Names of the functions the request declares as tools."""
     live: bool = False
     """True on a Live API connection."""
+    declarations: tuple[types.FunctionDeclaration, ...] = ()
+    """The functions the request declares, with their parameters' schemas."""
+
+    def __post_init__(self) -> None:
+        declared = frozenset(d.name for d in self.declarations if d.name)
+        if declared - self.function_names:
+            object.__setattr__(self, "function_names", self.function_names | declared)
+
+    def declaration(self, name: str) -> types.FunctionDeclaration | None:
+        """The declaration of the function ``name``, None when the request lacks it."""
+        found = next((d for d in self.declarations if d.name == name), None)
+        if found is None and name in self.function_names:
+            return types.FunctionDeclaration(name=name)
+        return found
 
     @property
     def text(self) -> str:
@@ -80,6 +99,10 @@ class Reply:
     finish_message: str | None = None
     grounding: types.GroundingMetadata | None = None
     """``groundingMetadata`` of the answer (as if a search tool had grounded it)."""
+    parts: tuple[types.Part, ...] = ()
+    """Parts sent before ``text``, each in a chunk of its own, as Gemini sends its code
+    execution: text, ``executable_code`` and ``code_execution_result`` parts (see
+    `code`)."""
 
     def __post_init__(self) -> None:
         if self.finish_reason not in types.FinishReason.__members__:
@@ -88,9 +111,45 @@ class Reply:
             raise ValueError("fail_after must not be negative")
 
     @classmethod
-    def call(cls, name: str, text: str = "", /, **args: Any) -> Reply:
-        """Ask for one function call (optionally after some text)."""
-        return cls(text=text, calls=(types.FunctionCall(name=name, args=args),))
+    def call(
+        cls, name: str, args: Mapping[str, Any] | None = None, /, *, text: str = "",
+        **arguments: Any,
+    ) -> Reply:
+        """Ask for one function call, after ``text`` when given (keyword only).
+
+        The call's arguments are a dict, keywords, or both; an argument named ``text``
+        goes in the dict:
+
+        >>> Reply.call("get_stock_price", symbol="GOOG").calls[0].args
+        {'symbol': 'GOOG'}
+        >>> reply = Reply.call("post", {"text": "Hi"}, text="Posting it.")
+        >>> reply.text, reply.calls[0].args
+        ('Posting it.', {'text': 'Hi'})
+        >>> Reply.call("place_order", "I will place the order.")
+        Traceback (most recent call last):
+        ...
+        TypeError: Reply.call("place_order", "I will place the order."): the reply's text is \
+keyword-only, Reply.call("place_order", text="I will place the order.", ...); the \
+function's arguments are a dict or keywords
+        """
+        if isinstance(args, str):
+            quoted, said = json.dumps(name), json.dumps(args)
+            raise TypeError(
+                f"Reply.call({quoted}, {said}): the reply's text is keyword-only, "
+                f"Reply.call({quoted}, text={said}, ...); the function's arguments are a "
+                "dict or keywords"
+            )
+        if args is not None and not isinstance(args, Mapping):
+            raise TypeError(
+                f"Reply.call({name!r}, ...): the arguments must be a dict, not "
+                f"{type(args).__name__}"
+            )
+        both = set(args or ()) & set(arguments)
+        if both:
+            raise TypeError(f"Reply.call({name!r}): {sorted(both)} given twice")
+        return cls(
+            text=text, calls=(types.FunctionCall(name=name, args={**(args or {}), **arguments}),)
+        )
 
     @classmethod
     def calls_of(cls, *calls: tuple[str, Mapping[str, Any]], text: str = "") -> Reply:
@@ -99,6 +158,19 @@ class Reply:
             text=text,
             calls=tuple(types.FunctionCall(name=name, args=dict(args)) for name, args in calls),
         )
+
+    @classmethod
+    def code(cls, code: str, output: str, /, *, text: str = "", before: str = "",
+             outcome: str = "OUTCOME_OK") -> Reply:
+        """Run ``code`` with Gemini's code execution tool: ``before`` (text), the
+        ``executable_code`` part, its ``code_execution_result`` (``outcome``, ``output``),
+        then ``text``."""
+        parts = [types.Part(text=before)] if before else []
+        parts.append(types.Part(executable_code=types.ExecutableCode(
+            language=types.Language.PYTHON, code=code)))
+        parts.append(types.Part(code_execution_result=types.CodeExecutionResult(
+            outcome=types.Outcome(outcome), output=output)))
+        return cls(text=text, parts=tuple(parts))
 
     @classmethod
     def fail(cls, code: int, message: str = "", *, after: int | None = None) -> Reply:
@@ -169,8 +241,9 @@ class Script:
     """Rules tried in order; the first that matches answers.
 
     When none matches, ``fallback`` answers: a `Reply`, a callable, or None for
-    the demo agent's rules (weather, payments, "think ...", an echo of anything else,
-    and a sentence about any function result).
+    the default script (`default_reply`): a call of each declared function the message
+    names, a sentence about any function result, the demo agent's phrases (those that
+    call a function only when the request declares it) and an echo of anything else.
     """
 
     def __init__(self, *rules: Rule, fallback: Reply | ScriptFn | None = None) -> None:
@@ -188,6 +261,6 @@ class Script:
             return self.fallback
         if self.fallback is not None:
             return self.fallback(request)
-        from .demo import demo_reply
+        from .default import default_reply
 
-        return demo_reply(request)
+        return default_reply(request)

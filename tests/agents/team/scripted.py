@@ -31,12 +31,15 @@ class ScriptedModelError(RuntimeError):
 
 @dataclass(frozen=True)
 class Reply:
-    """One model turn: thoughts, text, then calls; or an error response; or a raise after
-    ``raise_after`` streamed tokens."""
+    """One model turn: thoughts, ``parts``, text, then calls; or an error response; or a
+    raise after ``raise_after`` streamed tokens. ``parts`` are sent as Gemini sends them,
+    each in a chunk of its own before the text: text, ``executable_code`` and
+    ``code_execution_result`` parts of its code execution tool."""
 
     text: str = ""
     thought: str = ""
     calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+    parts: tuple[types.Part, ...] = ()
     error: tuple[str, str] | None = None  # (error_code, error_message)
     raise_after: int | None = None
     raise_text: str = "the model raised"
@@ -109,6 +112,10 @@ class ScriptedModel(BaseLlm):
                 yield LlmResponse(content=types.Content(role="model", parts=[
                     types.Part(text=reply.thought, thought=True)]), partial=True,
                     model_version=self.model)
+            for part in reply.parts:
+                await asyncio.sleep(self.delay)
+                yield LlmResponse(content=types.Content(role="model", parts=[part]),
+                                  partial=True, model_version=self.model)
             for index, token in enumerate(reply.tokens):
                 if reply.raise_after is not None and index >= reply.raise_after:
                     break
@@ -119,6 +126,7 @@ class ScriptedModel(BaseLlm):
         if reply.raise_after is not None:
             raise ScriptedModelError(reply.raise_text)
         parts = [types.Part(text=reply.thought, thought=True)] if reply.thought else []
+        parts += list(reply.parts)
         parts += [types.Part(text=reply.text)] if reply.text else []
         parts += [types.Part(function_call=call) for call in reply.function_calls()]
         yield LlmResponse(content=types.Content(role="model", parts=parts), partial=False,
@@ -227,6 +235,9 @@ class ScriptedConnection(BaseLlmConnection):
                                              model_version=model))
             self._out.put_nowait(LlmResponse(turn_complete=True, model_version=model))
             return
+        for part in reply.parts:  # the Live API sends each in a message of its own
+            self._out.put_nowait(LlmResponse(content=types.Content(role="model", parts=[part]),
+                                             model_version=model))
         for index, token in enumerate(reply.tokens):
             if reply.raise_after is not None and index >= reply.raise_after:
                 raise ScriptedModelError(reply.raise_text)
@@ -236,7 +247,7 @@ class ScriptedConnection(BaseLlmConnection):
                 partial=True, model_version=model))
         if reply.raise_after is not None:
             raise ScriptedModelError(reply.raise_text)
-        said: list[types.Part] = []
+        said: list[types.Part] = list(reply.parts)
         if reply.text:
             said.append(types.Part(text=reply.text))
             self._out.put_nowait(LlmResponse(

@@ -11,6 +11,7 @@ const PATHS = {
   speaker: 'M11 5 6 9H3v6h3l5 4V5Zm4.5 3.5a5 5 0 0 1 0 7M18.4 6a8.5 8.5 0 0 1 0 12',
   mute: 'M11 5 6 9H3v6h3l5 4V5Zm5 5 5 5m0-5-5 5',
   stop: 'M7 7h10v10H7z',
+  code: 'm8 6-6 6 6 6m8-12 6 6-6 6',
   camera: 'M23 7l-7 5 7 5V7ZM3 5h11a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H3a2 2 0 0 1-2-2V7a2 2 0 0 1 2-2Z',
   screen: 'M2 3h20v14H2zM8 21h8M12 17v4',
 } as const;

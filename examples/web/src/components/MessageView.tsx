@@ -1,11 +1,20 @@
-/** One message: text, reasoning, file and tool parts, in order. */
+/** One message: text, reasoning, file, tool, code and workflow node parts, in order. Text a
+ * parallel branch wrote names its agent (`providerMetadata.adk.author`). */
 import { CREDENTIAL_TOOL, INPUT_TOOL } from 'adk-asgi';
 import { getToolName, isToolUIPart, type UIMessage } from 'ai';
 
+import { CodeCard } from './CodeCard';
 import { FileView } from './FileView';
 import { Icon } from './Icon';
 import { CredentialCard, InputCard, type PauseHandlers } from './PauseCard';
 import { ToolCard, type ToolPart } from './ToolCard';
+
+type NodeOutput = { node: string; path: string; output: unknown };
+
+function authorOf(part: { providerMetadata?: Record<string, Record<string, unknown>> }) {
+  const author = part.providerMetadata?.adk?.author;
+  return typeof author === 'string' ? author : null;
+}
 
 export function MessageView({
   message,
@@ -26,8 +35,10 @@ export function MessageView({
       <div className="bubble">
         {message.parts.map((part, index) => {
           if (part.type === 'text') {
+            const author = authorOf(part);
             return (
-              <p key={index} className="text" data-testid="text">
+              <p key={index} className="text" data-testid="text" data-author={author ?? undefined}>
+                {author && <span className="author">{author}</span>}
                 {part.text}
                 {streaming && part.state === 'streaming' && <span className="caret" />}
               </p>
@@ -50,7 +61,20 @@ export function MessageView({
             if (name === CREDENTIAL_TOOL) {
               return <CredentialCard key={part.toolCallId} part={part as ToolPart} handlers={pauses} />;
             }
-            return <ToolCard key={part.toolCallId} part={part as ToolPart} onAnswer={onAnswer} />;
+            return name === 'code_execution' ? (
+              <CodeCard key={part.toolCallId} part={part as ToolPart} />
+            ) : (
+              <ToolCard key={part.toolCallId} part={part as ToolPart} onAnswer={onAnswer} />
+            );
+          }
+          if (part.type === 'data-node') {
+            const { node, output } = part.data as NodeOutput;
+            return (
+              <div key={index} className="node" data-testid="node-output" data-node={node}>
+                <span className="node-name">{node}</span>
+                <pre>{JSON.stringify(output, null, 2)}</pre>
+              </div>
+            );
           }
           return null;
         })}

@@ -58,7 +58,7 @@ function result(name: string, output: Args): string {
   }
 }
 
-function status(part: ToolPart): { label: string; tone: string } {
+export function status(part: ToolPart): { label: string; tone: string } {
   const browser = part.providerExecuted !== true;
   switch (part.state) {
     case 'input-streaming':
