@@ -1,6 +1,18 @@
 /** The adk-asgi chat page: useChat over SSE, WebSocket or live voice. */
 import { useChat } from '@ai-sdk/react';
-import { answerApproval, FrameCapture, Microphone, PcmPlayer } from 'adk-asgi';
+import {
+  answerApproval,
+  answerCredential,
+  answerInput,
+  FrameCapture,
+  isCredentialRequest,
+  isInputRequest,
+  Microphone,
+  PcmPlayer,
+  refusedAnswer,
+  reopenToolCall,
+  signIn,
+} from 'adk-asgi';
 import { isToolUIPart } from 'ai';
 import { useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 
@@ -9,11 +21,12 @@ import { Composer } from './components/Composer';
 import { MessageView } from './components/MessageView';
 import { Icon } from './components/Icon';
 import { ModeSwitch } from './components/ModeSwitch';
+import type { PauseHandlers } from './components/PauseCard';
 import type { ToolPart } from './components/ToolCard';
 import { VoicePanel, type Sharing } from './components/VoicePanel';
 import { BgmPlayer } from './lib/bgm';
 import { chatApi } from './lib/config';
-import { createSession, MODES, type Mode } from './session';
+import { chatIdFromUrl, createSession, MODES, type Mode } from './session';
 
 const bgm = new BgmPlayer();
 const speaker = new PcmPlayer();
@@ -26,18 +39,25 @@ function initialMode(): Mode {
 export function App() {
   const [mode, setMode] = useState<Mode>(initialMode);
   const [generation, setGeneration] = useState(0);
+  // A reload comes back to the chat in the URL (?chat=): its pause or running answer is
+  // resumed from the server. "New chat" or another mode starts a new one.
+  const [resumeId, setResumeId] = useState<string | null>(chatIdFromUrl);
   const [, setHeardVersion] = useState(0);
   const [connection, setConnection] = useState('not connected');
   const [inputError, setInputError] = useState<string | null>(null);
   const session = useMemo(
     () =>
-      createSession(mode, {
-        bgm,
-        speaker,
-        onHeard: () => setHeardVersion(v => v + 1),
-        onConnection: state => setConnection(state === 'open' ? 'connected' : state),
-        onInputError: ({ code, message }) => setInputError(`${code}: ${message}`),
-      }),
+      createSession(
+        mode,
+        {
+          bgm,
+          speaker,
+          onHeard: () => setHeardVersion(v => v + 1),
+          onConnection: state => setConnection(state === 'open' ? 'connected' : state),
+          onInputError: ({ code, message }) => setInputError(`${code}: ${message}`),
+        },
+        resumeId,
+      ),
     // a new chat for each mode, and for "New chat"
     [mode, generation],
   );
@@ -46,6 +66,10 @@ export function App() {
     // Close the chat we switched away from (not on StrictMode's re-mount).
     if (previous.current != null && previous.current !== session) previous.current.dispose();
     previous.current = session;
+    const url = new URL(location.href);
+    url.searchParams.set('chat', session.chat.id);
+    history.replaceState(null, '', url);
+    if (session.resumed && session.chat.status === 'ready') void session.chat.resumeStream();
   }, [session]);
   const { messages, status, error, sendMessage, stop, clearError } = useChat({
     chat: session.chat,
@@ -144,11 +168,41 @@ export function App() {
   const onAnswer = (part: ToolPart, approved: boolean) =>
     void answerApproval(session.chat, part, approved, { tools: session.tools });
 
+  // A refused answer (invalid_input, invalid_credential): the call waits again, with why.
+  const [refusals, setRefusals] = useState<Record<string, string>>({});
+  const lastAnswered = useRef<string | null>(null);
+  useEffect(() => {
+    const refused = error ? refusedAnswer(error) : undefined;
+    const callId = lastAnswered.current;
+    if (refused == null || callId == null || !['invalid_input', 'invalid_credential'].includes(refused.code)) return;
+    reopenToolCall(session.chat, callId);
+    setRefusals(r => ({ ...r, [callId]: refused.message }));
+    clearError();
+  }, [error, session, clearError]);
+  const pauses: PauseHandlers = {
+    onInput: (part, value) => {
+      lastAnswered.current = part.toolCallId;
+      void answerInput(session.chat, part, value);
+    },
+    onCredential: (part, secret) => {
+      lastAnswered.current = part.toolCallId;
+      void answerCredential(session.chat, part, secret);
+    },
+    onSignIn: part => {
+      // The callback continues the turn on the server: follow it when the popup is done.
+      void signIn(part).then(() => session.chat.resumeStream());
+    },
+    refusal: toolCallId => refusals[toolCallId],
+  };
+
   const busy = status === 'submitted' || status === 'streaming';
   const last = messages[messages.length - 1];
   const pendingApproval =
     last?.role === 'assistant' &&
     last.parts.some(p => isToolUIPart(p) && p.state === 'approval-requested');
+  const pendingPause =
+    last?.role === 'assistant' &&
+    last.parts.some(p => isToolUIPart(p) && (isInputRequest(p) || isCredentialRequest(p)));
   const listRef = useRef<HTMLDivElement>(null);
   useEffect(() => {
     listRef.current?.scrollTo({ top: listRef.current.scrollHeight });
@@ -164,8 +218,20 @@ export function App() {
         </div>
         <div className="header-right">
           <BgmBadge state={bgmState} onStop={() => bgm.stop()} />
-          <ModeSwitch mode={mode} onChange={setMode} />
-          <button className="btn btn-ghost" onClick={() => setGeneration(g => g + 1)}>
+          <ModeSwitch
+            mode={mode}
+            onChange={next => {
+              setResumeId(null);
+              setMode(next);
+            }}
+          />
+          <button
+            className="btn btn-ghost"
+            onClick={() => {
+              setResumeId(null);
+              setGeneration(g => g + 1);
+            }}
+          >
             New chat
           </button>
         </div>
@@ -200,6 +266,7 @@ export function App() {
               message={message}
               streaming={busy && index === messages.length - 1}
               onAnswer={onAnswer}
+              pauses={pauses}
             />
           </div>
         ))}
@@ -235,7 +302,13 @@ export function App() {
         )}
         <Composer
           busy={busy}
-          blocked={pendingApproval ? 'Answer the approval above to continue' : null}
+          blocked={
+            pendingApproval
+              ? 'Answer the approval above to continue'
+              : pendingPause
+                ? 'Answer the question above to continue'
+                : null
+          }
           onSend={text => void sendMessage({ text })}
           onStop={() => void stop()}
         />

@@ -42,6 +42,8 @@ export const MODES: Record<Mode, { label: string; transport: string; wire: (api:
 export interface Session {
   mode: Mode;
   chat: Chat<AdkUIMessage>;
+  /** The chat came from the page's URL (a reload): its stream is resumed. */
+  resumed: boolean;
   live: AdkLiveTransport<AdkUIMessage> | null;
   /** The tools that run in this browser (after approval for get_location). */
   tools: BrowserTools;
@@ -61,9 +63,25 @@ interface Handlers {
 
 let chatCount = 0;
 
-export function createSession(mode: Mode, handlers: Handlers): Session {
+/** The chat the page's URL names (`?chat=`), kept across reloads. */
+export function chatIdFromUrl(): string | null {
+  return new URLSearchParams(location.search).get('chat');
+}
+
+// Only the new (or continued) message goes to the server, which keeps the chat in its
+// session: an answer (an API key) is not sent again with every later turn.
+function lastMessageOnly({ id, messages, trigger, messageId }: {
+  id: string;
+  messages: AdkUIMessage[];
+  trigger: string;
+  messageId: string | undefined;
+}) {
+  return { body: { id, message: messages[messages.length - 1], trigger, messageId } };
+}
+
+export function createSession(mode: Mode, handlers: Handlers, chatId: string | null = null): Session {
   const api = chatApi();
-  const id = `${mode}-${Date.now().toString(36)}-${++chatCount}`;
+  const id = chatId ?? `${mode}-${Date.now().toString(36)}-${++chatCount}`;
   const heard = new Map<string, string>();
   let live: AdkLiveTransport<AdkUIMessage> | null = null;
   let transport: ChatTransport<AdkUIMessage>;
@@ -77,7 +95,7 @@ export function createSession(mode: Mode, handlers: Handlers): Session {
     },
   };
   if (mode === 'sse') {
-    transport = new DefaultChatTransport({ api });
+    transport = new DefaultChatTransport({ api, prepareSendMessagesRequest: lastMessageOnly });
   } else if (mode === 'websocket') {
     transport = new WebSocketChatTransport({ url: api }); // ai@7 makes it ws(s)://
   } else {
@@ -114,6 +132,7 @@ export function createSession(mode: Mode, handlers: Handlers): Session {
   return {
     mode,
     chat,
+    resumed: chatId != null,
     live,
     tools,
     heard,
