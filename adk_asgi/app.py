@@ -4,6 +4,7 @@
                GET    /{chatId}/stream      -> resume the chat's active stream (204: none)
                DELETE /{chatId}/stream      -> stop the chat's running turn
                POST   /{chatId}/tool-output -> complete a long-running call (202)
+               GET    /oauth2/callback      -> an OAuth2 sign-in's return (http/oauth.py)
                GET    /{chatId}/artifacts   -> the chat's artifacts and their versions
                GET    /{chatId}/artifacts/{name}?version=N -> one artifact (ranges, ETag)
                GET    /                     -> the user's chats, newest first (a page)
@@ -29,6 +30,7 @@ from typing import Any, Final
 from google.adk.agents import RunConfig
 from google.adk.apps import App
 from google.adk.artifacts import BaseArtifactService
+from google.adk.auth.credential_service.base_credential_service import BaseCredentialService
 from google.adk.memory import BaseMemoryService
 from google.adk.runners import Runner
 from google.adk.sessions import BaseSessionService
@@ -51,6 +53,7 @@ from .http.chats import UserChats
 from .http.completion import complete_tool_call, post_tool_output
 from .http.endpoint import ChatEndpoint
 from .http.history import ChatHistory
+from .http.oauth import oauth_callback
 from .live.endpoint import LiveEndpoint
 from .observability.health import Health
 from .options import LiveOptions, PauseOptions, Settings, StorageOptions, StreamingOptions
@@ -83,10 +86,11 @@ class AdkApp:
     node ADK's ``Runner`` takes), ``adk_app`` (an ADK ``App``) or ``runner``.
     ADK's services as ADK's ``Runner`` takes them (``session_service``, or a
     ``session_db`` URL; ``artifact_service`` and ``memory_service``, each a service or a
-    URI as ADK's CLI takes it, in memory by default); a ``Runner`` brings its own. How the
-    chat behaves: the option records ``streaming``, ``pauses``, ``surface``, ``storage``,
-    ``live_options``, ``chats`` and ``limits`` (``adk_asgi.options``); each option is set in
-    one of them.
+    URI as ADK's CLI takes it, in memory by default; ``credential_service``, where the
+    credentials users give tools are kept, ADK's in-memory one by default); a ``Runner``
+    brings its own. How the chat behaves: the option records ``streaming``, ``pauses``,
+    ``surface``, ``storage``, ``live_options``, ``chats`` and ``limits``
+    (``adk_asgi.options``); each option is set in one of them.
     """
 
     def __init__(
@@ -97,6 +101,7 @@ class AdkApp:
         runner: Runner | None = None,
         session_service: BaseSessionService | None = None,
         session_db: str | None = None,
+        credential_service: BaseCredentialService | None = None,
         artifact_service: BaseArtifactService | str | None = None,
         memory_service: BaseMemoryService | str | None = None,
         app_name: str | None = None,
@@ -127,6 +132,7 @@ class AdkApp:
         """Every option the endpoints read (``adk_asgi.options.Settings``)."""
         self.runtime = AgentRuntime(agent=agent, app=adk_app, runner=runner,
                                     session_service=session_service, session_db=session_db,
+                                    credential_service=credential_service,
                                     artifact_service=artifact_service,
                                     memory_service=memory_service,
                                     app_name=app_name, run_config=run_config,
@@ -177,6 +183,9 @@ class AdkApp:
             else:
                 await self.history.get(scope, receive, send, chat_id)
 
+        async def sign_in(scope: Scope, receive: Receive, send: Send) -> None:
+            await oauth_callback(chat, scope, receive, send)
+
         async def probe_healthz(scope: Scope, receive: Receive, send: Send) -> None:
             await self.health("healthz", scope, send)
 
@@ -187,6 +196,7 @@ class AdkApp:
             ("/", self._root),
             ("/healthz", {"GET": probe_healthz}),
             ("/readyz", {"GET": probe_readyz}),
+            ("/oauth2/callback", {"GET": sign_in}),
             # scope["path"] is already percent-decoded: the id is everything between.
             ("/{chat_id:path}/stream", {"GET": resume, "DELETE": resume}),
             ("/{chat_id:path}/tool-output", {"POST": tool_output}),

@@ -66,7 +66,7 @@ class StreamingOptions:
 @dataclass(frozen=True, slots=True)
 class PauseOptions:
     """How the calls a run pauses on (tool confirmations, browser tools, long-running
-    tools) reach the client and who may answer them."""
+    tools, requests for input and credentials) reach the client and who may answer them."""
 
     confirmation_style: ConfirmationStyle = "native"
     """``"native"``: ADK tool confirmations are AI SDK approvals (``tool-approval-request``);
@@ -75,15 +75,30 @@ class PauseOptions:
     client_completes: frozenset[str] = frozenset()
     """Long-running server tools (``LongRunningFunctionTool``) whose pending calls the page
     may complete with ``addToolOutput``; a name that is not one fails at start-up."""
+    oauth_redirect_uri: str | None = None
+    """The absolute URL of adk-asgi's OAuth2 callback (``GET {api}/oauth2/callback``) as the
+    user's browser reaches it, put into every sign-in's ``redirect_uri`` (register it with
+    the provider). None: built from each request (its scheme, ``Host`` and mount path);
+    set it when a proxy in front changes them."""
+    sign_in_timeout: float = 600.0
+    """Seconds an OAuth2 sign-in may take, from the request to the callback."""
 
     def __init__(self, confirmation_style: ConfirmationStyle = "native",
-                 client_completes: Iterable[str] = ()) -> None:
+                 client_completes: Iterable[str] = (), *,
+                 oauth_redirect_uri: str | None = None, sign_in_timeout: float = 600.0) -> None:
         if confirmation_style not in ("native", "adk-tool"):
             raise ValueError("confirmation_style is 'native' or 'adk-tool'")
         if isinstance(client_completes, str):
             raise TypeError("client_completes is a collection of tool names, not a string")
+        if oauth_redirect_uri is not None and not oauth_redirect_uri.startswith(
+                ("https://", "http://")):
+            raise ValueError("oauth_redirect_uri is an absolute http(s) URL")
+        if sign_in_timeout <= 0:
+            raise ValueError("sign_in_timeout must be > 0")
         object.__setattr__(self, "confirmation_style", confirmation_style)
         object.__setattr__(self, "client_completes", frozenset(client_completes))
+        object.__setattr__(self, "oauth_redirect_uri", oauth_redirect_uri)
+        object.__setattr__(self, "sign_in_timeout", float(sign_in_timeout))
 
 
 @dataclass(frozen=True, slots=True)

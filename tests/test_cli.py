@@ -142,3 +142,27 @@ def test_serve_a_workflow(tmp_path: Path) -> None:
     assert node == {"node": "greet", "path": "greeter@1/greet@1", "output": {"name": "Ada"}}
     assert "".join(c["delta"] for c in chunks if c["type"] == "text-delta") == "HELLO ADA!"
     assert chunks[-1]["messageMetadata"]["adk"]["authors"] == {"0": "greet", "1": "shout"}
+
+
+def test_credential_service_and_oauth_redirect_flags() -> None:
+    from google.adk.auth.credential_service.in_memory_credential_service import (
+        InMemoryCredentialService,
+    )
+
+    from adk_asgi.cli.main import build_app, parser
+    from adk_asgi.cli.targets import TargetError
+
+    args = parser().parse_args([
+        "serve", "tests.agents.accounts.agent:app",
+        "--credential-service", "google.adk.auth.credential_service."
+                                "in_memory_credential_service:InMemoryCredentialService",
+        "--oauth-redirect-uri", "https://chat.example.com/api/chat/oauth2/callback"])
+    app = build_app(args)
+    assert isinstance(app.adk.runtime.runner.credential_service, InMemoryCredentialService)
+    assert app.adk.settings.pauses.oauth_redirect_uri == \
+        "https://chat.example.com/api/chat/oauth2/callback"
+    default = build_app(parser().parse_args(["serve", "tests.agents.accounts.agent:app"]))
+    assert isinstance(default.adk.runtime.runner.credential_service, InMemoryCredentialService)
+    for wrong in ("nowhere", "json:dumps", "adk_asgi:missing"):
+        with pytest.raises(TargetError):
+            build_app(parser().parse_args(["serve", "--credential-service", wrong]))

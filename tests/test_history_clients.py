@@ -25,8 +25,8 @@ from agents.artifacts.agent import build_app as build_artifacts_app
 from agents.code import agent as code
 from agents.fanout import agent as fanout
 from agents.parallel import agent as parallel
-from agents.workflow import agent as workflow
 from agents.team.agent import build_app
+from agents.workflow import agent as workflow
 from starlette.applications import Starlette
 from starlette.routing import Mount
 

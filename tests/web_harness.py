@@ -10,6 +10,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -63,16 +64,19 @@ def free_port() -> int:
 
 @contextmanager
 def serve(*args: str, token_delay: float = 0.01,
-          env: dict[str, str] | None = None) -> Iterator[str]:
+          env: dict[str, str] | None = None, output: list[str] | None = None) -> Iterator[str]:
     """Run `adk-asgi serve` (the offline demo agent) on a free loopback port; yields
     its base URL. Never with a Gemini key: GOOGLE_* variables are dropped, and only
-    ``env`` (e.g. the Gemini emulator's, ``GeminiEmulator.env``) is added."""
+    ``env`` (e.g. the Gemini emulator's, ``GeminiEmulator.env``) is added. ``output``
+    gets everything the server printed (its logs), once it stopped."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("GOOGLE_")} | (env or {})
+    # Logs to a file when they are wanted: a verbose server must never block on a pipe.
+    log = tempfile.TemporaryFile("w+") if output is not None else None
     proc = subprocess.Popen(
         [sys.executable, "-m", "adk_asgi", "serve", "--host", "127.0.0.1", "--port", str(port),
          "--token-delay", str(token_delay), "--log-level", "warning", *args],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        cwd=ROOT, env=env, stdout=log or subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -84,13 +88,20 @@ def serve(*args: str, token_delay: float = 0.01,
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
                 out = proc.stdout.read() if proc.stdout else ""
+                if log is not None:
+                    log.seek(0)
+                    out = log.read()
                 raise RuntimeError(f"adk-asgi serve did not start:\n{out}")
             time.sleep(0.2)
         yield url
     finally:
         proc.terminate()
         try:
-            proc.wait(timeout=15)
+            proc.communicate(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
-            proc.wait()
+            proc.communicate()
+        if log is not None and output is not None:
+            log.seek(0)
+            output.append(log.read())
+            log.close()

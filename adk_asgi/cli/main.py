@@ -14,13 +14,14 @@ skip the drain).
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import os
 import sys
 from typing import Any
 
 from ..core.gctuning import GcTuning
-from ..options import LiveOptions, StorageOptions, StreamingOptions
+from ..options import LiveOptions, PauseOptions, StorageOptions, StreamingOptions
 from .server import (
     SERVED,
     WS_CHOICES,
@@ -90,14 +91,20 @@ def build_app(args: argparse.Namespace, target: Target | None = None) -> Any:
     }
     if (live := live_model(args)) is not None:
         options["live_options"] = LiveOptions(model=live)
+    if args.oauth_redirect_uri:
+        options["pauses"] = PauseOptions(oauth_redirect_uri=args.oauth_redirect_uri)
     if args.redis_url:
         from ..stores.redis import RedisStreamStore
 
         options["stream_store"] = RedisStreamStore(args.redis_url)
+    if args.credential_service not in (None, "memory"):
+        options["credential_service"] = credential_service(args.credential_service)
     if target.kind == "runner":
         given = [flag for flag, value in (("--session-db", args.session_db),
                                           ("--artifact-service", args.artifact_service),
-                                          ("--memory-service", args.memory_service)) if value]
+                                          ("--memory-service", args.memory_service),
+                                          ("--credential-service",
+                                           "credential_service" in options)) if value]
         if given:
             raise TargetError(f"{target.where} is a Runner: it brings its own services, so "
                               f"{' and '.join(given)} cannot apply")
@@ -112,6 +119,34 @@ def build_app(args: argparse.Namespace, target: Target | None = None) -> Any:
     site.health = app.adk.health
     SERVED.append(app.adk)
     return app
+
+
+def credential_service(spec: str) -> Any:
+    """``--credential-service module:attr``: an ADK ``BaseCredentialService`` (or a callable
+    that makes one), e.g. one that keeps credentials where every worker finds them."""
+    from google.adk.auth.credential_service.base_credential_service import (
+        BaseCredentialService,
+    )
+
+    module_name, _, attr = spec.partition(":")
+    if not attr or not all(p.isidentifier() for p in [*module_name.split("."), attr]):
+        raise TargetError(f"--credential-service {spec!r}: expected 'memory' or module:attr")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        value = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise TargetError(f"--credential-service {spec!r}: {exc}") from None
+    if not isinstance(value, BaseCredentialService) and callable(value):
+        try:
+            value = value()
+        except Exception as exc:
+            raise TargetError(f"--credential-service {spec!r}: calling it failed: "
+                              f"{type(exc).__name__}: {exc}") from None
+    if not isinstance(value, BaseCredentialService):
+        raise TargetError(f"--credential-service {spec!r} is a {type(value).__name__}, not an "
+                          "ADK BaseCredentialService")
+    return value
 
 
 def _warn_per_worker(args: argparse.Namespace) -> None:
@@ -170,6 +205,13 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--mount", default=DEFAULT_MOUNT, help="path of the chat endpoint")
     serve.add_argument("--session-db", default=None,
                        help="sqlite:///path.db or postgresql+asyncpg://... (default: memory)")
+    serve.add_argument("--credential-service", default="memory", metavar="SERVICE",
+                       help="where the credentials users give tools are kept (ADK's "
+                            "credential_service): 'memory' (default, per worker) or "
+                            "module:attr naming a BaseCredentialService")
+    serve.add_argument("--oauth-redirect-uri", default=None, metavar="URL",
+                       help="the absolute URL of {mount}/oauth2/callback as browsers reach "
+                            "it (behind a proxy); default: from each request")
     serve.add_argument("--artifact-service", default=None, metavar="URI",
                        help="where agents' artifacts are kept, as ADK's CLI takes it: "
                             "memory:// (default), file:///path (a folder), gs://bucket "

@@ -32,16 +32,23 @@ checks every answer against the source and returns the decisions, all or nothing
    "rejected" error, or what the tool returns when it reads its denied confirmation) by
    ``with_reason`` otherwise.
 6. One answer per call: a second answer for the same call in one message is ignored.
-7. An assistant message without any new answer is refused (``422 nothing_to_continue``).
+7. An assistant message without any new answer is refused: ``409 unknown_tool_call`` when
+   it re-sends answers to calls already answered (a replay), else ``422
+   nothing_to_continue``.
 8. A long-running server call (``LongRunningFunctionTool``) is completed by the server;
    the client may complete it (``addToolOutput``) only for the tools the app lets it
    (``client_completes``), else ``409 server_tool_call``. The client re-sends the tool's
    own interim result with every message: that is an echo, not an answer.
+9. A request for input or for a credential (``pauses.py``) takes a result
+   (``addToolOutput``), checked before anything runs: an input against its JSON Schema
+   (``422 invalid_input`` naming the path), a credential for its shape (``422
+   invalid_credential``; an OAuth2 sign-in is answered by its callback only). A workflow
+   tool node's confirmation is an approval like any other (rules 2, 3, 5, 6).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol
 
@@ -71,7 +78,7 @@ DENIED_TEXT: Final = "The user denied this tool call."
 """What the model is told when the user denies a browser tool."""
 MAX_PAYLOAD_BYTES: Final = 64 * 1024
 
-CallKind = Literal["approval", "client-tool", "long-running"]
+CallKind = Literal["approval", "client-tool", "long-running", "input", "credential"]
 
 
 def frontend_approval_id(call_id: str) -> str:
@@ -91,6 +98,10 @@ class PendingCall:
     ``interim``: a long-running call's own (pending) result; ``client_completes``: the
     client may complete it (rule 8).
     ``since``: when it started waiting (``time.time()``), if known.
+    ``response_name``: the function ADK's answer is for, when not the approval's
+    ``adk_request_confirmation`` or the call's own name (a workflow confirmation).
+    ``answer``: how a result for an input or credential request is checked (it raises
+    ``RequestError``) and normalised (rule 9); ``pause``: the request (``pauses.py``).
     """
 
     kind: CallKind
@@ -104,6 +115,9 @@ class PendingCall:
     interim: Any = None
     client_completes: bool = False
     since: float | None = None
+    response_name: str | None = None
+    answer: Callable[[Any], dict[str, Any]] | None = None
+    pause: Any = None
 
 
 class PendingCalls(Protocol):
@@ -204,6 +218,7 @@ def decide(answers: Iterable[ClientAnswer], pending: PendingCalls) -> list[Decis
     decisions: list[Decision] = []
     decided: set[str] = set()
     approved_now: set[str] = set()
+    echoed: list[str] = []
     for answer in answers:
         if answer.answer_id in decided:
             continue  # rule 6
@@ -211,6 +226,7 @@ def decide(answers: Iterable[ClientAnswer], pending: PendingCalls) -> list[Decis
         if call is None:
             if pending.is_known(answer.answer_id):
                 if not answer.fresh or pending.repeated(answer.answer_id, answer.confirmed):
+                    echoed.append(answer.answer_id)
                     continue  # rule 2: an echo
                 raise RequestError(409, "unknown_tool_call",
                                    f"Call {answer.answer_id!r} was already answered.")
@@ -235,10 +251,15 @@ def decide(answers: Iterable[ClientAnswer], pending: PendingCalls) -> list[Decis
             if answer.confirmed:
                 approved_now.add(call.call_id)
             decisions.append(_approval(call, answer))
+        elif call.answer is not None:
+            decisions.append(Decision(call, True, call.answer(answer.result)))  # rule 9
         else:
             result = answer.result
             decisions.append(Decision(call, True, result if isinstance(result, dict)
                                       else {"result": result}))
+    if not decisions and echoed:  # rule 7: a replay
+        raise RequestError(409, "unknown_tool_call",
+                           f"Call {echoed[0]!r} was already answered.")
     if not decisions:
         raise RequestError(422, "nothing_to_continue",
                            "The assistant message carries no new answer to a pending tool call.")

@@ -36,6 +36,9 @@ _REPORTS: Final = (
     ("google_adk.google.adk.runners", "Root node %s failed."),
     ("google_adk.google.adk.live._live_llm_flow", "An unexpected error occurred in live flow: %s"),
     ("google_adk.google.adk.plugins.plugin_manager", _OUR_PLUGIN),
+    # A credential's function response is the bridge's marker (the secret is handed over
+    # apart, core/credentials.py): ADK's request processor ignores it, as it should.
+    ("google_adk.google.adk.auth._auth_resume", "Ignoring malformed auth response"),
 )
 
 

@@ -18,6 +18,7 @@ from ..chunks import Abort, Error, Finish, FinishReason, Start, UIChunk
 from .blocks import MessageBlocks
 from .errors import GENERIC_ERROR
 from .lanes import Lane
+from .pauses import PauseParts
 from .response_meta import ResponseMeta
 from .surface import Surface, SurfaceOptions
 from .tool_parts import ToolParts
@@ -82,6 +83,7 @@ class AssistantMessage:
         "ended",
         "failure",
         "message_id",
+        "pauses",
         "tools",
     )
 
@@ -97,6 +99,7 @@ class AssistantMessage:
         describe_error: DescribeError = describe_error_generic,
         surface: SurfaceOptions | None = None,
         steps_before: int = 0,
+        oauth_redirect: str | None = None,
     ) -> None:
         self.message_id = message_id
         self.ended = False
@@ -116,6 +119,8 @@ class AssistantMessage:
                                resumed=resumed)
         """The message's tool parts: which calls wait for the client (``awaiting``), which
         the user denied or approved, final results (``outcome``)."""
+        self.pauses = PauseParts(style=confirmation_style, redirect_uri=oauth_redirect)
+        """The message's requests for input, credentials and workflow confirmations."""
         self._browser_tools = tools.browser
 
     # -- stream edges -----------------------------------------------------

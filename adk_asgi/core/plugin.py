@@ -1,21 +1,28 @@
 """BridgePlugin: adk-asgi's ADK plugin on the runner it serves, for what ADK's own flow must
-learn from a client's answers over HTTP: the reason a user gave when they denied a call
-reaches the model with the call's result (``approvals.with_reason``).
+learn from a client's answers:
 
-The reasons travel in the continuation's run config (``custom_metadata.adk_asgi
-.denialReasons``, set by ``http/turn.py``), so the plugin needs no state of its own and
-works on any worker. Live runs answer through their gate (``live/gate.py``) instead.
+- the reason a user gave when they denied a call reaches the model with the call's result
+  (``approvals.with_reason``). The reasons travel in the continuation's run config
+  (``custom_metadata.adk_asgi.denialReasons``, set by ``http/turn.py``), so this works on
+  any worker; a workflow tool node's denial is found by its node path. Live runs answer
+  through their gate (``live/gate.py``) instead;
+- a credential the user gave goes into ADK's credential flow when the run that answers it
+  starts (``before_run_callback``): from the runtime's ``CredentialHandoff``, in this
+  process, never through the session (``core/credentials.py``).
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
+from google.adk.agents.invocation_context import InvocationContext
 from google.adk.plugins import BasePlugin
 from google.adk.runners import Runner
 from google.adk.tools import BaseTool, ToolContext
 
 from .approvals import with_reason
+from .credentials import CredentialHandoff
+from .pauses import workflow_call_id
 from .sessions import META_KEY
 
 __all__ = ("BRIDGE_PLUGIN", "BridgePlugin", "register")
@@ -24,8 +31,13 @@ BRIDGE_PLUGIN: Final = "adk_asgi_bridge"
 
 
 class BridgePlugin(BasePlugin):
-    def __init__(self) -> None:
+    def __init__(self, credentials: CredentialHandoff | None = None) -> None:
         super().__init__(name=BRIDGE_PLUGIN)
+        self.credentials = credentials or CredentialHandoff()
+
+    async def before_run_callback(self, *, invocation_context: InvocationContext) -> None:
+        session = invocation_context.session
+        await self.credentials.apply(invocation_context.user_id, session.id, session.state)
 
     async def after_tool_callback(self, *, tool: BaseTool, tool_args: dict[str, Any],
                                   tool_context: ToolContext,
@@ -36,16 +48,20 @@ class BridgePlugin(BasePlugin):
         config = tool_context._invocation_context.run_config
         meta = ((config.custom_metadata if config is not None else None) or {}).get(META_KEY)
         reasons = meta.get("denialReasons") if isinstance(meta, dict) else None
-        reason = reasons.get(tool_context.function_call_id) if isinstance(reasons, dict) \
-            else None
+        reason = None
+        if isinstance(reasons, dict):
+            reason = reasons.get(tool_context.function_call_id)
+            node_path = getattr(tool_context, "node_path", None)
+            if reason is None and node_path:  # a workflow tool node's confirmation
+                reason = reasons.get(workflow_call_id(node_path))
         if not isinstance(reason, str):
             return None
         amended: dict[str, Any] | None = with_reason(result, reason)
         return amended
 
 
-def register(runner: Runner) -> None:
+def register(runner: Runner, credentials: CredentialHandoff) -> None:
     """Register the plugin once (also on a runner the application built)."""
     manager = runner.plugin_manager
     if manager.get_plugin(BRIDGE_PLUGIN) is None:
-        manager.register_plugin(BridgePlugin())
+        manager.register_plugin(BridgePlugin(credentials))

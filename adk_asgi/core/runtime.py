@@ -13,6 +13,7 @@ from google.adk.agents import RunConfig
 from google.adk.agents.run_config import StreamingMode
 from google.adk.apps import App, ResumabilityConfig
 from google.adk.artifacts import BaseArtifactService
+from google.adk.auth.credential_service.base_credential_service import BaseCredentialService
 from google.adk.memory import BaseMemoryService
 from google.adk.plugins.save_files_as_artifacts_plugin import SaveFilesAsArtifactsPlugin
 from google.adk.runners import Runner
@@ -21,6 +22,7 @@ from google.adk.workflow import BaseNode
 
 from .artifacts import ChatArtifacts, upload_marks
 from .body import BodyFields
+from .credentials import CredentialHandoff
 from .failures import install_adk_log_filter
 from .plugin import register as register_plugin
 from .remember import SessionMemory
@@ -66,6 +68,7 @@ class AgentRuntime:
         runner: Runner | None = None,
         session_service: BaseSessionService | None = None,
         session_db: str | None = None,
+        credential_service: BaseCredentialService | None = None,
         artifact_service: BaseArtifactService | str | None = None,
         memory_service: BaseMemoryService | str | None = None,
         app_name: str | None = None,
@@ -80,6 +83,8 @@ class AgentRuntime:
             raise TypeError("Give exactly one of agent=, app= or runner=.")
         if runner is not None and (session_service is not None or session_db is not None):
             raise TypeError("A ready Runner brings its own session service.")
+        if runner is not None and credential_service is not None:
+            raise TypeError("A ready Runner brings its own credential service.")
         if runner is not None and (artifact_service is not None or memory_service is not None):
             raise TypeError("A ready Runner brings its own artifact and memory services "
                             "(Runner(artifact_service=..., memory_service=...)).")
@@ -107,6 +112,7 @@ class AgentRuntime:
         self._owns_runner = runner is None
         self._session_service = session_service
         self._session_db = session_db
+        self._credential_service = credential_service
         self._services = AppServices(artifact_service, memory_service) \
             if runner is None else None
         self._uploads_as_artifacts = uploads_as_artifacts
@@ -122,6 +128,8 @@ class AgentRuntime:
         """What translators add to messages besides ADK's content (None: nothing)."""
         self.body_fields = BodyFields(body_fields or {})
         """Request body fields that go into the session state."""
+        self.credentials = CredentialHandoff()
+        """Credentials on their way from a turn's answer into its ADK run."""
         self._plugged = False
         self._started = False
         self._start_lock = asyncio.Lock()
@@ -132,7 +140,7 @@ class AgentRuntime:
         if self._runner is None:
             self._runner = self._build_runner()
         if not self._plugged:  # also on a runner the application built
-            register_plugin(self._runner)
+            register_plugin(self._runner, self.credentials)
             if self._uploads_as_artifacts:
                 _save_uploads(self._runner)
             self._plugged = True
@@ -206,9 +214,19 @@ class AgentRuntime:
                 )
         services = self._services
         assert services is not None
+        credentials = self._credential_service
+        if credentials is None:
+            from google.adk.auth.credential_service.in_memory_credential_service import (
+                InMemoryCredentialService,
+            )
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # marked experimental in ADK 2.x
+                credentials = InMemoryCredentialService()
         return Runner(app=app, session_service=service, app_name=self._app_name or app.name,
                       artifact_service=services.artifact_service,
-                      memory_service=services.memory_service)
+                      memory_service=services.memory_service,
+                      credential_service=credentials)
 
     async def startup(self, *, warm: bool = True) -> None:
         """Build the runner and pay ADK's one-off lazy imports before the first request."""

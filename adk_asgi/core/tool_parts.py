@@ -42,14 +42,16 @@ logger = logging.getLogger("adk_asgi")
 
 
 class ToolParts:
-    __slots__ = ("_approval_tools", "_denied", "_long_running", "_native", "_open",
-                 "approvals_requested", "awaiting")
+    __slots__ = ("_answered", "_approval_tools", "_denied", "_long_running", "_native",
+                 "_open", "approvals_requested", "awaiting")
 
     def __init__(self, *, native: bool, denied: Iterable[str] = (),
                  approval_tools: frozenset[str] = frozenset(),
                  awaiting: Iterable[str] = (), resumed: Iterable[str] = ()) -> None:
         self._native = native
         self._denied: set[str] = set(denied) if native else set()
+        # Approved or denied in the request this message continues with (either style).
+        self._answered = set(denied) | set(resumed)
         # Browser tools the user approves before the page runs them.
         self._approval_tools = approval_tools
         # Server tool calls sent without an outcome yet (with those of an earlier request
@@ -132,6 +134,11 @@ class ToolParts:
             out.append(ToolOutputAvailable(tool_call_id=call_id, output=result))
         self.awaiting.discard(call_id)
         self._open.pop(call_id, None)
+        self._answered.discard(call_id)
+
+    def expects(self, call_id: str) -> bool:
+        """``call_id`` was stated (or approved, or denied) and has no outcome yet."""
+        return call_id in self._open or call_id in self._answered
 
     def code(self, call_id: str, language: str, code: str, out: list[UIChunk]) -> None:
         """Code the model runs: a provider-executed ``code_execution`` call."""

@@ -89,6 +89,7 @@ from .approvals import CONFIRMATION_TOOL
 from .jsonable import NotJson, json_value
 from .lanes import CODE, REASONING, RESULT, TEXT, Lane, Lanes
 from .message import AssistantMessage, ErrorInfo
+from .pauses import LIVE_WORKFLOW_PAUSE, node_result, pause_of
 
 __all__ = ("NODE_CHUNK_TYPE", "EventTranslator")
 
@@ -126,8 +127,10 @@ class EventTranslator(AssistantMessage):
         content = event.content
         if content is not None and content.parts and event.author != "user":
             self._on_content(event, lane, out)
-        if event.output is not None and not event.node_info.message_as_output:
-            self._on_node_output(event, lane, out)
+        if event.output is not None:
+            self._settle_node_call(event, lane, out)
+            if not event.node_info.message_as_output:
+                self._on_node_output(event, lane, out)
 
     # -- event hooks (see the module docstring) ---------------------------------
 
@@ -229,6 +232,12 @@ class EventTranslator(AssistantMessage):
                                    confirmation.get("hint"), confirmation.get("payload"), out)
             return
         long_running = call_id in (event.long_running_tool_ids or ())
+        pause = pause_of(call) if long_running else None
+        if pause is not None:  # a request for input, a credential, a workflow confirmation
+            if not self.pauses.state(pause, self, out, lane):
+                out.extend(self.fail(ErrorInfo(LIVE_WORKFLOW_PAUSE, "A workflow asked the user "
+                                               "in a live run, which cannot resume it")))
+            return
         client_side = self._is_client_call(name, long_running)
         self._tool_call(call_id, name, args, client_side, out, lane)
         if long_running and not client_side:
@@ -249,8 +258,18 @@ class EventTranslator(AssistantMessage):
         requested = event.actions.requested_tool_confirmations if event.actions else None
         if requested and call_id in requested:
             return  # ADK's placeholder while the call waits for approval
+        if self.pauses.interim(response, event):
+            self.tools.long_running(call_id)  # the tool waits for a credential
         self._close_blocks(out, lane)
         self.tools.outcome(call_id, response.response, out, agent=event.author != "user")
+
+    def _settle_node_call(self, event: Event, lane: Lane, out: list[UIChunk]) -> None:
+        """A workflow tool node's output settles the call stated for its confirmation
+        (``pauses.py``)."""
+        call_id = self.pauses.settled_call(event, self.tools.expects)
+        if call_id is not None:
+            self._close_blocks(out, lane)
+            self.tools.outcome(call_id, node_result(event.output), out)
 
     def _on_executable_code(self, code: types.ExecutableCode, lane: Lane, replay: bool,
                             out: list[UIChunk]) -> None:

@@ -13,9 +13,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from typing import Any, Final
 
 import msgspec
+from google.adk.sessions import Session
 from msgspec import UNSET, UnsetType
 
 from ..core.asgi import (
@@ -32,11 +34,12 @@ from ..core.errors import RequestError, chat_not_found, session_unavailable, sto
 from ..core.request import check_storable, valid_chat_id
 from ..core.sessions import failure
 from ..stores import StoreUnavailable
+from .continuity import previous_recording
 from .endpoint import ChatEndpoint
 from .stream import TurnStream
-from .turn import plan_completion
+from .turn import TurnPlan, plan_completion
 
-__all__ = ("ToolOutput", "complete_tool_call", "post_tool_output")
+__all__ = ("ToolOutput", "complete_tool_call", "post_tool_output", "run_detached")
 
 logger = logging.getLogger("adk_asgi")
 
@@ -67,13 +70,28 @@ async def complete_tool_call(chat: ChatEndpoint, user_id: str, chat_id: str, cal
     ``api_path``: where the app is mounted (default: where it was last reached).
     Raises ``RequestError`` (404 ``chat_not_found``, 409 ``unknown_tool_call``, 422
     ``wrong_answer_kind``, 503 ``shutting_down``)."""
+    if len(msgspec.json.encode(result)) > MAX_OUTPUT_BYTES:
+        raise RequestError(413, "output_too_large",
+                           f"A tool output exceeds {MAX_OUTPUT_BYTES} bytes.")
+    runtime = chat.runtime
+    return await run_detached(
+        chat, user_id, chat_id,
+        lambda session: plan_completion(session, runtime.tools, call_id, result), wait=wait,
+        api_path=api_path)
+
+
+async def run_detached(chat: ChatEndpoint, user_id: str, chat_id: str,
+                       plan_for: Callable[[Session | None], TurnPlan], *,
+                       wait: bool = False, api_path: str | None = None) -> str:
+    """Run a turn nobody reads as it runs (recorded for ``resumeStream``), planned from the
+    chat's session under its turn lock; returns its assistant message id once it started
+    (``wait``: once it ended); ``api_path``: where the app is mounted (default: where it
+    was last reached). Raises ``RequestError`` as ``plan_for`` does, 404
+    ``chat_not_found`` (not ``user_id``'s chat) and 503."""
     if chat.draining:
         raise RequestError(503, "shutting_down",
                            "The server is restarting. Please try again in a moment.",
                            retry_after=2)
-    if len(msgspec.json.encode(result)) > MAX_OUTPUT_BYTES:
-        raise RequestError(413, "output_too_large",
-                           f"A tool output exceeds {MAX_OUTPUT_BYTES} bytes.")
     await chat.runtime.startup()
     try:
         owner = await chat.store.owner(chat_id) if valid_chat_id(chat_id) else None
@@ -84,8 +102,8 @@ async def complete_tool_call(chat: ChatEndpoint, user_id: str, chat_id: str, cal
         raise chat_not_found()
     started: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     where = chat.api_path if api_path is None else api_path
-    task = asyncio.create_task(_run(chat, user_id, chat_id, call_id, result, started, where),
-                               name="adk-asgi-tool-output")
+    task = asyncio.create_task(_run(chat, user_id, chat_id, plan_for, started, where),
+                               name="adk-asgi-detached-turn")
     try:
         message_id = await asyncio.shield(started)
     except BaseException:
@@ -97,10 +115,11 @@ async def complete_tool_call(chat: ChatEndpoint, user_id: str, chat_id: str, cal
     return message_id
 
 
-async def _run(chat: ChatEndpoint, user_id: str, chat_id: str, call_id: str,
-               result: dict[str, Any], started: asyncio.Future[str], api_path: str) -> None:
+async def _run(chat: ChatEndpoint, user_id: str, chat_id: str,
+               plan_for: Callable[[Session | None], TurnPlan],
+               started: asyncio.Future[str], api_path: str) -> None:
     try:
-        await _locked_run(chat, user_id, chat_id, call_id, result, started, api_path)
+        await _locked_run(chat, user_id, chat_id, plan_for, started, api_path)
     except StoreUnavailable as exc:
         if started.done():
             raise
@@ -108,15 +127,15 @@ async def _run(chat: ChatEndpoint, user_id: str, chat_id: str, call_id: str,
         started.set_exception(store_unavailable())
 
 
-async def _locked_run(chat: ChatEndpoint, user_id: str, chat_id: str, call_id: str,
-                      result: dict[str, Any], started: asyncio.Future[str],
-                      api_path: str) -> None:
+async def _locked_run(chat: ChatEndpoint, user_id: str, chat_id: str,
+                      plan_for: Callable[[Session | None], TurnPlan],
+                      started: asyncio.Future[str], api_path: str) -> None:
     runtime = chat.runtime
     async with chat.store.lock(chat_id):
         try:
             session = await runtime.session_service.get_session(
                 app_name=runtime.app_name, user_id=user_id, session_id=chat_id)
-            plan = plan_completion(session, runtime.tools, call_id, result)
+            plan = plan_for(session)
         except RequestError as error:
             started.set_exception(error)
             return
@@ -124,6 +143,8 @@ async def _locked_run(chat: ChatEndpoint, user_id: str, chat_id: str, call_id: s
             logger.error("Session store failed for chat %r: %s", chat_id, failure(exc))
             started.set_exception(session_unavailable())
             return
+        if plan.continues:  # before this turn's recording replaces it
+            plan.previous = await previous_recording(chat.store, chat_id, plan.message_id)
         recorder = await chat.store.record(chat_id)
         started.set_result(plan.message_id)
         stream = TurnStream(runtime, chat.store, chat.settings, plan, user_id, chat_id,

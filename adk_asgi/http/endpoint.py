@@ -27,11 +27,13 @@ from ..core.errors import (
 from ..core.request import ChatRequest, decode_chat_request
 from ..core.runtime import AgentRuntime
 from ..core.sessions import failure
+from ..core.signin import callback_url
 from ..observability.logs import log_context
 from ..observability.metrics import METRICS
 from ..observability.tracing import TURN, current, end_span, start_span
 from ..options import Settings
 from ..stores import StoreUnavailable, StreamRecorder, StreamStore
+from .continuity import previous_recording
 from .prepare import prepare_turn
 from .seed import SEED_MAX_CHARS, SEED_MAX_MESSAGES
 from .sse import SSEChannel
@@ -97,7 +99,9 @@ class ChatEndpoint:
         with log_context(request.id, user_id), current(span):
             try:
                 outcome = await self._turn(request, user_id, send, receive, fields, received,
-                                           api_path)
+                                           api_path,
+                                           callback_url(scope,
+                                                        self.settings.pauses.oauth_redirect_uri))
             except StoreUnavailable as exc:
                 # Only before the response starts: once it streams, the store's failures are
                 # logged and the turn goes on unrecorded.
@@ -109,7 +113,8 @@ class ChatEndpoint:
                 end_span(span, outcome)
 
     async def _turn(self, request: ChatRequest, user_id: str, send: Send, receive: Receive,
-                    fields: dict[str, Any], received: float, api_path: str) -> str:
+                    fields: dict[str, Any], received: float, api_path: str,
+                    oauth_redirect: str) -> str:
         """The turn of a decoded request; its outcome (``refused``/``unavailable`` when it
         did not run)."""
         if not await self.store.claim(request.id, user_id):
@@ -121,6 +126,7 @@ class ChatEndpoint:
                                           self.settings.limits.max_file_bytes,
                                           self.settings.chats)
                 plan.state_delta.update(fields)
+                plan.oauth_redirect = oauth_redirect
             except RequestError as error:
                 await send_error(send, error)
                 return "refused"
@@ -130,6 +136,9 @@ class ChatEndpoint:
                 METRICS.store_error("sessions", "prepare")
                 await send_error(send, session_unavailable())
                 return "unavailable"
+            if plan.continues:  # before this turn's recording replaces it
+                plan.previous = await previous_recording(self.store, request.id,
+                                                         plan.message_id)
             recorder = await self.store.record(request.id)
             stream = TurnStream(self.runtime, self.store, self.settings, plan, user_id,
                                 request.id, received=received, api_path=api_path)

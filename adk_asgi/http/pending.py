@@ -1,9 +1,11 @@
 """SessionPendingCalls: the calls an ADK session says are waiting for an answer — approvals,
-browser tools, and long-running server tools — read from the session's events alone.
+browser tools, requests for input or credentials (``core/pauses.py``) and long-running
+server tools — read from the session's events alone.
 
 A long-running call waits until a function response *from the user's side* answers it
 (the client's, or the server's completion): the response a ``LongRunningFunctionTool``
-returns itself is its interim result. Every other call waits until any response.
+returns itself is its interim result. Every other call waits until any response. Events
+are read in order, so an interrupt id a workflow asks again (a loop) waits again.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from google.adk.sessions import Session
 from google.genai import types
 
 from ..core.approvals import CONFIRMATION_TOOL, PendingCall, frontend_approval_id
+from ..core.pauses import pending_call
 from ..core.tools import ToolKinds
 
 __all__ = ("SessionPendingCalls",)
@@ -26,12 +29,11 @@ class SessionPendingCalls:
     def __init__(self, session: Session | None, tools: ToolKinds) -> None:
         self._calls: dict[str, PendingCall] = {}
         self._known: set[str] = set()
-        self._args: dict[str, dict[str, Any]] = {}
+        self._made: dict[str, tuple[str, dict[str, Any]]] = {}
         if session is not None:
             self._read(session, tools)
 
     def _read(self, session: Session, tools: ToolKinds) -> None:
-        answered: set[str] = set()
         for event in session.events:
             content = event.content
             if content is None or not content.parts:
@@ -46,21 +48,24 @@ class SessionPendingCalls:
                             and event.author != "user":
                         self._calls[response.id] = replace(waiting, interim=response.response)
                     else:
-                        answered.add(response.id)
+                        self._calls.pop(response.id, None)
+                        self._calls.pop(frontend_approval_id(response.id), None)
                 call = part.function_call
                 if call is None or not call.id:
                     continue
                 self._known.add(call.id)
+                self._made[call.id] = (call.name or "", dict(call.args or {}))
                 if call.id in long_running:
                     self._add_waiting(call, event.invocation_id, event.timestamp, tools)
-        for call_id in answered:
-            self._calls.pop(call_id, None)
-            self._calls.pop(frontend_approval_id(call_id), None)
 
     def _add_waiting(self, call: types.FunctionCall, invocation_id: str, since: float,
                      tools: ToolKinds) -> None:
         assert call.id is not None
         name = call.name or ""
+        pause = pending_call(call, invocation_id, since)
+        if pause is not None:
+            self._calls[call.id] = pause
+            return
         if name == CONFIRMATION_TOOL:
             args = call.args or {}
             original = args.get("originalFunctionCall") or {}
@@ -73,7 +78,6 @@ class SessionPendingCalls:
             self._calls[call.id] = PendingCall(
                 "long-running", call.id, call.id, name, invocation_id=invocation_id,
                 client_completes=name in tools.client_completes)
-            self._args[call.id] = dict(call.args or {})
             return
         gated = name in tools.approval
         self._calls[call.id] = PendingCall("client-tool", call.id, call.id, name,
@@ -102,6 +106,12 @@ class SessionPendingCalls:
                 if not c.browser and c.kind != "long-running"}
 
     def args(self, call_id: str) -> dict[str, Any]:
-        """A long-running call's arguments."""
-        return self._args.get(call_id, {})
+        """A call's arguments."""
+        made = self._made.get(call_id)
+        return made[1] if made is not None else {}
+
+    @property
+    def calls(self) -> dict[str, tuple[str, dict[str, Any]]]:
+        """Every function call of the session: id -> (name, arguments)."""
+        return self._made
 

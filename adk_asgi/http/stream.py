@@ -33,7 +33,7 @@ import logging
 import time
 from typing import Literal
 
-from ..chunks import DONE_FRAME, ToolOutputDenied, UIChunk, sse_frame
+from ..chunks import DONE_FRAME, ToolOutputAvailable, ToolOutputDenied, UIChunk, sse_frame
 from ..core.asgi import Receive, Send
 from ..core.errors import (
     NOT_SAVED_ERROR,
@@ -46,10 +46,12 @@ from ..core.message import ErrorInfo
 from ..core.runtime import AgentRuntime
 from ..core.sessions import failure as dependency_failure
 from ..core.sessions import session_failure
+from ..core.signin import register_sign_ins
 from ..core.translator import EventTranslator
 from ..observability.metrics import METRICS, Outcome
 from ..options import Settings
 from ..stores import StreamRecorder, StreamStore
+from .continuity import CallLedger
 from .sse import GoneReason, SSEChannel
 from .turn import TurnPlan
 
@@ -73,6 +75,7 @@ class TurnStream:
         "_ceiling",
         "_channel",
         "_grace_task",
+        "_ledger",
         "_reason",
         "_received",
         "_recorder",
@@ -116,6 +119,12 @@ class TurnStream:
         self._received = time.perf_counter() if received is None else received
         self._answered = False
         self._translator = self._new_translator()
+        self._ledger = CallLedger(
+            previous=plan.previous,
+            answered={k: v for k, v in plan.answered_outputs.items()
+                      if k not in {c.call_id for c in plan.credentials}},
+            calls=plan.calls, browser=runtime.tools.browser,
+            redirect_uri=plan.oauth_redirect) if plan.continues or detached else None
         self.outcome: Outcome = "error"
 
     def stop(self, reason: StopReason) -> None:
@@ -151,15 +160,18 @@ class TurnStream:
         # One write per ADK event, not per chunk.
         blob = sse_frame(chunks[0]) if len(chunks) == 1 else b"".join(
             [sse_frame(c) for c in chunks])
+        # A continuation's recording replays as a whole message (http/continuity.py).
+        recorded = blob if self._ledger is None else self._ledger.record(chunks, blob)
         if done:
             blob += DONE_FRAME
+            recorded += DONE_FRAME
         chunks.clear()
         assert self._recorder is not None and self._channel is not None
         self._streamed += len(blob)
         limit = self.settings.limits.max_turn_bytes
         if limit is not None and self._streamed > limit and not done:
             self.stop("too_large")
-        self._recorder.append(blob)
+        self._recorder.append(recorded)
         await self._channel.write(blob)
 
     async def run(self, send: Send, receive: Receive, recorder: StreamRecorder) -> None:
@@ -192,8 +204,10 @@ class TurnStream:
                 self._grace_task.cancel()
                 await asyncio.gather(self._grace_task, return_exceptions=True)
             await channel.close()
-            # Resumable: nobody received its end (detached: nobody was reading at all).
-            resumable = self._reason is None and (channel.gone or self.detached)
+            # Resumable: nobody received its end (detached: nobody was reading at all), or
+            # it waits for the page: a reload shows the pause, its answer continues it.
+            resumable = self._reason is None and (
+                channel.gone or self.detached or bool(self._translator.awaiting_client))
             await recorder.end(resumable=resumable)
 
     def _new_translator(self) -> EventTranslator:
@@ -205,7 +219,8 @@ class TurnStream:
                                awaiting=plan.still_pending,
                                resumed=plan.resumed_calls,
                                describe_error=self.settings.describe_error,
-                               surface=self.runtime.surface, steps_before=plan.steps_before)
+                               surface=self.runtime.surface, steps_before=plan.steps_before,
+                               oauth_redirect=plan.oauth_redirect)
 
     async def _produce(self) -> None:
         plan = self.plan
@@ -219,12 +234,19 @@ class TurnStream:
             await self._emit(out, done=True)
             return
         out.extend(ToolOutputDenied(tool_call_id=call_id) for call_id in plan.denied_client_calls)
+        # A credential the page gave: its copy of the secret is replaced by this output.
+        out.extend(ToolOutputAvailable(tool_call_id=c.call_id,
+                                       output=plan.answered_outputs.get(c.call_id))
+                   for c in plan.credentials)
         for call_id, name, args in plan.restated:
             translator.restate_call(call_id, name, args, out)
         for call_id, output in plan.completed.items():
             translator.tools.outcome(call_id, output, out)
         await self._emit(out)
         runtime = self.runtime
+        for handed in plan.credentials:  # for the bridge plugin, when the run starts
+            runtime.credentials.put(self.user_id, self.chat_id, handed.call_id, handed.args,
+                                    handed.secret, handed.redirect_uri)
         run = runtime.runner.run_async(
             user_id=self.user_id,
             session_id=self.chat_id,
@@ -239,6 +261,8 @@ class TurnStream:
             with serving():
                 async for event in run:
                     translator.translate(event, out)
+                    if translator.pauses.oauth:
+                        await self._register_sign_ins()
                     # Streamed tokens (partial) never save artifacts: one check for them.
                     if not event.partial and event.actions.artifact_delta \
                             and not translator.done:
@@ -276,6 +300,8 @@ class TurnStream:
                 await run.aclose()
             except Exception:
                 logger.exception("Error while closing the ADK run of chat %r", self.chat_id)
+            if plan.credentials:
+                runtime.credentials.drop(self.user_id, self.chat_id)  # never taken: gone
         reason = self._reason
         if reason in _STOP_TEXTS:
             out.extend(translator.fail(_STOP_TEXTS[reason]))
@@ -286,6 +312,17 @@ class TurnStream:
         self.outcome = _outcome(reason, translator.failure is not None or not_saved,
                                 bool(translator.awaiting_client))
         await self._emit(out, done=True)
+
+    async def _register_sign_ins(self) -> None:
+        """Keep the OAuth2 sign-ins the message asks for, so their callback finds them."""
+        pauses = self._translator.pauses
+        requests, pauses.oauth = pauses.oauth, []
+        redirect = self.plan.oauth_redirect
+        if redirect is None:
+            return
+        await register_sign_ins(self.store, requests, chat_id=self.chat_id,
+                                user_id=self.user_id, message_id=self.plan.message_id,
+                                redirect_uri=redirect, ttl=self.settings.pauses.sign_in_timeout)
 
     def _first_chunk(self) -> None:
         self._answered = True

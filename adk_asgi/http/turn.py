@@ -8,7 +8,8 @@ the client's answers to the calls that the *session* says are waiting for the cl
 outputs, text) is ignored, so an edited history changes nothing.
 
 ``plan_completion`` plans the turn of a long-running call completed by the server
-(``AdkApp.complete_tool_call`` and its HTTP endpoint).
+(``AdkApp.complete_tool_call`` and its HTTP endpoint); ``plan_sign_in`` the turn an OAuth2
+sign-in's callback continues (``http/oauth.py``).
 """
 
 from __future__ import annotations
@@ -22,19 +23,32 @@ from google.adk.sessions import Session
 from google.genai import types
 from msgspec import UNSET
 
-from ..core.approvals import CONFIRMATION_TOOL, answers_in, decide
+from ..core.approvals import CONFIRMATION_TOOL, Decision, answers_in, decide
+from ..core.credentials import CREDENTIAL_ANSWER, CredentialRequest, Secret
 from ..core.errors import RequestError
+from ..core.pauses import adk_response, client_output, secret_of
 from ..core.request import ChatRequest, UIMessage, user_content
 from ..core.sessions import event_meta
 from ..core.tools import ToolKinds
 from ..observability.metrics import METRICS
 from .pending import SessionPendingCalls
 
-__all__ = ("TurnPlan", "new_message_id", "plan_completion", "plan_turn")
+__all__ = ("HandedCredential", "TurnPlan", "new_message_id", "plan_completion",
+           "plan_sign_in", "plan_turn")
 
 
 def new_message_id() -> str:
     return f"msg-{uuid.uuid4().hex[:20]}"
+
+
+@dataclass(frozen=True, slots=True)
+class HandedCredential:
+    """A credential the turn hands to ADK when its run starts (``core/credentials.py``)."""
+
+    call_id: str
+    args: dict[str, Any]
+    secret: Secret
+    redirect_uri: str | None = None
 
 
 @dataclass(slots=True)
@@ -66,6 +80,22 @@ class TurnPlan:
     state_delta: dict[str, Any] = field(default_factory=dict)
     # The new user message's own metadata (the page's), kept for its history.
     user_metadata: Any = None
+    # Credentials answered in this turn: handed to ADK apart, never in new_message.
+    credentials: tuple[HandedCredential, ...] = ()
+    # What the page answered for its calls (browser results, inputs; credentials only as
+    # given): a recording of the turn states them, so that its replay shows them answered.
+    # Credentials are stated to the client too (its copy of the secret is replaced).
+    answered_outputs: dict[str, Any] = field(default_factory=dict)
+    # The session's function calls (id -> name, args): a recording states a call before
+    # its outcome when its earlier chunks are not at hand (``http/continuity.py``).
+    calls: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    # Where an OAuth2 sign-in returns (adk-asgi's callback), set by the endpoint.
+    oauth_redirect: str | None = None
+    # The turn continues an assistant message (answers, a sign-in).
+    continues: bool = False
+    # The recording of the message's earlier request, when the store still holds it
+    # (read by the endpoint before this turn's recording replaces it).
+    previous: bytes | None = None
 
     def run_metadata(self) -> dict[str, Any]:
         """The turn's tags in the session (``custom_metadata.adk_asgi``)."""
@@ -76,6 +106,10 @@ class TurnPlan:
             metadata["userMetadata"] = self.user_metadata
         if self.denial_reasons:
             metadata["denialReasons"] = self.denial_reasons
+        if self.credentials:
+            # The user event of this turn answers credential requests: bookkeeping that a
+            # history hides (its responses are CREDENTIAL_ANSWER, the secret is not there).
+            metadata["credentialAnswers"] = [c.call_id for c in self.credentials]
         return metadata
 
 
@@ -128,6 +162,8 @@ def _continuation(request: ChatRequest, last: UIMessage, session: Session | None
     denied_client: list[str] = []
     answered: set[str] = set()
     completed: dict[str, dict[str, Any]] = {}
+    credentials: list[HandedCredential] = []
+    outputs: dict[str, Any] = {}
     for decision in decisions:
         call = decision.call
         if call.browser and decision.confirmed:
@@ -136,13 +172,15 @@ def _continuation(request: ChatRequest, last: UIMessage, session: Session | None
             continue
         if call.invocation_id is not None:
             invocations.add(call.invocation_id)
+        response = decision.response
         if call.browser:
             target, name = call.call_id, call.name
             denied_client.append(call.call_id)
         elif call.kind == "approval":
-            target, name = call.answer_id, CONFIRMATION_TOOL
+            target, name = call.answer_id, call.response_name or CONFIRMATION_TOOL
         else:
             target, name = call.call_id, call.name
+            response = _client_answer(decision, pending, credentials, outputs)
         if not decision.confirmed:
             denied.add(call.call_id)
             if decision.reason:
@@ -153,7 +191,7 @@ def _continuation(request: ChatRequest, last: UIMessage, session: Session | None
             completed[call.call_id] = decision.response
         answered.add(target)
         responses[target] = types.Part(function_response=types.FunctionResponse(
-            id=target, name=name, response=decision.response))
+            id=target, name=name, response=response))
     if len(invocations) > 1:
         raise RequestError(422, "mixed_invocations",
                            "Answers belong to different turns; answer one turn at a time.")
@@ -172,7 +210,26 @@ def _continuation(request: ChatRequest, last: UIMessage, session: Session | None
                     still_pending=frozenset(pending.answer_ids - answered),
                     denied_client_calls=tuple(denied_client),
                     resumed_calls=frozenset(resumed), completed=completed,
-                    steps_before=sum(1 for part in last.parts if part.type == "step-start"))
+                    steps_before=sum(1 for part in last.parts if part.type == "step-start"),
+                    credentials=tuple(credentials), answered_outputs=outputs,
+                    calls=pending.calls, continues=True)
+
+
+def _client_answer(decision: Decision, pending: SessionPendingCalls,
+                   credentials: list[HandedCredential], outputs: dict[str, Any]
+                   ) -> dict[str, Any]:
+    """ADK's function response for a result the page gave (a browser tool's, an input, a
+    credential), noting what the turn states about it and hands over."""
+    call = decision.call
+    if call.kind == "credential":
+        credentials.append(HandedCredential(call.call_id, pending.args(call.call_id),
+                                            secret_of(decision.response)))
+    if call.kind in ("credential", "input"):
+        outputs[call.call_id] = client_output(call, decision.response)
+        return adk_response(call, decision.response)
+    if call.kind == "client-tool":
+        outputs[call.call_id] = decision.response
+    return decision.response
 
 
 def plan_completion(session: Session | None, tools: ToolKinds, call_id: str,
@@ -193,8 +250,37 @@ def plan_completion(session: Session | None, tools: ToolKinds, call_id: str,
         raise RequestError(422, "wrong_answer_kind",
                            f"Call {call_id!r} is not a long-running server tool call.")
     response = types.FunctionResponse(id=call_id, name=call.name, response=result)
-    return TurnPlan(message_id=new_message_id(),
+    return TurnPlan(message_id=new_message_id(), calls=pending.calls,
                     new_message=types.Content(role="user",
                                               parts=[types.Part(function_response=response)]),
                     still_pending=frozenset(pending.answer_ids), completed={call_id: result},
                     restated=((call_id, call.name, pending.args(call_id)),))
+
+
+def plan_sign_in(session: Session | None, tools: ToolKinds, call_id: str, message_id: str,
+                 response_uri: str, redirect_uri: str) -> TurnPlan:
+    """The turn an OAuth2 sign-in's callback continues: ADK gets the authorization response
+    (``response_uri``, the callback's URL) for ``call_id`` and exchanges its code itself;
+    the turn continues the assistant message that asked (``message_id``)."""
+    pending = SessionPendingCalls(session, tools)
+    call = pending.waiting(call_id)
+    if call is None:
+        raise RequestError(409, "unknown_tool_call",
+                           f"Call {call_id!r} was already answered."
+                           if pending.is_known(call_id)
+                           else f"No call {call_id!r} is waiting for an answer.")
+    pause = call.pause
+    if call.kind != "credential" or not isinstance(pause, CredentialRequest) \
+            or pause.scheme != "oauth2":
+        raise RequestError(422, "wrong_answer_kind",
+                           f"Call {call_id!r} is not waiting for a sign-in.")
+    handed = HandedCredential(call_id, pending.args(call_id), Secret("authResponse", response_uri),
+                              redirect_uri)
+    response = types.FunctionResponse(id=call_id, name=call.name,
+                                      response=dict(CREDENTIAL_ANSWER))
+    return TurnPlan(message_id=message_id,
+                    new_message=types.Content(role="user",
+                                              parts=[types.Part(function_response=response)]),
+                    still_pending=frozenset(pending.answer_ids - {call_id}),
+                    credentials=(handed,), answered_outputs={call_id: {"status": "connected"}},
+                    calls=pending.calls, continues=True, oauth_redirect=redirect_uri)

@@ -29,16 +29,27 @@ from typing import TYPE_CHECKING
 from google.adk.events import Event
 
 from ..core.asgi import ClientGone, Receive, Send
+from ..core.credentials import CredentialRequest
 from ..core.sessions import SessionUnavailable, failure
+from ..core.signin import register_sign_ins
 from ..observability.metrics import METRICS
 from ..stores import StoreUnavailable
 from .commands import Abort, Interrupt, Resume
-from .gate import ApprovalNotice, GateNotice, LiveGate, ResolvedNotice, SettledNotice, WaitNotice
+from .gate import (
+    ApprovalNotice,
+    AskNotice,
+    GateNotice,
+    LiveGate,
+    ResolvedNotice,
+    SettledNotice,
+    WaitNotice,
+)
 from .output import TurnOutput
 from .preload import LivePreload
 from .protocol_a import ProtocolA
 from .resume import Followers
 from .run import LiveRun, RunEnded, RunFailed, RunItem, TurnDone
+from .signin import LIVE_SIGN_INS
 from .socket import (
     CLOSE_ERROR,
     CLOSE_RESTART,
@@ -62,7 +73,8 @@ logger = logging.getLogger("adk_asgi")
 class Connection:
     def __init__(self, endpoint: LiveEndpoint, receive: Receive, send: Send, *,
                  user_id: str, audio: bool, activity: ActivityDetection,
-                 chat_id: str | None, api_path: str = "") -> None:
+                 chat_id: str | None, api_path: str = "",
+                 oauth_redirect: str | None = None) -> None:
         options = endpoint.options
         settings = endpoint.settings
         self.endpoint = endpoint
@@ -79,7 +91,8 @@ class Connection:
         runtime = endpoint.runtime
         self.gate = LiveGate(self._deliver, timeout=options.wait_timeout,
                              max_waiting=self.limits.max_pending_approvals,
-                             approval_tools=runtime.approval_tools)
+                             approval_tools=runtime.approval_tools,
+                             sign_in=self._sign_in, redirect_uri=oauth_redirect)
         self.run = LiveRun(runtime, endpoint.plugin, self.gate, self.store, user_id=user_id,
                            runner=endpoint.runner,
                            config=endpoint.live_run_config(audio, activity),
@@ -166,6 +179,19 @@ class Connection:
             with contextlib.suppress(asyncio.QueueFull):
                 self.inbox.put_nowait(Shutdown())
 
+    async def _sign_in(self, request: CredentialRequest) -> asyncio.Future[str] | None:
+        """Wait for an OAuth2 sign-in's callback in this process (``live/signin.py``)."""
+        chat_id, redirect = self.run.chat_id, self.gate.redirect_uri
+        if chat_id is None or redirect is None:
+            return None
+        await register_sign_ins(self.store, [request], chat_id=chat_id, user_id=self.user_id,
+                                message_id="", redirect_uri=redirect,
+                                ttl=self.endpoint.settings.pauses.sign_in_timeout,
+                                transport="live")
+        future = LIVE_SIGN_INS.wait(chat_id, request.call_id)
+        future.add_done_callback(lambda _: LIVE_SIGN_INS.forget(chat_id, request.call_id))
+        return future
+
     async def _deliver(self, item: RunItem | GateNotice) -> None:
         if not self.socket.closed:
             await self.inbox.put(item)
@@ -178,7 +204,7 @@ class Connection:
             match await self.inbox.get():
                 case Event() as event:
                     await conversation.event(event)
-                case ApprovalNotice() as notice:
+                case ApprovalNotice() | AskNotice() as notice:
                     await conversation.approval(notice)
                 case WaitNotice(call_id=call_id):
                     await conversation.client_waits(call_id)

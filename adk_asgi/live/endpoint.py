@@ -23,6 +23,7 @@ from ..core.origin import OriginPolicy
 from ..core.request import valid_chat_id
 from ..core.runtime import AgentRuntime
 from ..core.sessions import META_KEY
+from ..core.signin import callback_url
 from ..observability.logs import log_context
 from ..observability.metrics import METRICS
 from ..observability.tracing import LIVE_CONNECTION, current, end_span, start_span
@@ -111,7 +112,9 @@ class LiveEndpoint:
             return
         connection = Connection(self, receive, send, user_id=refusal, audio=audio,
                                 activity=activity, chat_id=chat_id,
-                                api_path=scope.get("root_path", ""))
+                                api_path=scope.get("root_path", ""),
+                                oauth_redirect=callback_url(
+                                    scope, self.settings.pauses.oauth_redirect_uri))
         self.connections.add(connection)
         METRICS.connection_opened()
         # The connection's span is current in its tasks: run_live's spans become children.

@@ -12,8 +12,13 @@ as in ``run_async``:
   call run (and answers a denied one with its standard "rejected" error, which the model
   is told about).
 - ``after_tool_callback``: a long-running tool that returned ``None`` is run by the
-  browser; wait for its result and return it, so ADK builds the function response and
-  sends it back to the model itself.
+  browser (or, ``request_input``, answered by the user: the answer is checked against its
+  schema); wait for its result and return it, so ADK builds the function response and
+  sends it back to the model itself. A tool that asked for a credential
+  (``tool_context.request_credential``; ADK's live flow never asks anyone) gets the same
+  ``adk_request_credential`` client call as over SSE (``core/pauses.py``); the answer — or
+  the OAuth2 sign-in's callback, in this process (``live/signin.py``) — goes into ADK's
+  credential flow in the run's session state, and the tool runs again with it.
 
 Which answers are accepted is decided by ``core/approvals.py``; the gate is its
 ``PendingCalls`` source for one connection: ids are bound to the connection, so nothing
@@ -34,14 +39,19 @@ from google.adk.agents.live_request_queue import LiveRequestQueue
 from google.adk.plugins import BasePlugin
 from google.adk.tools import BaseTool, ToolContext
 from google.adk.tools.tool_confirmation import ToolConfirmation
+from google.genai import types
 
 from ..core.approvals import CallKind, Decision, PendingCall, with_reason
+from ..core.credentials import CREDENTIAL_TOOL, CredentialRequest, Secret
+from ..core.pauses import INPUT_TOOL, client_output, pending_call, secret_of
 from ..core.tools import FrontendTool
 from ..observability.metrics import METRICS
+from .asks import ask_credential, ask_input, replaced
 
 __all__ = (
     "PLUGIN_NAME",
     "ApprovalNotice",
+    "AskNotice",
     "GateNotice",
     "LiveGate",
     "LiveGatePlugin",
@@ -58,20 +68,11 @@ _REFUSED: Final = ("Too many tool calls are already waiting for the user on this
 _APPROVAL_TIMEOUT: Final = ("The user did not answer the confirmation request in time; "
                            "the tool call was not run.")
 _RESULT_TIMEOUT: Final = "The browser did not return a result in time."
+_ANSWER_TIMEOUT: Final = "The user did not answer in time."
 _HINT: Final = ("Please approve or reject the tool call {name}() by responding with a "
                 "FunctionResponse with an expected ToolConfirmation payload.")
 
 Kind = CallKind
-
-
-def _replaced(result: Any, new: Any) -> Any:
-    """``new`` as the call's result; a dict result is replaced in place, so the agent's own
-    after-tool callbacks (which run after the plugins) see the final one."""
-    if isinstance(result, dict) and isinstance(new, dict):
-        result.clear()
-        result.update(new)
-        return result
-    return new
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +85,17 @@ class ApprovalNotice:
     args: dict[str, Any]
     hint: str
     payload: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class AskNotice:
+    """A call asks the user (a credential): the client call ``key`` is stated on the page,
+    for the tool call ``call_id``."""
+
+    key: str
+    call_id: str
+    name: str
+    shown: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,9 +121,12 @@ class ResolvedNotice:
     kind: Kind
     confirmed: bool
     timed_out: bool = False
+    output: Any = None
+    """What the page is shown as the answered call's output (a request for input or a
+    credential)."""
 
 
-GateNotice = ApprovalNotice | WaitNotice | SettledNotice | ResolvedNotice
+GateNotice = ApprovalNotice | AskNotice | WaitNotice | SettledNotice | ResolvedNotice
 Notify = Callable[[GateNotice], Awaitable[None]]
 
 
@@ -121,12 +136,20 @@ class _Waiter:
     future: asyncio.Future[Decision] = field(repr=False)
 
 
+SignIn = Callable[[CredentialRequest], Awaitable["asyncio.Future[str] | None"]]
+"""Starts waiting for an OAuth2 sign-in's callback (the connection's); None: it cannot."""
+
+
 class LiveGate:
     """The waits of one connection (the ``PendingCalls`` of ``core/approvals``)."""
 
     def __init__(self, notify: Notify, *, timeout: float | None, max_waiting: int = 32,
-                 approval_tools: frozenset[str] = frozenset()) -> None:
+                 approval_tools: frozenset[str] = frozenset(),
+                 sign_in: SignIn | None = None, redirect_uri: str | None = None) -> None:
         self._notify = notify
+        self._sign_in = sign_in
+        self.redirect_uri = redirect_uri
+        """Where an OAuth2 sign-in asked on this connection returns (adk-asgi's callback)."""
         self._timeout = timeout
         self._max_waiting = max_waiting
         self._approval_tools = approval_tools
@@ -149,7 +172,7 @@ class LiveGate:
         ``long_running`` are browser tools, whose result may come early."""
         self._known_calls.update(calls)
         for call_id, name in calls.items():
-            if call_id in long_running:
+            if call_id in long_running and name != INPUT_TOOL:  # an answer is checked: not early
                 self._expected[call_id] = name
 
     @property
@@ -197,8 +220,10 @@ class LiveGate:
             self._early[call.answer_id] = decision
         elif not waiter.future.done():
             waiter.future.set_result(decision)
+        output = client_output(call, decision.response) \
+            if call.kind in ("input", "credential") else None
         return ResolvedNotice(call.answer_id, call.call_id, call.kind,
-                              call.kind == "client-tool" or decision.confirmed)
+                              call.kind != "approval" or decision.confirmed, output=output)
 
     # -- the tool callbacks' side --------------------------------------------------
 
@@ -237,6 +262,67 @@ class LiveGate:
         waiter = self._register(PendingCall("client-tool", call_id, call_id, name))
         await self._notify(WaitNotice(call_id))
         return await self._wait(waiter, _RESULT_TIMEOUT)
+
+    async def answer(self, call: PendingCall) -> Decision | str:
+        """Wait for the user's answer to a request for input (stated on the page by the
+        translator, as the model's call)."""
+        self._known_calls.add(call.answer_id)
+        if len(self._waiting) >= self._max_waiting:
+            return _REFUSED
+        waiter = self._register(call)
+        await self._notify(WaitNotice(call.call_id))
+        return await self._wait(waiter, _ANSWER_TIMEOUT)
+
+    async def credential(self, call_id: str, args: dict[str, Any]) -> Secret | str | None:
+        """Ask the user for the credential the tool call ``call_id`` requested (``args``:
+        ADK's ``adk_request_credential`` arguments); the secret, the error the model gets
+        instead, or None when the page cannot answer this kind."""
+        key = f"adk-{uuid.uuid4()}"
+        call = pending_call(types.FunctionCall(id=key, name=CREDENTIAL_TOOL, args=args), None,
+                            None)
+        request = call.pause if call is not None else None
+        if call is None or not isinstance(request, CredentialRequest):
+            return None
+        if len(self._waiting) >= self._max_waiting:
+            return _REFUSED
+        signed_in = None
+        if request.scheme == "oauth2":
+            if self._sign_in is None or self.redirect_uri is None:
+                return None
+            signed_in = await self._sign_in(request)
+            if signed_in is None:
+                return None
+        waiter = self._register(call)
+        self._known_calls.add(key)
+        try:
+            await self._notify(AskNotice(key, call_id, CREDENTIAL_TOOL,
+                                         request.presented(self.redirect_uri)))
+            if signed_in is not None:
+                return await self._signed_in(waiter, signed_in)
+            decision = await self._wait(waiter, _ANSWER_TIMEOUT)
+        finally:
+            if signed_in is not None:
+                signed_in.cancel()
+        return decision if isinstance(decision, str) else secret_of(decision.response)
+
+    async def _signed_in(self, waiter: _Waiter, signed_in: asyncio.Future[str]) -> Secret | str:
+        """The callback's authorization response (the page cannot answer a sign-in)."""
+        call = waiter.call
+        try:
+            uri = await asyncio.wait_for(asyncio.shield(signed_in), self._timeout)
+        except TimeoutError:
+            self._answered.add(call.answer_id)
+            await self._notify(ResolvedNotice(call.answer_id, call.call_id, call.kind, False,
+                                              timed_out=True))
+            return _ANSWER_TIMEOUT
+        finally:
+            self._waiting.pop(call.answer_id, None)
+            if not waiter.future.done():
+                waiter.future.cancel()
+        self._answered.add(call.answer_id)
+        await self._notify(ResolvedNotice(call.answer_id, call.call_id, call.kind, True,
+                                          output={"status": "connected"}))
+        return Secret("authResponse", uri)
 
     async def settled(self, call_id: str) -> None:
         """The call ran on the server: no browser result is expected for it."""
@@ -334,6 +420,10 @@ class LiveGatePlugin(BasePlugin):
         if gate is None:
             return None
         call_id = tool_context.function_call_id or ""
+        if call_id in tool_context.actions.requested_auth_configs:
+            return await ask_credential(gate, tool, tool_args, tool_context, result)
+        if result is None and tool.name == INPUT_TOOL:
+            return await ask_input(gate, call_id, tool_args)
         final: Any = result
         asked = tool_context.actions.requested_tool_confirmations.pop(call_id, None)
         if asked is not None and tool_context.tool_confirmation is None:
@@ -343,10 +433,10 @@ class LiveGatePlugin(BasePlugin):
             decision = await gate.approve(call_id, tool.name, dict(tool_args), browser=False,
                                           hint=asked.hint or None, payload=asked.payload)
             if isinstance(decision, str):
-                final = _replaced(final, {"error": decision})
+                final = replaced(final, {"error": decision})
             else:
                 self._confirm(tool_context, decision, asked.hint)
-                final = _replaced(final, await tool.run_async(args=tool_args,
+                final = replaced(final, await tool.run_async(args=tool_args,
                                                               tool_context=tool_context))
         reason = self._reasons.pop(tool_context, None)
         if reason is not None:

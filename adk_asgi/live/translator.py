@@ -30,7 +30,7 @@ from ..chunks import DataChunk, ToolOutputAvailable, UIChunk
 from ..core.approvals import CONFIRMATION_TOOL
 from ..core.lanes import TEXT, Lane
 from ..core.translator import EventTranslator
-from .gate import ApprovalNotice, ResolvedNotice
+from .gate import ApprovalNotice, AskNotice, ResolvedNotice
 
 __all__ = ("PCM_CHUNK_TYPE", "TRANSCRIPTION_CHUNK_TYPE", "LiveTranslator")
 
@@ -56,6 +56,7 @@ class LiveTranslator(EventTranslator):
         # The model called tools in the current model turn: its `turn_complete` does not
         # end the message, the model answers the results next.
         self.model_called_tools = False
+        self.pauses.live = True
 
     # -- hooks --------------------------------------------------------------------------
 
@@ -124,8 +125,17 @@ class LiveTranslator(EventTranslator):
                 "toolConfirmation": confirmation}
         self._tool_call(notice.key, CONFIRMATION_TOOL, args, True, out)
 
+    def client_call(self, notice: AskNotice, out: list[UIChunk]) -> None:
+        """The gate asks the user (a credential): a client call of its own."""
+        self._tool_call(notice.key, notice.name, notice.shown, True, out)
+
     def resolved(self, notice: ResolvedNotice, out: list[UIChunk]) -> None:
         self.tools.awaiting.discard(notice.key)
+        if notice.kind in ("input", "credential") and not notice.timed_out:
+            # What the page answered, as it shows it (a credential: only that it was given).
+            self._close_blocks(out)
+            out.append(ToolOutputAvailable(tool_call_id=notice.key, output=notice.output))
+            return
         if notice.kind != "approval":
             return
         if not notice.confirmed and not notice.timed_out:

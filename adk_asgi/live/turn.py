@@ -17,7 +17,7 @@ from ..observability.metrics import METRICS, Outcome
 from ..observability.tracing import LIVE_TURN, end_span, start_span
 from ..stores import StreamRecorder, StreamStore
 from .commands import Listener
-from .gate import ApprovalNotice
+from .gate import ApprovalNotice, AskNotice
 from .translator import LiveTranslator
 
 __all__ = ("LiveTurn",)
@@ -31,7 +31,7 @@ class LiveTurn:
     lock: contextlib.AsyncExitStack
     listeners: list[Listener] = field(default_factory=list)
     suspended: bool = False
-    deferred: list[ApprovalNotice] = field(default_factory=list)
+    deferred: list[ApprovalNotice | AskNotice] = field(default_factory=list)
     step_calls: set[str] = field(default_factory=set)
     waiting: set[str] = field(default_factory=set)
     announced: set[str] = field(default_factory=set)
@@ -85,7 +85,7 @@ class LiveTurn:
         self.waiting.clear()
         self.settled.clear()
 
-    def ready_notices(self) -> list[ApprovalNotice]:
+    def ready_notices(self) -> list[ApprovalNotice | AskNotice]:
         """Deferred approval requests whose tool call has now reached the client."""
         if not self.deferred:
             return []

@@ -37,7 +37,7 @@ from ..core.message import ErrorInfo
 from ..core.sessions import SessionUnavailable
 from ..observability.metrics import Outcome
 from ..stores import StreamStore
-from .gate import ApprovalNotice, LiveGate, ResolvedNotice
+from .gate import ApprovalNotice, AskNotice, LiveGate, ResolvedNotice
 from .output import TurnOutput
 from .preload import LivePreload
 from .run import LiveRun
@@ -213,7 +213,8 @@ class Conversation:
 
     # -- the gate ---------------------------------------------------------------------
 
-    async def approval(self, notice: ApprovalNotice) -> None:
+    async def approval(self, notice: ApprovalNotice | AskNotice) -> None:
+        """A call waits for the user: an approval, or a question it asks (a credential)."""
         turn = self.turn
         if turn is None:
             return
@@ -221,7 +222,10 @@ class Conversation:
             turn.deferred.append(notice)  # its tool call has not reached the client yet
             return
         out: list[UIChunk] = []
-        turn.translator.approval_request(notice, out)
+        if isinstance(notice, AskNotice):
+            turn.translator.client_call(notice, out)
+        else:
+            turn.translator.approval_request(notice, out)
         turn.waiting.add(notice.call_id)
         await self._emit(out)
         await self._maybe_suspend()

@@ -5,7 +5,9 @@
   session), across workers when the store is shared;
 - **streams**: the frames of each chat's active stream, recorded as they are sent,
   so ``GET {api}/{chatId}/stream`` (and protocol B's ``resume``) can replay it from
-  the start and follow it to its end — on any worker that shares the store.
+  the start and follow it to its end — on any worker that shares the store;
+- **tickets**: small single-use values with an expiry (an OAuth2 sign-in's ``state`` ->
+  the call it answers, ``http/oauth.py``), taken once by whichever worker gets the callback.
 
 ``MemoryStreamStore`` (the default) serves one process; ``RedisStreamStore``
 (``stores/redis.py``) serves several workers or replicas.
@@ -121,6 +123,15 @@ class StreamStore(ABC):
         """Drop what the store keeps of ``chat_id``'s streams (the chat was deleted; its
         turn lock is held by the caller). The chat's owner stays, so its id is never
         handed to another user."""
+
+    async def put_ticket(self, key: str, value: bytes, ttl: float) -> None:
+        """Keep ``value`` under ``key`` for ``ttl`` seconds, for one ``take_ticket``."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no tickets (OAuth2 sign-ins)")
+
+    async def take_ticket(self, key: str) -> bytes | None:
+        """The value kept under ``key`` (it is gone after this), or None when there is none
+        or it expired."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no tickets (OAuth2 sign-ins)")
 
     async def ping(self) -> None:  # noqa: B027 - nothing to reach by default
         """Raise when the store cannot serve requests now (``GET /readyz`` asks)."""

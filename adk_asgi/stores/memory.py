@@ -86,6 +86,7 @@ class MemoryStreamStore(StreamStore):
         self._held_bytes = 0
         self._locks = SessionLocks()
         self._swept = time.monotonic()
+        self._tickets: dict[str, tuple[bytes, float]] = {}
 
     async def claim(self, chat_id: str, user_id: str) -> bool:
         owner = self._owners.get(chat_id)
@@ -195,6 +196,16 @@ class MemoryStreamStore(StreamStore):
         if stream is not None and not stream.done:
             stream.done = True  # its followers end
             stream.wake()
+
+    async def put_ticket(self, key: str, value: bytes, ttl: float) -> None:
+        now = time.monotonic()
+        if len(self._tickets) >= 10_000:
+            self._tickets = {k: v for k, v in self._tickets.items() if v[1] > now}
+        self._tickets[key] = (value, now + ttl)
+
+    async def take_ticket(self, key: str) -> bytes | None:
+        ticket = self._tickets.pop(key, None)
+        return ticket[0] if ticket is not None and ticket[1] > time.monotonic() else None
 
     async def stop(self, chat_id: str) -> bool:
         stream = self._active(chat_id)

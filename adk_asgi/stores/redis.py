@@ -295,6 +295,15 @@ class RedisStreamStore(StreamStore):
                                                           "stop")]
             await self.redis.delete(*keys)
 
+    async def put_ticket(self, key: str, value: bytes, ttl: float) -> None:
+        with _reachable():
+            await self.redis.set(self.key("ticket", key), value, px=max(1, int(ttl * 1000)))
+
+    async def take_ticket(self, key: str) -> bytes | None:
+        with _reachable():
+            value = await self.redis.getdel(self.key("ticket", key))
+        return value.encode() if isinstance(value, str) else value
+
     async def ping(self) -> None:
         await self.redis.ping()  # the probe names the error's class (/readyz)
 

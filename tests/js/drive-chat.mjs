@@ -590,6 +590,40 @@ export async function driveChat(input) {
           completions.push({ status: response.status, body: tryParseJson(await response.text()) });
         });
       }
+      case 'signIn': {
+        // What the page's sign-in popup does for an OAuth2 credential request: open the
+        // part's authUri (the provider's consent page), answer its form (`decision`), and
+        // follow the redirect to adk-asgi's callback; the callback's answer goes to
+        // `completions` ({status, body, url}).
+        const message = lastAssistantMessage(chat.messages);
+        const part = message?.parts.find(
+          p => isToolPart(p) && toolNameOf(p) === 'adk_request_credential' &&
+            p.state === 'input-available' && typeof p.input?.authUri === 'string',
+        );
+        if (part == null) throw new Error('signIn: no adk_request_credential part with an authUri');
+        return (async () => {
+          const consent = await fetch(part.input.authUri);
+          const page = await consent.text();
+          const action = /<form[^>]*action="([^"]*)"/.exec(page)?.[1];
+          if (consent.status !== 200 || action == null) {
+            throw new Error(`signIn: no consent form at the authUri (${consent.status}): ${page.slice(0, 300)}`);
+          }
+          const fields = new URLSearchParams();
+          for (const [, name, value] of page.matchAll(/<input type=hidden name="([^"]*)" value="([^"]*)">/g)) {
+            fields.append(name.replaceAll('&amp;', '&'), value.replaceAll('&amp;', '&'));
+          }
+          fields.append('decision', step.decision ?? 'allow');
+          const answer = await fetch(new URL(action.replaceAll('&amp;', '&'), part.input.authUri), {
+            method: 'POST',
+            body: fields,
+            redirect: 'manual',
+          });
+          const location = answer.headers.get('location');
+          if (location == null) throw new Error(`signIn: the provider did not redirect (${answer.status})`);
+          const callback = await fetch(location);
+          completions.push({ status: callback.status, body: await callback.text(), url: location });
+        })();
+      }
       case 'regenerate':
         return chat.regenerate({
           ...(step.messageId != null ? { messageId: step.messageId } : {}),

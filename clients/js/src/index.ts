@@ -21,6 +21,28 @@ export {
   type BrowserTools,
   type ToolAnswerTarget,
 } from './browser-tools';
+export {
+  answerCredential,
+  answerInput,
+  checkInput,
+  compactInput,
+  CREDENTIAL_TOOL,
+  initialValue,
+  INPUT_TOOL,
+  inputForm,
+  isCredentialRequest,
+  isInputRequest,
+  refusedAnswer,
+  reopenToolCall,
+  signIn,
+  SIGN_IN_MESSAGE,
+  type AdkCredentialRequest,
+  type AdkInputRequest,
+  type FormField,
+  type JsonSchema,
+  type PausePart,
+  type SignInResult,
+} from './pauses';
 export { decodePcm16, Microphone, PcmPlayer } from './audio';
 export {
   FrameCapture,

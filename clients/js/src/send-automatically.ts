@@ -9,7 +9,9 @@ import { isToolUIPart, type UIMessage } from 'ai';
  * *approved browser tool* (e.g. `get_location`) is not answered until the page
  * has run it and added its output, so the approval and the result go to the
  * server in one request (the server accepts them apart too, at the cost of one
- * more round trip).
+ * more round trip). Server calls that are still running (a long-running tool, a tool
+ * waiting for the user's credential) do not hold the answers back, as in the stock
+ * helper.
  */
 export function lastAssistantMessageIsCompleteWithAnswers({
   messages,
@@ -27,6 +29,10 @@ export function lastAssistantMessageIsCompleteWithAnswers({
   let answeredByPage = false;
   for (const part of calls) {
     const browserTool = part.providerExecuted !== true;
+    const running =
+      part.state === 'input-available' ||
+      (part.state === 'output-available' && (part as { preliminary?: boolean }).preliminary === true);
+    if (!browserTool && running) continue; // the server's, not the page's, to answer
     switch (part.state) {
       case 'output-available':
         if ((part as { preliminary?: boolean }).preliminary === true) return false;

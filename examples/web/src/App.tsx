@@ -1,6 +1,18 @@
 /** The adk-asgi chat page: useChat over SSE, WebSocket or live voice. */
 import { useChat } from '@ai-sdk/react';
-import { answerApproval, FrameCapture, Microphone, PcmPlayer } from 'adk-asgi';
+import {
+  answerApproval,
+  answerCredential,
+  answerInput,
+  FrameCapture,
+  isCredentialRequest,
+  isInputRequest,
+  Microphone,
+  PcmPlayer,
+  refusedAnswer,
+  reopenToolCall,
+  signIn,
+} from 'adk-asgi';
 import { isToolUIPart } from 'ai';
 import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 
@@ -10,6 +22,7 @@ import { MessageView } from './components/MessageView';
 import { Icon } from './components/Icon';
 import { ModeSwitch } from './components/ModeSwitch';
 import { Sidebar } from './components/Sidebar';
+import type { PauseHandlers } from './components/PauseCard';
 import type { ToolPart } from './components/ToolCard';
 import { VoicePanel, type Sharing } from './components/VoicePanel';
 import { BgmPlayer } from './lib/bgm';
@@ -226,11 +239,41 @@ export function App() {
   const onAnswer = (part: ToolPart, approved: boolean) =>
     void answerApproval(session.chat, part, approved, { tools: session.tools });
 
+  // A refused answer (invalid_input, invalid_credential): the call waits again, with why.
+  const [refusals, setRefusals] = useState<Record<string, string>>({});
+  const lastAnswered = useRef<string | null>(null);
+  useEffect(() => {
+    const refused = error ? refusedAnswer(error) : undefined;
+    const callId = lastAnswered.current;
+    if (refused == null || callId == null || !['invalid_input', 'invalid_credential'].includes(refused.code)) return;
+    reopenToolCall(session.chat, callId);
+    setRefusals(r => ({ ...r, [callId]: refused.message }));
+    clearError();
+  }, [error, session, clearError]);
+  const pauses: PauseHandlers = {
+    onInput: (part, value) => {
+      lastAnswered.current = part.toolCallId;
+      void answerInput(session.chat, part, value);
+    },
+    onCredential: (part, secret) => {
+      lastAnswered.current = part.toolCallId;
+      void answerCredential(session.chat, part, secret);
+    },
+    onSignIn: part => {
+      // The callback continues the turn on the server: follow it when the popup is done.
+      void signIn(part).then(() => session.chat.resumeStream());
+    },
+    refusal: toolCallId => refusals[toolCallId],
+  };
+
   const busy = status === 'submitted' || status === 'streaming';
   const last = messages[messages.length - 1];
   const pendingApproval =
     last?.role === 'assistant' &&
     last.parts.some(p => isToolUIPart(p) && p.state === 'approval-requested');
+  const pendingPause =
+    last?.role === 'assistant' &&
+    last.parts.some(p => isToolUIPart(p) && (isInputRequest(p) || isCredentialRequest(p)));
   const listRef = useRef<HTMLDivElement>(null);
   useEffect(() => {
     listRef.current?.scrollTo({ top: listRef.current.scrollHeight });
@@ -295,6 +338,7 @@ export function App() {
               message={message}
               streaming={busy && index === messages.length - 1}
               onAnswer={onAnswer}
+              pauses={pauses}
             />
           </div>
         ))}
@@ -330,7 +374,13 @@ export function App() {
         )}
         <Composer
           busy={busy}
-          blocked={pendingApproval ? 'Answer the approval above to continue' : null}
+          blocked={
+            pendingApproval
+              ? 'Answer the approval above to continue'
+              : pendingPause
+                ? 'Answer the question above to continue'
+                : null
+          }
           onSend={text => void sendMessage({ text })}
           onStop={() => void stop()}
         />

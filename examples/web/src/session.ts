@@ -72,6 +72,18 @@ export interface ChatStart {
   messages: AdkUIMessage[];
 }
 
+// Only the new (or continued) message goes to the server, which keeps the chat in its
+// session: an answer (an API key) is not sent again with every later turn.
+function lastMessageOnly({ id, messages, trigger, messageId, body }: {
+  id: string;
+  messages: AdkUIMessage[];
+  trigger: string;
+  messageId: string | undefined;
+  body: object | undefined;
+}) {
+  return { body: { ...body, id, message: messages[messages.length - 1], trigger, messageId } };
+}
+
 export function createSession(mode: Mode, handlers: Handlers, start: ChatStart): Session {
   const api = chatApi();
   const { id, messages } = start;
@@ -88,14 +100,7 @@ export function createSession(mode: Mode, handlers: Handlers, start: ChatStart):
     },
   };
   if (mode === 'sse') {
-    transport = new DefaultChatTransport({
-      api,
-      // The server keeps the chat (its ADK session): send only the new message, or the
-      // assistant message that carries the user's answers.
-      prepareSendMessagesRequest: ({ id, messages, trigger, messageId, body }) => ({
-        body: { ...body, id, message: messages[messages.length - 1], trigger, messageId },
-      }),
-    });
+    transport = new DefaultChatTransport({ api, prepareSendMessagesRequest: lastMessageOnly });
   } else if (mode === 'websocket') {
     transport = new WebSocketChatTransport({ url: api }); // ai@7 makes it ws(s)://
   } else {

@@ -6,19 +6,30 @@ import { AbstractChat, DefaultChatTransport, type ChatState, type ChatTransport,
 import {
   AdkLiveTransport,
   adkToolCallMetadata,
+  answerCredential,
+  answerInput,
+  checkInput,
   decodePcm16,
   FrameCapture,
+  initialValue,
+  inputForm,
+  isCredentialRequest,
+  isInputRequest,
   lastAssistantMessageIsCompleteWithAnswers,
   liveUrl,
   Microphone,
   PcmPlayer,
+  refusedAnswer,
+  reopenToolCall,
   runBrowserTool,
+  signIn,
   toolNameOf,
   type AdkLiveTransportOptions,
   type AdkMessageMetadata,
   type AdkToolCallMetadata,
   type AdkUIMessage,
   type BrowserTools,
+  type FormField,
   type FrameCaptureOptions,
   type ImageFrame,
   type LiveInputError,
@@ -116,4 +127,24 @@ async function look(screen: boolean): Promise<void> {
   void [sent, running];
 }
 
-void [plain, tokens, talk, look];
+// A request for input and a credential request, answered from a part of the chat.
+async function pauses(chat: MyChat, error: Error | undefined): Promise<void> {
+  const message = chat.messages[chat.messages.length - 1];
+  for (const part of message?.parts ?? []) {
+    if (!('toolCallId' in part)) continue;
+    if (isInputRequest(part)) {
+      const form: FormField = inputForm(part.input.responseSchema);
+      const value = initialValue(form);
+      if (checkInput(form, value).length === 0) await answerInput(chat, part, value);
+    } else if (isCredentialRequest(part)) {
+      if (part.input.scheme === 'oauth2') {
+        if ((await signIn(part)).ok) await chat.resumeStream();
+      } else {
+        await answerCredential(chat, part, 'the-key');
+      }
+    }
+  }
+  if (error && refusedAnswer(error)?.code === 'invalid_input') reopenToolCall(chat, 'ask_budget');
+}
+
+void [plain, tokens, talk, look, pauses];

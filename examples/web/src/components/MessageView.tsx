@@ -1,10 +1,12 @@
 /** One message: text, reasoning, file, tool, code and workflow node parts, in order. Text a
  * parallel branch wrote names its agent (`providerMetadata.adk.author`). */
+import { CREDENTIAL_TOOL, INPUT_TOOL } from 'adk-asgi';
 import { getToolName, isToolUIPart, type UIMessage } from 'ai';
 
 import { CodeCard } from './CodeCard';
 import { FileView } from './FileView';
 import { Icon } from './Icon';
+import { CredentialCard, InputCard, type PauseHandlers } from './PauseCard';
 import { ToolCard, type ToolPart } from './ToolCard';
 
 type NodeOutput = { node: string; path: string; output: unknown };
@@ -18,10 +20,12 @@ export function MessageView({
   message,
   streaming,
   onAnswer,
+  pauses,
 }: {
   message: UIMessage;
   streaming: boolean;
   onAnswer: (part: ToolPart, approved: boolean) => void;
+  pauses: PauseHandlers;
 }) {
   return (
     <div className={`message message-${message.role}`} data-testid="message" data-role={message.role}>
@@ -52,7 +56,12 @@ export function MessageView({
             return <FileView key={index} part={part} />;
           }
           if (isToolUIPart(part)) {
-            return getToolName(part) === 'code_execution' ? (
+            const name = getToolName(part);
+            if (name === INPUT_TOOL) return <InputCard key={part.toolCallId} part={part as ToolPart} handlers={pauses} />;
+            if (name === CREDENTIAL_TOOL) {
+              return <CredentialCard key={part.toolCallId} part={part as ToolPart} handlers={pauses} />;
+            }
+            return name === 'code_execution' ? (
               <CodeCard key={part.toolCallId} part={part as ToolPart} />
             ) : (
               <ToolCard key={part.toolCallId} part={part as ToolPart} onAnswer={onAnswer} />

@@ -43,6 +43,7 @@ function question(name: string, input: Args): string {
 function result(name: string, output: Args): string {
   switch (name) {
     case 'get_weather':
+      if (output.condition === undefined) return JSON.stringify(output); // another agent's tool
       return `${output.condition}, ${output.temperature_c}°C · humidity ${output.humidity_percent}%`;
     case 'process_payment':
       return output.status === 'success'
@@ -71,6 +72,8 @@ export function status(part: ToolPart): { label: string; tone: string } {
         ? { label: browser ? 'Approved · running in your browser' : 'Approved · running', tone: 'busy' }
         : { label: 'Denied', tone: 'denied' };
     case 'output-available':
+      // A server call's interim result (a long-running tool, one waiting for the user).
+      if ((part as { preliminary?: boolean }).preliminary === true) return { label: 'Waiting', tone: 'busy' };
       return { label: 'Done', tone: 'done' };
     case 'output-error':
       return { label: 'Failed', tone: 'error' };
