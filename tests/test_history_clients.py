@@ -21,12 +21,15 @@ from typing import Any
 
 import httpx
 import pytest
+from agents.accounts.agent import build_app as build_accounts
 from agents.artifacts.agent import build_app as build_artifacts_app
 from agents.code import agent as code
 from agents.fanout import agent as fanout
 from agents.parallel import agent as parallel
 from agents.team.agent import build_app
+from agents.trips.agent import app as trips_app
 from agents.workflow import agent as workflow
+from provider_server import WEATHER_KEY, Provider
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
@@ -55,6 +58,8 @@ class Scenario:
     fails: bool = False  # the turn ends with an error chunk (the page shows the error)
     lost: tuple[str, ...] = ()
     """The last parts the page showed that the session does not keep (their types)."""
+    own_user: bool = False
+    """Each run is a user of its own (``x-user``): ADK keeps a credential per user."""
     uploads: bool = False
     """The user's files are saved as artifacts: the history shows them at their artifact
     URL (the session keeps no bytes), the page at the data: URL it sent."""
@@ -141,6 +146,19 @@ SCENARIOS: list[Scenario] = [
     Scenario("workflow-timeout", "workflow", [send("track it")], fails=True),
     Scenario("fanout", "fanout", [send("Train or plane?")]),
     Scenario("code", "code", [send("compute 2 + 2"), send("divide 1 by 0")]),
+    Scenario("human-input", "trips",
+             [send("plan a trip to Lisbon"),
+              {"action": "toolOutput", "tool": "adk_request_input",
+               "output": {"amount": 600, "currency": "EUR",
+                          "travellers": [{"name": "Ana", "age": 34}]}},
+              {"action": "sendEmpty"},
+              {"action": "approve", "approved": True, "payload": {"note": "late arrival"}},
+              {"action": "sendEmpty"}], APPROVALS),
+    Scenario("credential", "accounts",
+             [send("what's the weather in Lisbon?"),
+              {"action": "toolOutput", "tool": "adk_request_credential",
+               "output": {"apiKey": WEATHER_KEY}},
+              {"action": "sendEmpty"}], own_user=True),
     Scenario("adk-tool-confirmation", "seed",
              [send("Send 80 dollars to Seed"),
               {"action": "toolOutput", "tool": "adk_request_confirmation",
@@ -154,12 +172,22 @@ SCENARIOS: list[Scenario] = [
 ]
 
 
+def header_user(scope: Any) -> str:
+    """The ``x-user`` header, else anonymous."""
+    for name, value in scope.get("headers") or ():
+        if name == b"x-user":
+            return str(value.decode())
+    return "anonymous"
+
+
 @pytest.fixture(scope="module")
 def server() -> Iterator[LoopbackServer]:
     try:
         require_node_harness()
     except NodeHarnessMissing as exc:
         pytest.fail(str(exc), pytrace=False)
+    provider_server = LoopbackServer(Provider().app).__enter__()
+    provider_url = provider_server.url
     team = AdkApp(adk_app=build_app(), pauses=PauseOptions(client_completes=["book_trip"]),
                   surface=SurfaceOptions(agent_names=True, state_keys=["fact"]),
                   warm_up=False)
@@ -175,7 +203,10 @@ def server() -> Iterator[LoopbackServer]:
                                surface=SurfaceOptions(agent_names=True), warm_up=False),
             "workflow": AdkApp(agent=workflow.build_workflow(), warm_up=False),
             "fanout": AdkApp(agent=fanout.build_workflow(), warm_up=False),
-            "code": AdkApp(agent=code.build_root_agent(), warm_up=False)}
+            "code": AdkApp(agent=code.build_root_agent(), warm_up=False),
+            "trips": AdkApp(adk_app=trips_app, warm_up=False),
+            "accounts": AdkApp(adk_app=build_accounts(provider_url), warm_up=False,
+                               authenticate=header_user)}
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
@@ -186,13 +217,17 @@ def server() -> Iterator[LoopbackServer]:
 
     site = Starlette(routes=[Mount(f"/{name}", app) for name, app in apps.items()],
                      lifespan=lifespan)
-    with LoopbackServer(site) as running:
-        yield running
+    try:
+        with LoopbackServer(site) as running:
+            yield running
+    finally:
+        provider_server.__exit__(None, None, None)
 
 
 def drive(server: LoopbackServer, scenarios: list[Scenario]) -> list[dict[str, Any]]:
     runs = [{"ai": ai, "api": f"{server.url}/{s.app}", "chatId": f"{s.name}-{ai}",
              "steps": s.steps, "autoSend": s.auto_send, "afterReload": s.after_reload or None,
+             "headers": {"x-user": f"{s.name}-{ai}"} if s.own_user else None,
              "timeoutMs": 60_000}
             for s in scenarios for ai in s.versions]
     done = subprocess.run(["node", str(JS_DIR / "drive-history.mjs")],
@@ -272,7 +307,7 @@ def test_history_is_what_the_page_showed(
         assert all(r["stepError"] is None for r in report["stepResults"]), report["problems"]
         assert report["messages"][-1]["role"] == "assistant"
         raw = json.dumps(result["history"])
-        assert "SECRET-" not in raw and '"adk_asgi"' not in raw
+        assert "SECRET-" not in raw and '"adk_asgi"' not in raw and WEATHER_KEY not in raw
         history = result["history"]
         assert history["status"] == 200, (ai, history)
         assert history["body"]["id"] == f"{scenario.name}-{ai}"

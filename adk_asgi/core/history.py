@@ -31,6 +31,7 @@ result the page has not sent yet.
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -42,7 +43,9 @@ from google.genai import types
 
 from ..chunks import ToolOutputDenied, UIChunk
 from .approvals import CONFIRMATION_TOOL, DENIED_TEXT, frontend_approval_id
+from .credentials import CredentialRequest
 from .message import ConfirmationStyle, DescribeError, describe_error_generic
+from .pauses import InputRequest, WorkflowConfirmation, pause_of
 from .sessions import event_meta
 from .surface import SurfaceOptions
 from .tools import ToolKinds
@@ -392,6 +395,20 @@ class _History:
         self._message.apply_all(out)
 
 
+def _input_value(pause: InputRequest, result: dict[str, Any]) -> Any:
+    """What the page answered a request for input, from what ADK was given
+    (``pauses.adk_response`` the other way round)."""
+    if set(result) != {"result"}:
+        return result
+    value = result["result"]
+    if pause.workflow and isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
 def _page_output(message: UIMessageState, call_id: str, result: Any) -> None:
     """``addToolOutput`` as the page made it: an ``{"error"}`` result was its error text."""
     if _is_error(result):
@@ -423,7 +440,17 @@ class _Answers:
         if response.name == CONFIRMATION_TOOL:
             self._confirmation(answer_id, result, *approvals.get(answer_id, ("", None)))
             return
-        name = calls.get(answer_id, (response.name or "", {}))[0]
+        name, args = calls.get(answer_id, (response.name or "", {}))
+        pause = pause_of(types.FunctionCall(id=answer_id, name=name, args=args))
+        if isinstance(pause, WorkflowConfirmation):
+            self._confirmation(answer_id, result, pause.call_id, pause.payload)
+            return
+        if isinstance(pause, InputRequest):
+            self.message.add_tool_output(answer_id, output=_input_value(pause, result))
+            return
+        if isinstance(pause, CredentialRequest):  # shown given, never what was given
+            self.message.add_tool_output(answer_id, output={"status": "provided"})
+            return
         tools, message = self.tools, self.message
         if name in tools.browser:
             gated = name in tools.approval
