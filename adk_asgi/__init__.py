@@ -24,7 +24,13 @@ from .core.tools import FrontendTool, frontend_tool
 from .middleware import AdkMiddleware
 from .mount import mount
 from .observability.logs import JsonFormatter
-from .options import LiveOptions, PauseOptions, StorageOptions, StreamingOptions
+from .options import (
+    ChatListOptions,
+    LiveOptions,
+    PauseOptions,
+    StorageOptions,
+    StreamingOptions,
+)
 from .stores import MemoryStreamStore, StreamRecorder, StreamStore
 
 if TYPE_CHECKING:
@@ -35,6 +41,7 @@ __all__ = [
     "AdkMiddleware",
     "AuthError",
     "Authenticate",
+    "ChatListOptions",
     "ErrorInfo",
     "EventParts",
     "FrontendTool",

@@ -7,6 +7,9 @@
                GET    /oauth2/callback      -> an OAuth2 sign-in's return (http/oauth.py)
                GET    /{chatId}/artifacts   -> the chat's artifacts and their versions
                GET    /{chatId}/artifacts/{name}?version=N -> one artifact (ranges, ETag)
+               GET    /                     -> the user's chats, newest first (a page)
+               GET    /{chatId}             -> the chat's history (UIMessage[])
+               DELETE /{chatId}             -> delete the chat (204)
                GET    /healthz, /readyz     -> liveness / readiness (observability/health.py)
                anything else                -> JSON 404 / 405 (routes.py)
     websocket  /                            -> live mode (Runner.run_live; see live/)
@@ -36,6 +39,7 @@ from starlette.routing import Router
 
 from .core.asgi import Receive, Scope, Send, route_path, send_error
 from .core.auth import Authenticate, anonymous
+from .core.chats import ChatListOptions
 from .core.errors import chat_not_found
 from .core.gctuning import GcTuning
 from .core.limits import Limits
@@ -45,8 +49,10 @@ from .core.request import valid_chat_id
 from .core.runtime import AgentRuntime
 from .core.surface import SurfaceOptions
 from .http.artifacts import ArtifactRoutes
+from .http.chats import UserChats
 from .http.completion import complete_tool_call, post_tool_output
 from .http.endpoint import ChatEndpoint
+from .http.history import ChatHistory
 from .http.oauth import oauth_callback
 from .live.endpoint import LiveEndpoint
 from .observability.health import Health
@@ -83,8 +89,8 @@ class AdkApp:
     URI as ADK's CLI takes it, in memory by default; ``credential_service``, where the
     credentials users give tools are kept, ADK's in-memory one by default); a ``Runner``
     brings its own. How the chat behaves: the option records ``streaming``, ``pauses``,
-    ``surface``, ``storage``, ``live_options`` and ``limits`` (``adk_asgi.options``); each
-    option is set in one of them.
+    ``surface``, ``storage``, ``live_options``, ``chats`` and ``limits``
+    (``adk_asgi.options``); each option is set in one of them.
     """
 
     def __init__(
@@ -109,6 +115,7 @@ class AdkApp:
         surface: SurfaceOptions | None = None,
         storage: StorageOptions | None = None,
         live_options: LiveOptions | None = None,
+        chats: ChatListOptions | None = None,
         describe_error: DescribeError = describe_error_generic,
         body_fields: Mapping[str, Any] | None = None,
         warm_up: bool = True,
@@ -120,7 +127,8 @@ class AdkApp:
         storage = storage or StorageOptions()
         self.settings = Settings(limits=limits or Limits(),
                                  streaming=streaming or StreamingOptions(), pauses=pauses,
-                                 authenticate=authenticate, describe_error=describe_error)
+                                 authenticate=authenticate, describe_error=describe_error,
+                                 chats=chats or ChatListOptions())
         """Every option the endpoints read (``adk_asgi.options.Settings``)."""
         self.runtime = AgentRuntime(agent=agent, app=adk_app, runner=runner,
                                     session_service=session_service, session_db=session_db,
@@ -142,7 +150,9 @@ class AdkApp:
         needed); ``health.checks()`` for your own."""
         self._warm_up = warm_up
         self._gc_tuning = gc_tuning
-        self._root = MethodTable({"POST": self.chat.post})
+        self.history = ChatHistory(self.chat)
+        self.chats = UserChats(self.chat, self.settings.chats)
+        self._root = MethodTable({"POST": self.chat.post, "GET": self.chats.list})
         self._router = self._routes()
 
     @property
@@ -166,6 +176,13 @@ class AdkApp:
             else:
                 await chat.resume(scope, receive, send, chat_id)
 
+        async def one_chat(scope: Scope, receive: Receive, send: Send) -> None:
+            chat_id = scope["path_params"]["chat_id"]
+            if scope["method"] == "DELETE":
+                await self.chats.delete(scope, receive, send, chat_id)
+            else:
+                await self.history.get(scope, receive, send, chat_id)
+
         async def sign_in(scope: Scope, receive: Receive, send: Send) -> None:
             await oauth_callback(chat, scope, receive, send)
 
@@ -187,6 +204,8 @@ class AdkApp:
             # reaches its stream; an artifact whose name ends in "/stream" is not served.
             ("/{chat_id:path}/artifacts", {"GET": artifacts.listing}),
             ("/{chat_id:path}/artifacts/{name:path}", {"GET": artifacts.content}),
+            # Last: it matches every path the routes above match.
+            ("/{chat_id:path}", {"GET": one_chat, "DELETE": one_chat}),
         ])
 
     async def complete_tool_call(self, chat_id: str, tool_call_id: str, *,

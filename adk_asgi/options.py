@@ -7,6 +7,7 @@
            surface=SurfaceOptions(agent_names=True),
            storage=StorageOptions(remember_sessions=True),
            live_options=LiveOptions(model="gemini-2.5-flash-native-audio-latest"),
+           chats=ChatListOptions(page_size=30),
            limits=Limits(max_file_bytes=20 * 2**20))
 
 ``Settings`` is the app's bundle of them, as both endpoints (HTTP and live) read it.
@@ -23,11 +24,13 @@ from google.adk.models import BaseLlm
 from google.genai import types
 
 from .core.auth import Authenticate, anonymous
+from .core.chats import ChatListOptions
 from .core.limits import Limits
 from .core.message import ConfirmationStyle, DescribeError, describe_error_generic
 
 __all__ = (
     "ActivityDetection",
+    "ChatListOptions",
     "LiveOptions",
     "PauseOptions",
     "Settings",
@@ -164,3 +167,4 @@ class Settings:
     pauses: PauseOptions = field(default_factory=PauseOptions)
     authenticate: Authenticate = anonymous
     describe_error: DescribeError = describe_error_generic
+    chats: ChatListOptions = field(default_factory=ChatListOptions)

@@ -215,11 +215,16 @@ async def test_body_limit_413_declared_and_streamed() -> None:
 
 
 async def test_routes(client: httpx.AsyncClient) -> None:
-    response = await client.get("/")
-    assert response.status_code == 405 and response.headers["allow"] == "POST"
+    response = await client.get("/")  # the user's chats
+    assert response.status_code == 200 and response.json() == {"chats": [], "next": None}
+    response = await client.put("/")
+    assert response.status_code == 405 and response.headers["allow"] == "POST, GET, HEAD"
     assert response.json()["error"]["code"] == "method_not_allowed"
+    # Any other path names a chat: its history (GET) or its deletion (DELETE).
     response = await client.get("/nope")
-    assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
+    assert response.status_code == 404 and response.json()["error"]["code"] == "chat_not_found"
+    response = await client.put("/nope")
+    assert response.status_code == 405 and response.headers["allow"] == "GET, DELETE, HEAD"
     response = await client.get("/some-chat/stream")
     assert response.status_code == 204
     assert (await client.head("/some-chat/stream")).status_code == 204
@@ -259,11 +264,12 @@ async def test_json_errors_reach_the_client_past_a_host_apps_handlers() -> None:
     mount(site, "/api/chat", AdkApp(build_demo_agent(), warm_up=False))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=site),
                                  base_url="http://t") as client:
-        response = await client.get("/api/chat")
+        response = await client.put("/api/chat")
         assert response.status_code == 405
         assert response.json()["error"]["code"] == "method_not_allowed"
         response = await client.get("/api/chat/a/b/c")
-        assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
+        assert response.status_code == 404
+        assert response.json()["error"]["code"] == "chat_not_found"
         assert (await client.get("/elsewhere")).json() == {"detail": "Not Found"}
 
 

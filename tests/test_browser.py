@@ -28,7 +28,7 @@ SCENARIOS: Final = ("text", "reasoning", "weather", "approve", "deny", "two-paym
                     "location-denied", "bgm")
 PLAN: Final = ([(t, s) for t in ("sse", "websocket") for s in SCENARIOS]
                + [("voice", "voice-talk"), ("voice", "voice-approve"), ("voice", "voice-camera"),
-                  ("voice", "voice-screen"), ("voice", "voice-location"),
+                  ("voice", "voice-screen"), ("voice", "voice-location"), ("sse", "history"),
                   ("sse", "payments-ran-once")])
 
 
@@ -86,7 +86,8 @@ def test_payments_ran_exactly_once(report: dict[str, Any]) -> None:
     # consecutive numbers in run order, so nothing ran twice and no denied one ran.
     txns = [r["facts"]["txn"] for r in report["results"] if "txn" in r.get("facts", {})]
     assert txns == [f"txn-{i:06d}" for i in range(1, len(txns) + 1)]
-    assert len(txns) == 6  # approve, two-payments (Alice) x2 transports, voice, last check
+    # approve, two-payments (Alice) x2 transports, voice, history (after a reload), last check
+    assert len(txns) == 7
 
 
 def test_approval_screenshots_saved(report: dict[str, Any]) -> None:

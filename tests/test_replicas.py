@@ -174,3 +174,68 @@ def test_a_replica_killed_mid_turn(replicas: tuple[list[Serve], Nginx]) -> None:
     assert not answer["headers"]["x-upstream"].endswith(f":{port}")
     print(f"resume ended and the next message was answered {done:.1f} s after the kill")
     assert done < 20, done  # the 3 s stream lease and the 5 s lock lease, with slack
+
+
+def test_chats_across_replicas(replicas: tuple[list[Serve], Nginx]) -> None:
+    """A user's chats through nginx: each chat written by one replica is listed, read
+    back and deleted by the others; a delete stops a turn running on another replica."""
+    serves, proxy = replicas
+    api = proxy.url + "/api/chat"
+    prefix = f"list-{uuid.uuid4().hex[:8]}"
+    ids = [f"{prefix}-{i}" for i in range(3)]
+    writers = []
+    for chat_id in ids:
+        response = httpx.post(api, timeout=30, json=chat_body(chat_id, user_message(
+            f"hello from {chat_id}")))
+        assert response.status_code == 200 and "[DONE]" in response.text
+        writers.append(response.headers["x-upstream"])
+    readers = set()
+    listed: list[str] = []
+    cursor = None
+    while True:  # a page at a time, each page from the next replica
+        response = httpx.get(api, params={"limit": 1, **({"cursor": cursor} if cursor else {})},
+                             timeout=10)
+        assert response.status_code == 200, response.text
+        readers.add(response.headers["x-upstream"])
+        body = response.json()
+        listed += [c["id"] for c in body["chats"]]
+        cursor = body["next"]
+        if cursor is None:
+            break
+    assert [c for c in listed if c.startswith(prefix)] == ids[::-1]
+    live = [serve for serve in serves if serve.proc.poll() is None]  # after a kill: two
+    assert len(readers) == len(live) >= 2, readers
+    for chat_id in ids:
+        history = httpx.get(f"{api}/{chat_id}", timeout=10).json()
+        assert [m["role"] for m in history["messages"]] == ["user", "assistant"]
+        assert history["messages"][0]["parts"] == [{"type": "text",
+                                                   "text": f"hello from {chat_id}"}]
+
+    # a turn runs on one replica; the delete goes to another, which stops it
+    busy = ids[0]
+    post: dict[str, Any] = {"chunks": []}
+    streaming = threading.Event()
+
+    def run() -> None:
+        with httpx.stream("POST", api, timeout=60,
+                          json=chat_body(busy, user_message("bench 3000"))) as response:
+            post["replica"] = response.headers["x-upstream"]
+            for line in response.iter_lines():
+                if line.startswith("data: "):
+                    post["chunks"].append(line[6:])
+                    if len(post["chunks"]) > 20:
+                        streaming.set()
+        streaming.set()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    assert streaming.wait(30)
+    other = next(s for s in live if not post["replica"].endswith(f":{s.port}"))
+    deleted = httpx.delete(f"http://127.0.0.1:{other.port}/api/chat/{busy}", timeout=30)
+    assert deleted.status_code == 204, deleted.text
+    thread.join(20)
+    assert '{"type":"abort"}' in post["chunks"] and post["chunks"][-1] == "[DONE]"
+    for _ in range(REPLICAS):  # gone on every replica
+        assert httpx.get(f"{api}/{busy}", timeout=10).status_code == 404
+    assert busy not in [c["id"] for c in httpx.get(api, params={"limit": 100},
+                                                   timeout=10).json()["chats"]]

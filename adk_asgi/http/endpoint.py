@@ -123,8 +123,9 @@ class ChatEndpoint:
         async with self.store.lock(request.id):
             try:
                 plan = await prepare_turn(self.runtime, request, user_id,
-                                          self.settings.limits.max_file_bytes)
-                plan.state_delta = fields
+                                          self.settings.limits.max_file_bytes,
+                                          self.settings.chats)
+                plan.state_delta.update(fields)
                 plan.oauth_redirect = oauth_redirect
             except RequestError as error:
                 await send_error(send, error)

@@ -8,8 +8,12 @@ history twice.
 from __future__ import annotations
 
 import logging
+import time
 
-from ..core.request import ChatRequest
+from google.adk.sessions import Session
+
+from ..core.chats import CREATED_KEY, TITLE_KEY, ChatListOptions, first_user_text
+from ..core.request import ChatRequest, message_text
 from ..core.runtime import AgentRuntime
 from .seed import create_seeded, incomplete_seed, seed_events
 from .turn import TurnPlan, plan_turn
@@ -20,9 +24,11 @@ logger = logging.getLogger("adk_asgi")
 
 
 async def prepare_turn(runtime: AgentRuntime, request: ChatRequest, user_id: str,
-                       max_file_bytes: int) -> TurnPlan:
+                       max_file_bytes: int, titles: ChatListOptions | None = None
+                       ) -> TurnPlan:
     """The plan of ``request``'s turn, its session ready: raises ``RequestError`` for a
-    request the session refuses; session-service failures propagate."""
+    request the session refuses; session-service failures propagate. The chat's title
+    and creation time go into the state with its first turn (``core/chats.py``)."""
     service = runtime.session_service
     app_name = runtime.app_name
     session = await service.get_session(app_name=app_name, user_id=user_id,
@@ -43,4 +49,33 @@ async def prepare_turn(runtime: AgentRuntime, request: ChatRequest, user_id: str
     elif plan.rewind_before is not None:
         await runtime.runner.rewind_async(user_id=user_id, session_id=request.id,
                                           rewind_before_invocation_id=plan.rewind_before)
+        # The rewind undid the state the rewound turns wrote (the first one's title too).
+        created = session.state.get(CREATED_KEY) if session is not None else None
+        session = await service.get_session(app_name=app_name, user_id=user_id,
+                                            session_id=request.id)
+        if created is not None and session is not None \
+                and session.state.get(CREATED_KEY) is None:
+            plan.state_delta[CREATED_KEY] = created  # the chat is as old as it was
+    info = _chat_info(request, None if fresh else session, titles or ChatListOptions())
+    plan.state_delta = {**info, **plan.state_delta}
     return plan
+
+
+def _chat_info(request: ChatRequest, session: Session | None,
+               titles: ChatListOptions) -> dict[str, object]:
+    """The title and creation time of a chat that has none yet: its first user text
+    (the session's, else the request's first user message)."""
+    state = session.state if session is not None else {}
+    info: dict[str, object] = {}
+    # A rewind leaves the keys it undid as None.
+    if state.get(CREATED_KEY) is None:
+        info.setdefault(CREATED_KEY, time.time())
+    if state.get(TITLE_KEY) is None:
+        text = first_user_text(e.content for e in session.events if e.author == "user") \
+            if session is not None else ""
+        if not text:
+            text = next((t for m in request.history if m.role == "user"
+                         and (t := message_text(m).strip())), "")
+        if text:
+            info[TITLE_KEY] = titles.make_title(text)
+    return info

@@ -21,6 +21,7 @@ from typing import Any
 
 from google.adk.sessions import Session
 from google.genai import types
+from msgspec import UNSET
 
 from ..core.approvals import CONFIRMATION_TOOL, Decision, answers_in, decide
 from ..core.credentials import CREDENTIAL_ANSWER, CredentialRequest, Secret
@@ -77,6 +78,8 @@ class TurnPlan:
     steps_before: int = 0
     # Request body fields for the session state (``AdkApp(body_fields=...)``).
     state_delta: dict[str, Any] = field(default_factory=dict)
+    # The new user message's own metadata (the page's), kept for its history.
+    user_metadata: Any = None
     # Credentials answered in this turn: handed to ADK apart, never in new_message.
     credentials: tuple[HandedCredential, ...] = ()
     # What the page answered for its calls (browser results, inputs; credentials only as
@@ -99,6 +102,8 @@ class TurnPlan:
         metadata: dict[str, Any] = {"messageId": self.message_id}
         if self.user_message_id:
             metadata["userMessageId"] = self.user_message_id
+        if self.user_metadata is not None:
+            metadata["userMetadata"] = self.user_metadata
         if self.denial_reasons:
             metadata["denialReasons"] = self.denial_reasons
         if self.credentials:
@@ -125,7 +130,8 @@ def plan_turn(request: ChatRequest, session: Session | None, tools: ToolKinds | 
 def _new_user_turn(request: ChatRequest, last: UIMessage, session: Session | None,
                    max_file_bytes: int | None) -> TurnPlan:
     plan = TurnPlan(message_id=new_message_id(), new_message=user_content(last, max_file_bytes),
-                    user_message_id=last.id or None)
+                    user_message_id=last.id or None,
+                    user_metadata=last.metadata if last.metadata is not UNSET else None)
     if session is None:
         plan.seed = [m for m in request.history[:-1] if m.role in ("user", "assistant")]
         return plan

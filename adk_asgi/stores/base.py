@@ -119,6 +119,11 @@ class StreamStore(ABC):
         """Ask the producer of the chat's running stream (on any worker) to stop.
         True when there was a running stream."""
 
+    async def forget(self, chat_id: str) -> None:  # noqa: B027 - a store may keep nothing
+        """Drop what the store keeps of ``chat_id``'s streams (the chat was deleted; its
+        turn lock is held by the caller). The chat's owner stays, so its id is never
+        handed to another user."""
+
     async def put_ticket(self, key: str, value: bytes, ttl: float) -> None:
         """Keep ``value`` under ``key`` for ``ttl`` seconds, for one ``take_ticket``."""
         raise NotImplementedError(f"{type(self).__name__} keeps no tickets (OAuth2 sign-ins)")

@@ -190,6 +190,13 @@ class MemoryStreamStore(StreamStore):
         finally:
             stream.waiters.discard(waiter)
 
+    async def forget(self, chat_id: str) -> None:
+        stream = self._streams.pop(chat_id, None)
+        self._unhold(chat_id)
+        if stream is not None and not stream.done:
+            stream.done = True  # its followers end
+            stream.wake()
+
     async def put_ticket(self, key: str, value: bytes, ttl: float) -> None:
         now = time.monotonic()
         if len(self._tickets) >= 10_000:

@@ -284,6 +284,17 @@ class RedisStreamStore(StreamStore):
             await self.redis.set(self.key("stop", sid), 1, ex=60)
             return True
 
+    async def forget(self, chat_id: str) -> None:
+        active = self.key("active", chat_id)
+        with _reachable():
+            stream_id = await self.redis.get(active)
+            keys = [active]
+            if stream_id is not None:
+                sid = _text(stream_id)
+                keys += [self.key(kind, sid) for kind in ("stream", "alive", "followers",
+                                                          "stop")]
+            await self.redis.delete(*keys)
+
     async def put_ticket(self, key: str, value: bytes, ttl: float) -> None:
         with _reachable():
             await self.redis.set(self.key("ticket", key), value, px=max(1, int(ttl * 1000)))

@@ -188,13 +188,16 @@ function packageVersionOf(entryFile, name) {
 // ---------------------------------------------------------------------------
 // activity tracking (used to decide when the chat is idle)
 
-const activity = {
-  last: Date.now(),
-  inflight: 0,
-  touch() {
-    this.last = Date.now();
-  },
-};
+// One per conversation, so several conversations can run in one process.
+function createActivity() {
+  return {
+    last: Date.now(),
+    inflight: 0,
+    touch() {
+      this.last = Date.now();
+    },
+  };
+}
 
 // In-memory ChatState: the same contract the framework bindings implement,
 // minus any reactivity. replaceMessage snapshots because the library mutates
@@ -203,8 +206,10 @@ class MemoryChatState {
   #status = 'ready';
   #error = undefined;
   #messages = [];
+  #activity;
 
-  constructor(messages = []) {
+  constructor(activity, messages = []) {
+    this.#activity = activity;
     this.#messages = [...messages];
   }
 
@@ -213,29 +218,29 @@ class MemoryChatState {
   }
   set status(value) {
     this.#status = value;
-    activity.touch();
+    this.#activity.touch();
   }
   get error() {
     return this.#error;
   }
   set error(value) {
     this.#error = value;
-    activity.touch();
+    this.#activity.touch();
   }
   get messages() {
     return this.#messages;
   }
   set messages(value) {
     this.#messages = [...value];
-    activity.touch();
+    this.#activity.touch();
   }
   pushMessage = message => {
     this.#messages = this.#messages.concat(this.snapshot(message));
-    activity.touch();
+    this.#activity.touch();
   };
   popMessage = () => {
     this.#messages = this.#messages.slice(0, -1);
-    activity.touch();
+    this.#activity.touch();
   };
   replaceMessage = (index, message) => {
     this.#messages = [
@@ -243,7 +248,7 @@ class MemoryChatState {
       this.snapshot(message),
       ...this.#messages.slice(index + 1),
     ];
-    activity.touch();
+    this.#activity.touch();
   };
   snapshot = thing => {
     if (thing === undefined) return thing;
@@ -258,7 +263,7 @@ class MemoryChatState {
 // ---------------------------------------------------------------------------
 // recording fetch
 
-function makeRecordingFetch({ requests, pendingRecordings, validate }) {
+function makeRecordingFetch({ requests, pendingRecordings, validate, activity }) {
   return async function recordingFetch(url, init = {}) {
     const record = {
       method: (init.method ?? 'GET').toUpperCase(),
@@ -302,7 +307,7 @@ function makeRecordingFetch({ requests, pendingRecordings, validate }) {
     }
 
     const [forLibrary, forRecorder] = response.body.tee();
-    const recording = recordBody(forRecorder, record, validate).finally(() => {
+    const recording = recordBody(forRecorder, record, validate, activity).finally(() => {
       activity.inflight--;
       activity.touch();
     });
@@ -316,7 +321,7 @@ function makeRecordingFetch({ requests, pendingRecordings, validate }) {
   };
 }
 
-async function recordBody(stream, record, validate) {
+async function recordBody(stream, record, validate, activity) {
   const decoder = new TextDecoder();
   let text = '';
   const reader = stream.getReader();
@@ -410,20 +415,23 @@ function findToolCallId(messages, tool) {
 // ---------------------------------------------------------------------------
 // main
 
-async function main() {
-  const rawInput = await readStdin();
-  let input;
-  try {
-    input = JSON.parse(rawInput);
-  } catch (err) {
-    throw new Error(`stdin is not valid JSON: ${errorText(err)}`);
-  }
+const loaded = new Map();
+
+/** One version of `ai`, loaded once per process. */
+export function loadOnce(alias) {
+  if (!loaded.has(alias)) loaded.set(alias, loadVersion(alias));
+  return loaded.get(alias);
+}
+
+/** Run one conversation (the input object described in README.md) and report it. */
+export async function driveChat(input) {
   if (input == null || typeof input !== 'object') throw new Error('stdin must be a JSON object');
   if (typeof input.api !== 'string') throw new Error('"api" (string URL) is required');
   const steps = input.steps ?? [];
   if (!Array.isArray(steps)) throw new Error('"steps" must be an array');
 
-  const { ai, version, providerUtilsVersion, validate } = await loadVersion(input.ai);
+  const { ai, version, providerUtilsVersion, validate } = await loadOnce(input.ai);
+  const activity = createActivity();
   const timeoutMs = Number(input.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   const settleMs = Number(input.settleMs ?? DEFAULT_SETTLE_MS);
   const deadline = Date.now() + timeoutMs;
@@ -449,12 +457,13 @@ async function main() {
   const chatErrors = [];
   const finishes = [];
 
-  const state = new MemoryChatState();
+  // `messages`: what the page starts from (e.g. a history loaded from the server).
+  const state = new MemoryChatState(activity, input.messages ?? []);
   const transport = new ai.DefaultChatTransport({
     api: input.api,
     headers: input.headers ?? undefined,
     body: input.body ?? undefined,
-    fetch: makeRecordingFetch({ requests, pendingRecordings, validate }),
+    fetch: makeRecordingFetch({ requests, pendingRecordings, validate, activity }),
   });
 
   class HeadlessChat extends ai.AbstractChat {}
@@ -559,7 +568,7 @@ async function main() {
         if (kept.length > 0 && kept[kept.length - 1].role === 'assistant') kept.pop();
         const old = chat;
         old.stop().catch(() => {});
-        const fresh = new MemoryChatState(kept);
+        const fresh = new MemoryChatState(activity, kept);
         chat = makeChat(old.id, fresh);
         return chat.resumeStream(requestOptions(step));
       }
@@ -736,14 +745,27 @@ async function main() {
   };
 }
 
-function emit(output, code) {
+async function main() {
+  const rawInput = await readStdin();
+  let input;
+  try {
+    input = JSON.parse(rawInput);
+  } catch (err) {
+    throw new Error(`stdin is not valid JSON: ${errorText(err)}`);
+  }
+  return driveChat(input);
+}
+
+export function emit(output, code) {
   process.stdout.write(`${JSON.stringify(output)}\n`, () => process.exit(code));
 }
 
-main().then(
-  output => emit(output, 0),
-  err => {
-    process.stderr.write(`drive-chat: ${err?.stack ?? err}\n`);
-    process.exit(2);
-  },
-);
+if (process.argv[1] != null && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().then(
+    output => emit(output, 0),
+    err => {
+      process.stderr.write(`drive-chat: ${err?.stack ?? err}\n`);
+      process.exit(2);
+    },
+  );
+}

@@ -14,19 +14,21 @@ import {
   signIn,
 } from 'adk-asgi';
 import { isToolUIPart } from 'ai';
-import { useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 
 import { BgmBadge } from './components/BgmBadge';
 import { Composer } from './components/Composer';
 import { MessageView } from './components/MessageView';
 import { Icon } from './components/Icon';
 import { ModeSwitch } from './components/ModeSwitch';
+import { Sidebar } from './components/Sidebar';
 import type { PauseHandlers } from './components/PauseCard';
 import type { ToolPart } from './components/ToolCard';
 import { VoicePanel, type Sharing } from './components/VoicePanel';
 import { BgmPlayer } from './lib/bgm';
+import { deleteChat, listChats, loadChat, streamActive, type ChatSummary } from './lib/chats';
 import { chatApi } from './lib/config';
-import { chatIdFromUrl, createSession, MODES, type Mode } from './session';
+import { createSession, MODES, newChatId, type ChatStart, type Mode } from './session';
 
 const bgm = new BgmPlayer();
 const speaker = new PcmPlayer();
@@ -36,15 +38,51 @@ function initialMode(): Mode {
   return mode === 'websocket' || mode === 'voice' ? mode : 'sse';
 }
 
+/** Keep the open chat in the address (`?chat=`), so a reload opens it again. */
+function showInAddress(id: string | null) {
+  const url = new URL(location.href);
+  if (id == null) url.searchParams.delete('chat');
+  else url.searchParams.set('chat', id);
+  history.replaceState(null, '', url);
+}
+
+/** A chat from the server, ready to open: its messages, and whether a turn still streams
+ * (then its unfinished answer comes from the stream, not from the history). */
+async function openChat(api: string, id: string): Promise<(ChatStart & { resume: boolean }) | null> {
+  const [messages, active] = await Promise.all([loadChat(api, id), streamActive(api, id)]);
+  if (messages == null) return null;
+  if (active && messages[messages.length - 1]?.role === 'assistant') messages.pop();
+  return { id, messages, resume: active };
+}
+
 export function App() {
+  const api = chatApi();
   const [mode, setMode] = useState<Mode>(initialMode);
-  const [generation, setGeneration] = useState(0);
-  // A reload comes back to the chat in the URL (?chat=): its pause or running answer is
-  // resumed from the server. "New chat" or another mode starts a new one.
-  const [resumeId, setResumeId] = useState<string | null>(chatIdFromUrl);
+  // The chat to open: a new one, unless the address names one (loaded below).
+  const [start, setStart] = useState<(ChatStart & { resume: boolean }) | null>(() =>
+    new URLSearchParams(location.search).has('chat')
+      ? null
+      : { id: newChatId(initialMode()), messages: [], resume: false },
+  );
+  const [chats, setChats] = useState<ChatSummary[]>([]);
+  const [nextPage, setNextPage] = useState<string | null>(null);
   const [, setHeardVersion] = useState(0);
   const [connection, setConnection] = useState('not connected');
   const [inputError, setInputError] = useState<string | null>(null);
+  const newChat = useCallback(() => {
+    setStart({ id: newChatId(mode), messages: [], resume: false });
+    showInAddress(null);
+  }, [mode]);
+  // The chat in the address (a reload), else a new one.
+  useEffect(() => {
+    const wanted = new URLSearchParams(location.search).get('chat');
+    if (wanted == null) return;
+    openChat(api, wanted).then(
+      found => (found == null ? newChat() : setStart(found)),
+      () => newChat(),
+    );
+    // once, at load
+  }, []);
   const session = useMemo(
     () =>
       createSession(
@@ -56,24 +94,57 @@ export function App() {
           onConnection: state => setConnection(state === 'open' ? 'connected' : state),
           onInputError: ({ code, message }) => setInputError(`${code}: ${message}`),
         },
-        resumeId,
+        start ?? { id: newChatId(mode), messages: [] },
       ),
-    // a new chat for each mode, and for "New chat"
-    [mode, generation],
+    // a chat for each mode, and for each chat opened or started
+    [mode, start],
   );
+  useEffect(() => {
+    if (start?.resume && session.mode === 'sse') void session.chat.resumeStream();
+  }, [session, start]);
   const previous = useRef<typeof session | null>(null);
   useEffect(() => {
     // Close the chat we switched away from (not on StrictMode's re-mount).
     if (previous.current != null && previous.current !== session) previous.current.dispose();
     previous.current = session;
-    const url = new URL(location.href);
-    url.searchParams.set('chat', session.chat.id);
-    history.replaceState(null, '', url);
-    if (session.resumed && session.chat.status === 'ready') void session.chat.resumeStream();
   }, [session]);
   const { messages, status, error, sendMessage, stop, clearError } = useChat({
     chat: session.chat,
   });
+
+  // The sidebar: the first page again whenever a turn ends or the chat changes.
+  const refreshChats = useCallback(() => {
+    listChats(api).then(
+      page => {
+        setChats(page.chats);
+        setNextPage(page.next);
+      },
+      () => {},
+    );
+  }, [api]);
+  useEffect(() => {
+    if (status === 'ready' || status === 'error') refreshChats();
+  }, [status, session, refreshChats]);
+  const moreChats = () =>
+    void listChats(api, nextPage).then(page => {
+      setChats(shown => [...shown, ...page.chats.filter(c => !shown.some(s => s.id === c.id))]);
+      setNextPage(page.next);
+    });
+  const switchTo = (id: string) =>
+    void openChat(api, id).then(found => {
+      if (found == null) return refreshChats();
+      setStart(found);
+      showInAddress(id);
+    });
+  const remove = (id: string) =>
+    void deleteChat(api, id).then(() => {
+      if (id === session.chat.id) newChat();
+      refreshChats();
+    });
+  useEffect(() => {
+    // a chat that has messages is in the address; a new, empty one is not yet
+    if (messages.length > 0) showInAddress(session.chat.id);
+  }, [messages.length, session]);
 
   const bgmState = useSyncExternalStore(
     listener => bgm.subscribe(listener),
@@ -208,9 +279,18 @@ export function App() {
     listRef.current?.scrollTo({ top: listRef.current.scrollHeight });
   }, [messages]);
 
-  const api = chatApi();
   return (
-    <div className="app" data-mode={mode} data-status={status}>
+    <div className="layout">
+      <Sidebar
+        chats={chats}
+        current={session.chat.id}
+        more={nextPage != null}
+        onNew={newChat}
+        onOpen={switchTo}
+        onDelete={remove}
+        onMore={moreChats}
+      />
+    <div className="app" data-mode={mode} data-status={status} data-chat={session.chat.id}>
       <header className="header">
         <div className="brand">
           <span className="logo">adk-asgi</span>
@@ -221,19 +301,11 @@ export function App() {
           <ModeSwitch
             mode={mode}
             onChange={next => {
-              setResumeId(null);
               setMode(next);
+              setStart({ id: newChatId(next), messages: [], resume: false });
+              showInAddress(null);
             }}
           />
-          <button
-            className="btn btn-ghost"
-            onClick={() => {
-              setResumeId(null);
-              setGeneration(g => g + 1);
-            }}
-          >
-            New chat
-          </button>
         </div>
       </header>
       <div className="wire" data-testid="wire">
@@ -313,6 +385,7 @@ export function App() {
           onStop={() => void stop()}
         />
       </footer>
+    </div>
     </div>
   );
 }

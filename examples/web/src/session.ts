@@ -42,8 +42,6 @@ export const MODES: Record<Mode, { label: string; transport: string; wire: (api:
 export interface Session {
   mode: Mode;
   chat: Chat<AdkUIMessage>;
-  /** The chat came from the page's URL (a reload): its stream is resumed. */
-  resumed: boolean;
   live: AdkLiveTransport<AdkUIMessage> | null;
   /** The tools that run in this browser (after approval for get_location). */
   tools: BrowserTools;
@@ -63,25 +61,32 @@ interface Handlers {
 
 let chatCount = 0;
 
-/** The chat the page's URL names (`?chat=`), kept across reloads. */
-export function chatIdFromUrl(): string | null {
-  return new URLSearchParams(location.search).get('chat');
+/** A new chat's id. */
+export function newChatId(mode: Mode): string {
+  return `${mode}-${Date.now().toString(36)}-${++chatCount}`;
+}
+
+/** The chat to open: its id, and its messages (a history loaded from the server). */
+export interface ChatStart {
+  id: string;
+  messages: AdkUIMessage[];
 }
 
 // Only the new (or continued) message goes to the server, which keeps the chat in its
 // session: an answer (an API key) is not sent again with every later turn.
-function lastMessageOnly({ id, messages, trigger, messageId }: {
+function lastMessageOnly({ id, messages, trigger, messageId, body }: {
   id: string;
   messages: AdkUIMessage[];
   trigger: string;
   messageId: string | undefined;
+  body: object | undefined;
 }) {
-  return { body: { id, message: messages[messages.length - 1], trigger, messageId } };
+  return { body: { ...body, id, message: messages[messages.length - 1], trigger, messageId } };
 }
 
-export function createSession(mode: Mode, handlers: Handlers, chatId: string | null = null): Session {
+export function createSession(mode: Mode, handlers: Handlers, start: ChatStart): Session {
   const api = chatApi();
-  const id = chatId ?? `${mode}-${Date.now().toString(36)}-${++chatCount}`;
+  const { id, messages } = start;
   const heard = new Map<string, string>();
   let live: AdkLiveTransport<AdkUIMessage> | null = null;
   let transport: ChatTransport<AdkUIMessage>;
@@ -110,6 +115,7 @@ export function createSession(mode: Mode, handlers: Handlers, chatId: string | n
   }
   chat = new Chat<AdkUIMessage>({
     id,
+    messages,
     transport,
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithAnswers,
     onToolCall: ({ toolCall }) => {
@@ -132,7 +138,6 @@ export function createSession(mode: Mode, handlers: Handlers, chatId: string | n
   return {
     mode,
     chat,
-    resumed: chatId != null,
     live,
     tools,
     heard,

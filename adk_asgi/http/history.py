@@ -1,0 +1,123 @@
+"""``GET {api}/{chatId}``: a chat's history, ``{"id", "messages": UIMessage[]}``, rebuilt
+from its ADK session (``core/history.py``) for ``useChat({id, messages})`` after a reload.
+
+Every chat route answers only the chat's owner: another user, or a chat that does not
+exist, gets the same ``404 chat_not_found`` (``owned_session``).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import msgspec
+from google.adk.events import Event
+from google.adk.sessions import Session
+
+from ..chunks import File
+from ..core.asgi import Receive, Scope, Send, send_error, send_json
+from ..core.errors import (
+    RequestError,
+    chat_not_found,
+    session_unavailable,
+    store_unavailable,
+)
+from ..core.history import HistoryOptions, rebuild_messages
+from ..core.request import valid_chat_id
+from ..core.sessions import failure
+from ..core.translator import EventTranslator
+from ..live.translator import LiveTranslator
+from ..observability.metrics import METRICS
+from ..stores import StoreUnavailable
+from .endpoint import ChatEndpoint
+
+__all__ = ("ChatHistory", "owned_session")
+
+logger = logging.getLogger("adk_asgi")
+
+_encoder = msgspec.json.Encoder()
+
+
+async def owned_session(chat: ChatEndpoint, scope: Scope, send: Send, chat_id: str
+                        ) -> tuple[str, Session | None] | None:
+    """The requesting user and their session of ``chat_id`` (None: no such session of
+    theirs); or None after answering (401/403, 404 for another user's chat, 503)."""
+    user_id = await chat.authorize(scope, send)
+    if user_id is None:
+        return None
+    if not valid_chat_id(chat_id):
+        await send_error(send, chat_not_found())
+        return None
+    try:
+        owner = await chat.store.owner(chat_id)
+    except StoreUnavailable as exc:
+        logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
+        METRICS.store_error("streams", "chat")
+        await send_error(send, store_unavailable())
+        return None
+    if owner is not None and owner != user_id:
+        await send_error(send, chat_not_found())
+        return None
+    runtime = chat.runtime
+    await runtime.startup()
+    try:
+        session = await runtime.session_service.get_session(
+            app_name=runtime.app_name, user_id=user_id, session_id=chat_id)
+    except Exception as exc:
+        logger.error("Session store failed for chat %r: %s", chat_id, failure(exc))
+        METRICS.store_error("sessions", "chat")
+        await send_error(send, session_unavailable())
+        return None
+    return user_id, session
+
+
+class ChatHistory:
+    """``GET {api}/{chatId}``."""
+
+    def __init__(self, chat: ChatEndpoint) -> None:
+        self.chat = chat
+
+    def options(self, user_id: str, chat_id: str, api_path: str) -> HistoryOptions:
+        """What the stream's translators are built with (``http/stream.py``, and
+        ``live/connection.py`` for live turns)."""
+        chat = self.chat
+        style = chat.settings.pauses.confirmation_style
+
+        def live(message_id: str) -> EventTranslator:
+            return LiveTranslator(message_id, audio_out=False, confirmation_style=style,
+                                  describe_error=chat.settings.describe_error,
+                                  tools=chat.runtime.tools, surface=chat.runtime.surface)
+
+        artifacts = chat.runtime.artifacts
+
+        async def files(event: Event, uploads: bool) -> list[File]:
+            return await artifacts.files(event, user_id=user_id, chat_id=chat_id,
+                                         api_path=api_path, uploads=uploads)
+
+        return HistoryOptions(tools=chat.runtime.tools, confirmation_style=style,
+                              describe_error=chat.settings.describe_error,
+                              surface=chat.runtime.surface, live_translator=live,
+                              files=files)
+
+    async def get(self, scope: Scope, receive: Receive, send: Send, chat_id: str) -> None:
+        found = await owned_session(self.chat, scope, send, chat_id)
+        if found is None:
+            return
+        user_id, session = found
+        if session is None:
+            await send_error(send, chat_not_found())
+            return
+        try:
+            # The artifacts' URLs under the path the app is mounted at, as the stream's.
+            options = self.options(user_id, chat_id, scope.get("root_path", ""))
+            messages = await rebuild_messages(session, options)
+        except Exception:
+            # A session this code cannot read (an ADK change, an event of a new kind): the
+            # server log says what; the client gets a JSON error, never a trace.
+            logger.exception("Could not rebuild the history of chat %r", chat_id)
+            await send_error(send, RequestError(500, "history_unavailable",
+                                                "The chat's history could not be read."))
+            return
+        body: dict[str, Any] = {"id": chat_id, "messages": messages}
+        await send_json(send, 200, _encoder.encode(body),
+                        [(b"cache-control", b"no-store")])

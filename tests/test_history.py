@@ -1,0 +1,138 @@
+"""The history's rules on hand-made sessions (no server): rewinds, restored histories,
+answers a page never shows, and chunks a client would refuse."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from google.adk.events import Event
+from google.adk.events.event_actions import EventActions
+from google.adk.sessions import Session
+from google.genai import types
+
+from adk_asgi.core.history import HistoryOptions, rebuild_messages
+from adk_asgi.core.sessions import META_KEY
+from adk_asgi.core.tools import ToolKinds
+from adk_asgi.core.ui_message import UIMessageState
+
+SECRET = "sk-live-do-not-show"
+
+
+def turn(invocation: str, message_id: str, author: str, *parts: types.Part,
+         user_message_id: str | None = None, **actions: Any) -> Event:
+    tags: dict[str, Any] = {"messageId": message_id}
+    if user_message_id:
+        tags["userMessageId"] = user_message_id
+    return Event(invocation_id=invocation, author=author,
+                 content=types.Content(role="user" if author == "user" else "model",
+                                       parts=list(parts)),
+                 custom_metadata={META_KEY: tags}, actions=EventActions(**actions))
+
+
+def text(value: str) -> types.Part:
+    return types.Part(text=value)
+
+
+def said(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(m["role"], "".join(p.get("text", "") for p in m["parts"])) for m in messages]
+
+
+def session(*events: Event) -> Session:
+    return Session(id="c", app_name="a", user_id="u", events=list(events))
+
+
+async def test_rewound_turns_are_gone() -> None:
+    events = session(
+        turn("i1", "m1", "user", text("first"), user_message_id="u1"),
+        turn("i1", "m1", "agent", text("one")),
+        turn("i2", "m2", "user", text("second"), user_message_id="u2"),
+        turn("i2", "m2", "agent", text("two")),
+        Event(invocation_id="r", author="user",
+              actions=EventActions(rewind_before_invocation_id="i2")),
+        turn("i3", "m3", "user", text("second, again"), user_message_id="u2"),
+        turn("i3", "m3", "agent", text("two, again")),
+    )
+    messages = await rebuild_messages(events, HistoryOptions())
+    assert said(messages) == [("user", "first"), ("assistant", "one"),
+                              ("user", "second, again"), ("assistant", "two, again")]
+    assert [m["id"] for m in messages] == ["u1", "m1", "u2", "m3"]
+
+
+async def test_restored_history_reads_back() -> None:
+    seeded = [Event(invocation_id="adk-asgi-seed", author=author, content=types.Content(
+        role="user" if author == "user" else "model", parts=[text(words)]),
+        custom_metadata={META_KEY: {"seeded": True, "messageId": mid}})
+        for author, words, mid in (("user", "hi", "a"), ("agent", "hello", "b"))]
+    messages = await rebuild_messages(session(*seeded), HistoryOptions())
+    assert messages == [
+        {"id": "a", "role": "user", "parts": [{"type": "text", "text": "hi"}]},
+        {"id": "b", "role": "assistant", "parts": [{"type": "text", "text": "hello",
+                                                    "state": "done"}]}]
+
+
+async def test_answers_a_page_does_not_show_stay_hidden() -> None:
+    """A call of a kind the page is not shown an answer for (a credential request, say):
+    the user's answer is never part of the history."""
+    call = types.Part(function_call=types.FunctionCall(id="cred-1", name="adk_request_credential",
+                                                       args={"scheme": "apiKey"}))
+    answer = types.Part(function_response=types.FunctionResponse(
+        id="cred-1", name="adk_request_credential", response={"apiKey": SECRET}))
+    events = session(
+        turn("i1", "m1", "user", text("use my key"), user_message_id="u1"),
+        Event(invocation_id="i1", author="agent", content=types.Content(role="model",
+              parts=[call]), long_running_tool_ids={"cred-1"},
+              custom_metadata={META_KEY: {"messageId": "m1"}}),
+        turn("i1", "m1", "user", answer),
+        turn("i1", "m1", "agent", text("done")),
+        turn("i2", "m2", "user", answer),  # as a completion would look
+    )
+    messages = await rebuild_messages(events, HistoryOptions(tools=ToolKinds(
+        long_running=frozenset({"open_ticket"}))))
+    assert SECRET not in json.dumps(messages)
+    assert said(messages)[:2] == [("user", "use my key"), ("assistant", "done")]
+
+
+def test_chunks_a_client_would_refuse_are_skipped() -> None:
+    state = UIMessageState("m")
+    for chunk in ({"type": "tool-output-available", "toolCallId": "x", "output": {}},
+                  {"type": "tool-approval-request", "toolCallId": "x", "approvalId": "a"},
+                  {"type": "tool-output-denied", "toolCallId": "x"},
+                  {"type": "text-delta", "id": "t", "delta": "lost"},
+                  {"type": "text-end", "id": "t"}):
+        state.apply(chunk)
+    assert state.message == {"id": "m", "role": "assistant", "parts": []}
+
+
+async def test_user_files_come_back_as_data_urls() -> None:
+    image = types.Part(inline_data=types.Blob(mime_type="image/png", data=b"\x89PNG",
+                                              display_name="dot.png"))
+    linked = types.Part(file_data=types.FileData(file_uri="https://example.com/a.pdf",
+                                                 mime_type="application/pdf"))
+    events = session(turn("i1", "m1", "user", image, linked, text("what are these?"),
+                          user_message_id="u1"))
+    [user] = await rebuild_messages(events, HistoryOptions())
+    assert user["parts"] == [
+        {"type": "file", "mediaType": "image/png", "filename": "dot.png",
+         "url": "data:image/png;base64,iVBORw=="},
+        {"type": "file", "mediaType": "application/pdf", "url": "https://example.com/a.pdf"},
+        {"type": "text", "text": "what are these?"}]
+
+
+async def test_sources_and_model_files() -> None:
+    """What a model's final response carries besides text: grounding sources (each once)
+    and files it made, as the stream shows them."""
+    grounding = types.GroundingMetadata(grounding_chunks=[
+        types.GroundingChunk(web=types.GroundingChunkWeb(uri="https://adk.dev", title="ADK")),
+        types.GroundingChunk(web=types.GroundingChunkWeb(uri="https://adk.dev", title="ADK"))])
+    answer = turn("i1", "m1", "agent", text("see the chart"),
+                  types.Part(inline_data=types.Blob(mime_type="image/png", data=b"png")))
+    answer.grounding_metadata = grounding
+    events = session(turn("i1", "m1", "user", text("chart please"), user_message_id="u1"),
+                     answer)
+    _, assistant = await rebuild_messages(events, HistoryOptions())
+    assert assistant["parts"] == [
+        {"type": "step-start"},
+        {"type": "text", "text": "see the chart", "state": "done"},
+        {"type": "file", "mediaType": "image/png", "url": "data:image/png;base64,cG5n"},
+        {"type": "source-url", "sourceId": "m1-s1", "url": "https://adk.dev", "title": "ADK"}]
