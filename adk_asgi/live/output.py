@@ -43,18 +43,15 @@ class TurnOutput:
     async def waiting(self, turn: LiveTurn) -> None:
         """``turn`` waits for the client (``LiveTurn.waits_for_client``)."""
         if not self.codec.suspends:
-            if turn.announced != turn.waiting:
-                turn.announced = set(turn.waiting)
+            ids = turn.unannounced()
+            if ids is not None:
                 await self.emit(turn, [DataChunk(type=AWAITING_CLIENT_CHUNK_TYPE,
-                                                 transient=True,
-                                                 data={"ids": sorted(turn.waiting)})])
+                                                 transient=True, data={"ids": ids})])
             return
         await self.emit(turn, turn.translator.suspend(turn.waiting))
         turn.recorder.append(DONE_FRAME)
         await turn.recorder.end(resumable=False)
-        await self._send(self.codec.suspended(turn.listeners))
-        turn.listeners.clear()
-        turn.suspended = True
+        await self._send(self.codec.suspended(turn.suspend()))
 
     async def turn_end(self, listeners: list[Listener]) -> None:
         await self._send(self.codec.turn_end(listeners))

@@ -1,6 +1,8 @@
 """LiveTurn: one live turn's state — its translator, recording, lock and listeners, the
 calls of its current step and which of them wait for the client — and its bookkeeping
-(the chat's turn lock, metrics, the turn's span). ``Conversation`` (``turns.py``) drives it.
+(the chat's turn lock, metrics, the turn's span). ``Conversation`` (``turns.py``) drives it
+and ``TurnOutput`` (``output.py``) writes it out; both read its fields, and only its own
+methods change them.
 """
 
 from __future__ import annotations
@@ -79,11 +81,53 @@ class LiveTurn:
         self.recorder = await store.record(self.chat_id)
         return self.translator.continue_turn()
 
+    def stop_for(self, request_id: str) -> bool:
+        """Protocol B's abort of ``request_id``: it no longer listens, and the turn counts
+        as stopped; False when that request does not listen to this turn."""
+        if all(x.request_id != request_id for x in self.listeners):
+            return False
+        self.listeners = [x for x in self.listeners if x.request_id != request_id]
+        self.stopped = True
+        return True
+
+    def suspend(self) -> list[Listener]:
+        """The turn waits for the client and ends this request's stream (protocol B): the
+        listeners that were told, none left."""
+        told, self.listeners = self.listeners, []
+        self.suspended = True
+        return told
+
     def new_step(self, calls: dict[str, str]) -> None:
         """The model called tools: a new step, none of whose calls waits or ran yet."""
         self.step_calls = set(calls)
         self.waiting.clear()
         self.settled.clear()
+
+    def defer(self, notice: ApprovalNotice | AskNotice) -> None:
+        """An approval or question for a call the client does not have yet."""
+        self.deferred.append(notice)
+
+    def wait_for(self, call_id: str) -> None:
+        """The call waits for the client."""
+        self.waiting.add(call_id)
+
+    def settle(self, call_id: str) -> None:
+        """The call ran on the server."""
+        self.settled.add(call_id)
+
+    def resolve(self, call_id: str) -> None:
+        """The client answered the call: it no longer waits (if it waits again, that is
+        news to announce)."""
+        self.waiting.discard(call_id)
+        self.announced.discard(call_id)
+
+    def unannounced(self) -> list[str] | None:
+        """The calls the turn waits for, when the client was not told of this set yet
+        (protocol A's ``data-awaiting-client``); None when it was."""
+        if self.announced == self.waiting:
+            return None
+        self.announced = set(self.waiting)
+        return sorted(self.waiting)
 
     def ready_notices(self) -> list[ApprovalNotice | AskNotice]:
         """Deferred approval requests whose tool call has now reached the client."""

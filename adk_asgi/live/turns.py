@@ -130,11 +130,8 @@ class Conversation:
 
     async def abort(self, request_id: str) -> None:
         turn = self.turn
-        if turn is None or all(x.request_id != request_id for x in turn.listeners):
-            return
-        turn.listeners = [x for x in turn.listeners if x.request_id != request_id]
-        turn.stopped = True
-        await self.interrupt()
+        if turn is not None and turn.stop_for(request_id):
+            await self.interrupt()
 
     async def interrupt(self) -> None:
         """Stop the model's answer. With manual activity detection an activity start
@@ -219,35 +216,34 @@ class Conversation:
         if turn is None:
             return
         if notice.call_id not in turn.translator.emitted_calls:
-            turn.deferred.append(notice)  # its tool call has not reached the client yet
+            turn.defer(notice)  # its tool call has not reached the client yet
             return
         out: list[UIChunk] = []
         if isinstance(notice, AskNotice):
             turn.translator.client_call(notice, out)
         else:
             turn.translator.approval_request(notice, out)
-        turn.waiting.add(notice.call_id)
+        turn.wait_for(notice.call_id)
         await self._emit(out)
         await self._maybe_suspend()
 
     async def client_waits(self, call_id: str) -> None:
         if self.turn is not None:
-            self.turn.waiting.add(call_id)
+            self.turn.wait_for(call_id)
             await self._maybe_suspend()
 
     async def settled(self, call_id: str) -> None:
         """The call ran on the server (its function response may come later: ADK sends
         the responses of parallel calls together)."""
         if self.turn is not None:
-            self.turn.settled.add(call_id)
+            self.turn.settle(call_id)
             await self._maybe_suspend()
 
     async def resolved(self, notice: ResolvedNotice) -> None:
         turn = self.turn
         if turn is None:
             return
-        turn.waiting.discard(notice.call_id)
-        turn.announced.discard(notice.call_id)  # if it waits again, that is news
+        turn.resolve(notice.call_id)
         out: list[UIChunk] = []
         turn.translator.resolved(notice, out)
         await self._emit(out)
