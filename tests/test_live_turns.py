@@ -12,7 +12,8 @@ from google.adk.events import Event
 from google.genai import types
 
 from adk_asgi.core.approvals import ClientAnswer
-from adk_asgi.live.gate import ApprovalNotice, LiveGate
+from adk_asgi.live.gate import LiveGate
+from adk_asgi.live.notices import ApprovalNotice
 from adk_asgi.live.output import TurnOutput
 from adk_asgi.live.protocol_a import ProtocolA
 from adk_asgi.live.protocol_b import ProtocolB

@@ -31,7 +31,6 @@ result the page has not sent yet.
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -42,10 +41,9 @@ from google.adk.sessions import Session
 from google.genai import types
 
 from ..chunks import ToolOutputDenied, UIChunk
-from .approvals import CONFIRMATION_TOOL, DENIED_TEXT, frontend_approval_id
-from .credentials import CredentialRequest
+from .approvals import CONFIRMATION_TOOL
+from .history_answers import PageAnswers, page_output
 from .message import ConfirmationStyle, DescribeError, describe_error_generic
-from .pauses import InputRequest, WorkflowConfirmation, pause_of
 from .sessions import event_meta
 from .surface import SurfaceOptions
 from .tools import ToolKinds
@@ -149,10 +147,6 @@ def _response_parts(event: Event) -> list[types.FunctionResponse]:
     return [p.function_response for p in content.parts if p.function_response is not None]
 
 
-def _is_error(result: Any) -> bool:
-    return isinstance(result, dict) and set(result) == {"error"}
-
-
 def user_parts(content: types.Content | None) -> list[dict[str, Any]]:
     """A user message's parts from its ADK content: text and files, in order."""
     parts: list[dict[str, Any]] = []
@@ -252,7 +246,7 @@ class _History:
             elif live and message is not None:
                 for response in responses:  # the page's results of browser tools
                     if message.has_call(response.id or ""):
-                        _page_output(message, response.id or "", response.response or {})
+                        page_output(message, response.id or "", response.response or {})
             return
         if not meta.get("live") and not meta.get("liveError"):
             return
@@ -366,7 +360,7 @@ class _History:
         message = self._message
         assert message is not None
         self._end_request()
-        answers = _Answers(message, self.options.tools, meta.get("denialReasons") or {})
+        answers = PageAnswers(message, self.options.tools, meta.get("denialReasons") or {})
         for response in responses:
             answers.read(response, self._calls, self._approvals)
         out = self._open(message.message["id"], denied_call_ids=answers.denied,
@@ -393,91 +387,3 @@ class _History:
             translator.restate_call(call_id, name, args, out)
             translator.tools.outcome(call_id, response.response, out)
         self._message.apply_all(out)
-
-
-def _input_value(pause: InputRequest, result: dict[str, Any]) -> Any:
-    """What the page answered a request for input, from what ADK was given
-    (``pauses.adk_response`` the other way round)."""
-    if set(result) != {"result"}:
-        return result
-    value = result["result"]
-    if pause.workflow and isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
-
-
-def _page_output(message: UIMessageState, call_id: str, result: Any) -> None:
-    """``addToolOutput`` as the page made it: an ``{"error"}`` result was its error text."""
-    if _is_error(result):
-        message.add_tool_output(call_id, error_text=str(result["error"]))
-    else:
-        message.add_tool_output(call_id, output=result)
-
-
-class _Answers:
-    """The page's answers of one continuation, read back from the session's function
-    responses: applied to the message as the page applied them, and what the request's
-    translator was built with (``http/turn.py``'s plan)."""
-
-    def __init__(self, message: UIMessageState, tools: ToolKinds,
-                 reasons: dict[str, str]) -> None:
-        self.message = message
-        self.tools = tools
-        self.reasons = reasons
-        self.denied: set[str] = set()
-        self.resumed: set[str] = set()
-        self.denied_browser: list[str] = []
-        self.completed: dict[str, Any] = {}
-
-    def read(self, response: types.FunctionResponse,
-             calls: dict[str, tuple[str, dict[str, Any]]],
-             approvals: dict[str, tuple[str, Any]]) -> None:
-        answer_id = response.id or ""
-        result = response.response or {}
-        if response.name == CONFIRMATION_TOOL:
-            self._confirmation(answer_id, result, *approvals.get(answer_id, ("", None)))
-            return
-        name, args = calls.get(answer_id, (response.name or "", {}))
-        pause = pause_of(types.FunctionCall(id=answer_id, name=name, args=args))
-        if isinstance(pause, WorkflowConfirmation):
-            self._confirmation(answer_id, result, pause.call_id, pause.payload)
-            return
-        if isinstance(pause, InputRequest):
-            self.message.add_tool_output(answer_id, output=_input_value(pause, result))
-            return
-        if isinstance(pause, CredentialRequest):  # shown given, never what was given
-            self.message.add_tool_output(answer_id, output={"status": "provided"})
-            return
-        tools, message = self.tools, self.message
-        if name in tools.browser:
-            gated = name in tools.approval
-            if gated and result.get("error") == DENIED_TEXT:
-                message.respond_approval(frontend_approval_id(answer_id), False,
-                                         self.reasons.get(answer_id))
-                self.denied_browser.append(answer_id)
-                return
-            if gated:
-                message.respond_approval(frontend_approval_id(answer_id), True, None)
-            _page_output(message, answer_id, result)
-        elif name in tools.long_running:  # a long-running server call the page completed
-            _page_output(message, answer_id, result)
-            self.completed[answer_id] = result
-        # anything else is not an answer a page shows (a credential, say)
-
-    def _confirmation(self, answer_id: str, result: dict[str, Any], call_id: str,
-                      asked: Any) -> None:
-        message = self.message
-        confirmed = result.get("confirmed") is True
-        payload = result.get("payload")
-        reason = self.reasons.get(call_id)
-        if message.has_call(answer_id):  # the ADK-tool style: the page's tool output
-            message.add_tool_output(answer_id,
-                                    output={**result, "reason": reason} if reason else result)
-        else:
-            if confirmed and payload is not None and payload != asked:
-                message.edit_payload(call_id, payload)
-            message.respond_approval(answer_id, confirmed, reason)
-        (self.resumed if confirmed else self.denied).add(call_id)

@@ -35,11 +35,11 @@ from ..core.signin import register_sign_ins
 from ..observability.metrics import METRICS
 from ..stores import StoreUnavailable
 from .commands import Abort, Interrupt, Resume
-from .gate import (
+from .gate import LiveGate
+from .notices import (
     ApprovalNotice,
     AskNotice,
     GateNotice,
-    LiveGate,
     ResolvedNotice,
     SettledNotice,
     WaitNotice,

@@ -30,7 +30,7 @@ from ..observability.tracing import LIVE_CONNECTION, current, end_span, start_sp
 from ..options import ActivityDetection, LiveOptions, Settings
 from ..stores import StoreUnavailable, StreamStore
 from .connection import Connection
-from .gate import PLUGIN_NAME, LiveGatePlugin
+from .gate_plugin import PLUGIN_NAME, LiveGatePlugin
 from .models import audio_only, first_model_name, live_runner
 from .socket import (
     CLOSE_ERROR,

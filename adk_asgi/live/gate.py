@@ -20,6 +20,8 @@ as in ``run_async``:
   the OAuth2 sign-in's callback, in this process (``live/signin.py``) — goes into ADK's
   credential flow in the run's session state, and the tool runs again with it.
 
+The plugin is ``gate_plugin.py``; what the gate tells its connection, ``notices.py``.
+
 Which answers are accepted is decided by ``core/approvals.py``; the gate is its
 ``PendingCalls`` source for one connection: ids are bound to the connection, so nothing
 else can answer them. The plugin is registered once per runner and does nothing unless
@@ -30,37 +32,31 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, cast
+from typing import Any, Final
 
-from google.adk.agents.live_request_queue import LiveRequestQueue
-from google.adk.plugins import BasePlugin
-from google.adk.tools import BaseTool, ToolContext
-from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 
-from ..core.approvals import CallKind, Decision, PendingCall, with_reason
+from ..core.approvals import CallKind, Decision, PendingCall
 from ..core.credentials import CREDENTIAL_TOOL, CredentialRequest, Secret
 from ..core.pauses import INPUT_TOOL, client_output, pending_call, secret_of
-from ..core.tools import FrontendTool
 from ..observability.metrics import METRICS
-from .asks import ask_credential, ask_input, replaced
-
-__all__ = (
-    "PLUGIN_NAME",
-    "ApprovalNotice",
-    "AskNotice",
-    "GateNotice",
-    "LiveGate",
-    "LiveGatePlugin",
-    "ResolvedNotice",
-    "SettledNotice",
-    "WaitNotice",
+from .notices import (
+    ApprovalNotice,
+    AskNotice,
+    Notify,
+    ResolvedNotice,
+    SettledNotice,
+    WaitNotice,
 )
 
-PLUGIN_NAME: Final = "adk_asgi_live_gate"
+__all__ = ("CONFIRMATION_HINT", "LiveGate")
+
+CONFIRMATION_HINT: Final = ("Please approve or reject the tool call {name}() by responding with "
+                            "a FunctionResponse with an expected ToolConfirmation payload.")
+"""ADK's own hint for a confirmation, when the tool gives none."""
+
 # Early browser results kept per connection; more is a misbehaving client.
 _MAX_EARLY: Final = 64
 _REFUSED: Final = ("Too many tool calls are already waiting for the user on this "
@@ -69,65 +65,7 @@ _APPROVAL_TIMEOUT: Final = ("The user did not answer the confirmation request in
                            "the tool call was not run.")
 _RESULT_TIMEOUT: Final = "The browser did not return a result in time."
 _ANSWER_TIMEOUT: Final = "The user did not answer in time."
-_HINT: Final = ("Please approve or reject the tool call {name}() by responding with a "
-                "FunctionResponse with an expected ToolConfirmation payload.")
-
 Kind = CallKind
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalNotice:
-    """A call waits for the user's approval (``key`` is the id the client answers)."""
-
-    key: str
-    call_id: str
-    name: str
-    args: dict[str, Any]
-    hint: str
-    payload: Any = None
-
-
-@dataclass(frozen=True, slots=True)
-class AskNotice:
-    """A call asks the user (a credential): the client call ``key`` is stated on the page,
-    for the tool call ``call_id``."""
-
-    key: str
-    call_id: str
-    name: str
-    shown: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class WaitNotice:
-    """A browser-executed call waits for its result."""
-
-    call_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class SettledNotice:
-    """A call finished on the server without waiting for the client."""
-
-    call_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class ResolvedNotice:
-    """A wait ended: answered, denied or timed out."""
-
-    key: str
-    call_id: str
-    kind: Kind
-    confirmed: bool
-    timed_out: bool = False
-    output: Any = None
-    """What the page is shown as the answered call's output (a request for input or a
-    credential)."""
-
-
-GateNotice = ApprovalNotice | AskNotice | WaitNotice | SettledNotice | ResolvedNotice
-Notify = Callable[[GateNotice], Awaitable[None]]
 
 
 @dataclass(slots=True)
@@ -235,7 +173,7 @@ class LiveGate:
         if len(self._waiting) >= self._max_waiting:
             return _REFUSED
         key = f"adk-{uuid.uuid4()}"
-        hint = hint or _HINT.format(name=name)
+        hint = hint or CONFIRMATION_HINT.format(name=name)
         waiter = self._register(PendingCall("approval", key, call_id, name, browser=browser,
                                             payload=payload))
         METRICS.approval_waiting(key)
@@ -358,95 +296,3 @@ class LiveGate:
         for waiter in self._waiting.values():
             waiter.future.cancel()
         self._waiting.clear()
-
-
-class LiveGatePlugin(BasePlugin):
-    """ADK plugin that routes confirmations and browser tools of live runs to their gate."""
-
-    def __init__(self) -> None:
-        super().__init__(name=PLUGIN_NAME)
-        # Keyed by the LiveRequestQueue object: it is what the tool context carries that
-        # identifies the connection.
-        self._gates: dict[int, tuple[LiveRequestQueue, LiveGate]] = {}
-        # Denied calls' reasons, from the approval to the call's result.
-        self._reasons: weakref.WeakKeyDictionary[ToolContext, str] = \
-            weakref.WeakKeyDictionary()
-
-    def attach(self, queue: LiveRequestQueue, gate: LiveGate) -> None:
-        self._gates[id(queue)] = (queue, gate)
-
-    def detach(self, queue: LiveRequestQueue) -> None:
-        self._gates.pop(id(queue), None)
-
-    def _gate(self, tool_context: ToolContext) -> LiveGate | None:
-        queue = tool_context._invocation_context.live_request_queue
-        if queue is None:
-            return None
-        entry = self._gates.get(id(queue))
-        return entry[1] if entry is not None and entry[0] is queue else None
-
-    async def before_tool_callback(self, *, tool: BaseTool, tool_args: dict[str, Any],
-                                   tool_context: ToolContext) -> dict[str, Any] | None:
-        gate = self._gate(tool_context)
-        if gate is None or tool_context.tool_confirmation is not None:
-            return None
-        call_id = tool_context.function_call_id or ""
-        browser = isinstance(tool, FrontendTool) and tool.require_approval
-        if not browser and (
-                await tool.check_require_confirmation(tool_args, tool_context) is not True):
-            return None
-        decision = await gate.approve(call_id, tool.name, dict(tool_args), browser=browser)
-        if isinstance(decision, str):
-            return {"error": decision}
-        if browser:
-            # The bridge's own approval of a browser tool (``frontend_tool(...,
-            # require_approval=True)``): ADK's gate knows nothing of it.
-            return None if decision.confirmed else decision.response
-        # ADK's own gate (next in the pipeline) now runs an approved call and answers a
-        # denied one with "This tool call is rejected." (the reason is added after).
-        self._confirm(tool_context, decision, _HINT.format(name=tool.name))
-        return None
-
-    def _confirm(self, tool_context: ToolContext, decision: Decision, hint: str) -> None:
-        tool_context.tool_confirmation = ToolConfirmation(
-            hint=hint, confirmed=decision.confirmed, payload=decision.response.get("payload"))
-        if not decision.confirmed and decision.reason:
-            self._reasons[tool_context] = decision.reason
-
-    async def after_tool_callback(self, *, tool: BaseTool, tool_args: dict[str, Any],
-                                  tool_context: ToolContext,
-                                  result: dict[str, Any]) -> dict[str, Any] | None:
-        gate = self._gate(tool_context)
-        if gate is None:
-            return None
-        call_id = tool_context.function_call_id or ""
-        if call_id in tool_context.actions.requested_auth_configs:
-            return await ask_credential(gate, tool, tool_args, tool_context, result)
-        if result is None and tool.name == INPUT_TOOL:
-            return await ask_input(gate, call_id, tool_args)
-        final: Any = result
-        asked = tool_context.actions.requested_tool_confirmations.pop(call_id, None)
-        if asked is not None and tool_context.tool_confirmation is None:
-            # The tool asked itself (``tool_context.request_confirmation``): ask the user
-            # as for ``require_confirmation``, then run it again with the answer, as ADK
-            # resumes a paused call.
-            decision = await gate.approve(call_id, tool.name, dict(tool_args), browser=False,
-                                          hint=asked.hint or None, payload=asked.payload)
-            if isinstance(decision, str):
-                final = replaced(final, {"error": decision})
-            else:
-                self._confirm(tool_context, decision, asked.hint)
-                final = replaced(final, await tool.run_async(args=tool_args,
-                                                              tool_context=tool_context))
-        reason = self._reasons.pop(tool_context, None)
-        if reason is not None:
-            final = with_reason(final, reason) or final
-        if asked is not None or reason is not None:
-            # None: changed in place, the agent's own callbacks run on it.
-            return None if final is result else cast(dict[str, Any], final)
-        if result is None and isinstance(tool, FrontendTool):
-            # The browser runs it: its result becomes the function response.
-            decision = await gate.client_result(call_id, tool.name)
-            return {"error": decision} if isinstance(decision, str) else decision.response
-        await gate.settled(call_id)
-        return None

@@ -44,7 +44,8 @@ from ..core.sessions import (
 )
 from ..observability.logs import current_log_context
 from ..stores import StreamStore
-from .gate import LiveGate, LiveGatePlugin
+from .gate import LiveGate
+from .gate_plugin import LiveGatePlugin
 from .link import CURRENT_LINK, Link
 from .models import converses_live
 

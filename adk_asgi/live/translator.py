@@ -30,7 +30,7 @@ from ..chunks import DataChunk, ToolOutputAvailable, UIChunk
 from ..core.approvals import CONFIRMATION_TOOL
 from ..core.lanes import TEXT, Lane
 from ..core.translator import EventTranslator
-from .gate import ApprovalNotice, AskNotice, ResolvedNotice
+from .notices import ApprovalNotice, AskNotice, ResolvedNotice
 
 __all__ = ("PCM_CHUNK_TYPE", "TRANSCRIPTION_CHUNK_TYPE", "LiveTranslator")
 

@@ -19,7 +19,7 @@ from ..observability.metrics import METRICS, Outcome
 from ..observability.tracing import LIVE_TURN, end_span, start_span
 from ..stores import StreamRecorder, StreamStore
 from .commands import Listener
-from .gate import ApprovalNotice, AskNotice
+from .notices import ApprovalNotice, AskNotice
 from .translator import LiveTranslator
 
 __all__ = ("LiveTurn",)

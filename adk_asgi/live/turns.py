@@ -37,7 +37,8 @@ from ..core.message import ErrorInfo
 from ..core.sessions import SessionUnavailable
 from ..observability.metrics import Outcome
 from ..stores import StreamStore
-from .gate import ApprovalNotice, AskNotice, LiveGate, ResolvedNotice
+from .gate import LiveGate
+from .notices import ApprovalNotice, AskNotice, ResolvedNotice
 from .output import TurnOutput
 from .preload import LivePreload
 from .run import LiveRun

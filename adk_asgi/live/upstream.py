@@ -37,8 +37,8 @@ from .commands import (
     detect,
     parse_json,
 )
-from .gate import GateNotice
 from .media import ImageAdmission, InputRefused, check_pcm
+from .notices import GateNotice
 from .protocol_a import ProtocolA
 from .protocol_b import ProtocolB
 from .run import LiveRun, RunItem
