@@ -44,14 +44,9 @@ from ..core.asgi import Receive, Scope, Send, send_error, send_json
 from ..core.errors import (
     UNAVAILABLE_RETRY_AFTER,
     RequestError,
-    chat_not_found,
     error_body,
-    store_unavailable,
 )
-from ..core.request import valid_chat_id
 from ..core.sessions import failure
-from ..observability.metrics import METRICS
-from ..stores import StoreUnavailable
 from .endpoint import ChatEndpoint
 
 __all__ = ("ArtifactRoutes", "byte_range")
@@ -182,24 +177,11 @@ class ArtifactRoutes:
     async def _owner(self, scope: Scope, send: Send, chat_id: str) -> str | None:
         """The user asking, if the chat may be theirs; else None after answering."""
         chat = self._chat
-        user_id = await chat.authorize(scope, send)
-        if user_id is None:
-            return None
-        if not valid_chat_id(chat_id):
-            await send_error(send, chat_not_found())
-            return None
-        try:
-            owner = await chat.store.owner(chat_id)
-        except StoreUnavailable as exc:
-            logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
-            METRICS.store_error("streams", "artifacts")
-            await send_error(send, store_unavailable())
-            return None
-        if owner is not None and owner != user_id:
-            await send_error(send, chat_not_found())
+        reader = await chat.chat_reader(scope, send, chat_id, "artifacts")
+        if reader is None:
             return None
         await chat.runtime.startup()
-        return user_id
+        return reader[0]
 
     async def listing(self, scope: Scope, receive: Receive, send: Send) -> None:
         """``GET {api}/{chatId}/artifacts``: every artifact of the chat, each version."""

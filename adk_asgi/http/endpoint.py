@@ -24,7 +24,7 @@ from ..core.errors import (
     session_unavailable,
     store_unavailable,
 )
-from ..core.request import ChatRequest, decode_chat_request
+from ..core.request import ChatRequest, decode_chat_request, valid_chat_id
 from ..core.runtime import AgentRuntime
 from ..core.sessions import failure
 from ..core.signin import callback_url
@@ -160,24 +160,47 @@ class ChatEndpoint:
             if stream.plan.new_message is not None:  # ADK ran: the session changed
                 self.runtime.turn_ended(stream.user_id, stream.chat_id)
 
+    # -- a chat's own routes -------------------------------------------------------
+
+    async def chat_reader(self, scope: Scope, send: Send, chat_id: str,
+                          action: str) -> tuple[str, bool] | None:
+        """Who asks about ``chat_id`` (one of its routes), and whether the chat is theirs
+        (False: it has no owner yet, so nothing of it exists); or None after answering:
+        401/403, ``404 chat_not_found`` for an invalid id or another user's chat (the same
+        answer as for a chat that does not exist), ``503 store_unavailable``
+        (``action`` names the route in the metrics)."""
+        user_id = await self.authorize(scope, send)
+        if user_id is None:
+            return None
+        if not valid_chat_id(chat_id):
+            await send_error(send, chat_not_found())
+            return None
+        try:
+            owner = await self.store.owner(chat_id)
+        except StoreUnavailable as exc:
+            logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
+            METRICS.store_error("streams", action)
+            await send_error(send, store_unavailable())
+            return None
+        if owner is not None and owner != user_id:
+            await send_error(send, chat_not_found())
+            return None
+        return user_id, owner is not None
+
     # -- GET / DELETE /{chatId}/stream ---------------------------------------------
 
     async def resume(self, scope: Scope, receive: Receive, send: Send, chat_id: str) -> None:
         """``GET {api}/{chatId}/stream``: replay the chat's active stream from its start and
         follow it (the AI SDK's ``resumeStreamIsReplay``); 204 when there is none."""
-        user_id = await self.authorize(scope, send)
-        if user_id is None:
+        reader = await self.chat_reader(scope, send, chat_id, "resume")
+        if reader is None:
             return
         try:
-            owner = await self.store.owner(chat_id)
-            follow = await self.store.follow(chat_id) if owner == user_id else None
+            follow = await self.store.follow(chat_id) if reader[1] else None
         except StoreUnavailable as exc:
             logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
             METRICS.store_error("streams", "resume")
             await send_error(send, store_unavailable())
-            return
-        if owner is not None and owner != user_id:
-            await send_error(send, chat_not_found())
             return
         if scope["method"] != "HEAD":
             METRICS.resumed("sse", follow is not None)

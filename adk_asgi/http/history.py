@@ -20,15 +20,12 @@ from ..core.errors import (
     RequestError,
     chat_not_found,
     session_unavailable,
-    store_unavailable,
 )
 from ..core.history import HistoryOptions, rebuild_messages
-from ..core.request import valid_chat_id
 from ..core.sessions import failure
 from ..core.translator import EventTranslator
 from ..live.translator import LiveTranslator
 from ..observability.metrics import METRICS
-from ..stores import StoreUnavailable
 from .endpoint import ChatEndpoint
 
 __all__ = ("ChatHistory", "owned_session")
@@ -42,22 +39,10 @@ async def owned_session(chat: ChatEndpoint, scope: Scope, send: Send, chat_id: s
                         ) -> tuple[str, Session | None] | None:
     """The requesting user and their session of ``chat_id`` (None: no such session of
     theirs); or None after answering (401/403, 404 for another user's chat, 503)."""
-    user_id = await chat.authorize(scope, send)
-    if user_id is None:
+    reader = await chat.chat_reader(scope, send, chat_id, "chat")
+    if reader is None:
         return None
-    if not valid_chat_id(chat_id):
-        await send_error(send, chat_not_found())
-        return None
-    try:
-        owner = await chat.store.owner(chat_id)
-    except StoreUnavailable as exc:
-        logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
-        METRICS.store_error("streams", "chat")
-        await send_error(send, store_unavailable())
-        return None
-    if owner is not None and owner != user_id:
-        await send_error(send, chat_not_found())
-        return None
+    user_id = reader[0]
     runtime = chat.runtime
     await runtime.startup()
     try:
