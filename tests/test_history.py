@@ -3,18 +3,27 @@ answers a page never shows, and chunks a client would refuse."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import warnings
+from collections.abc import AsyncGenerator
 from typing import Any
 
+import httpx
+from google.adk.agents import LlmAgent, ParallelAgent
 from google.adk.events import Event
 from google.adk.events.event_actions import EventActions
+from google.adk.models import BaseLlm, LlmRequest, LlmResponse
 from google.adk.sessions import Session
 from google.genai import types
 
+from adk_asgi import AdkApp
 from adk_asgi.core.history import HistoryOptions, rebuild_messages
 from adk_asgi.core.sessions import META_KEY
 from adk_asgi.core.tools import ToolKinds
 from adk_asgi.core.ui_message import UIMessageState
+
+from conftest import chat_body, parse_sse, user_message
 
 SECRET = "sk-live-do-not-show"
 
@@ -136,3 +145,46 @@ async def test_sources_and_model_files() -> None:
         {"type": "text", "text": "see the chart", "state": "done"},
         {"type": "file", "mediaType": "image/png", "url": "data:image/png;base64,cG5n"},
         {"type": "source-url", "sourceId": "m1-s1", "url": "https://adk.dev", "title": "ADK"}]
+
+
+class _Paced(BaseLlm):
+    """Streams ``words`` after waiting ``first`` seconds, ``pace`` seconds apart."""
+
+    model: str = "paced"
+    words: list[str]
+    first: float = 0.0
+    pace: float = 0.01
+
+    async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False
+                                     ) -> AsyncGenerator[LlmResponse, None]:
+        await asyncio.sleep(self.first)
+        for word in self.words:
+            yield LlmResponse(content=types.Content(role="model", parts=[text(word)]),
+                              partial=True)
+            await asyncio.sleep(self.pace)
+        yield LlmResponse(content=types.Content(role="model", parts=[text("".join(self.words))]),
+                          partial=False, finish_reason=types.FinishReason.STOP)
+
+
+async def test_branches_read_back_in_the_order_the_stream_showed_them() -> None:
+    """The branch that begins to write first ends last: the history lays the branches out as
+    the stream showed them (in the order they began to write; the bridge's plugin tags it),
+    not in the order the session stored their answers (when each ended)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        both = ParallelAgent(name="both", sub_agents=[
+            LlmAgent(name="late", model=_Paced(words=["brief"], first=0.15)),
+            LlmAgent(name="early", model=_Paced(words=["a ", "long ", "answer"], pace=0.15)),
+        ])
+    app = AdkApp(both, warm_up=False)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                 base_url="http://t") as client:
+        response = await client.post("/", json=chat_body("race", user_message("go")))
+        streamed = [chunk["providerMetadata"]["adk"]["author"]
+                    for chunk in parse_sse(response.text)
+                    if isinstance(chunk, dict) and chunk.get("type") == "text-start"]
+        assert streamed == ["early", "late"]
+        messages = (await client.get("/race")).json()["messages"]
+    shown = [part["providerMetadata"]["adk"]["author"] for part in messages[-1]["parts"]
+             if part["type"] == "text"]
+    assert shown == streamed

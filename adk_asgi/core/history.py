@@ -44,6 +44,7 @@ from ..chunks import ToolOutputDenied, UIChunk
 from .approvals import CONFIRMATION_TOOL
 from .history_answers import PageAnswers, page_output
 from .message import ConfirmationStyle, DescribeError, describe_error_generic
+from .plugin import LANE_ORDER
 from .sessions import event_meta
 from .surface import SurfaceOptions
 from .tools import ToolKinds
@@ -105,12 +106,18 @@ def _side_by_side(events: list[Event]) -> list[Event]:
                 if said is not None and event.branch not in started:
                     started[event.branch] = event.model_copy(
                         update={"partial": True, "content": said})
-            # In the order the branches began: a model response's event keeps the time
-            # its call started (ADK makes it before the call and copies it per chunk).
-            out.extend(sorted(started.values(), key=lambda event: event.timestamp))
+            # In the order the branches began to write, as the stream showed them (the
+            # bridge's plugin tagged it, core/plugin.py); in sessions from before that tag,
+            # the time each call started (a model response's event keeps it).
+            out.extend(sorted(started.values(), key=_began))
         out.extend(run)
         index += len(run)
     return out
+
+
+def _began(event: Event) -> tuple[int, float]:
+    order = event_meta(event).get(LANE_ORDER)
+    return (order, 0.0) if isinstance(order, int) else (1 << 30, event.timestamp)
 
 
 def _parallel_parent(event: Event) -> str | None:
