@@ -57,9 +57,9 @@ class BridgePlugin(BasePlugin):
 
     async def on_event_callback(self, *, invocation_context: InvocationContext,
                                 event: Event) -> Event | None:
-        # Every event passes here, each streamed token too: most leave at the first test.
-        lane = event.branch or (event.node_info.path if event.node_info is not None
-                                else None)
+        # Every event passes here, each streamed token too: all but a side-by-side
+        # branch's leave at the first test (ADK gives only those a branch).
+        lane = event.branch
         if not lane or event.author == "user":
             return None
         content = event.content
