@@ -14,24 +14,25 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .app import AdkApp
-from .core.auth import Authenticate, AuthError, bearer_token
-from .core.errors import RequestError
-from .core.gctuning import GcTuning
-from .core.limits import Limits
-from .core.message import ErrorInfo, describe_error_generic
-from .core.surface import EventParts, SurfaceOptions
-from .core.tools import FrontendTool, frontend_tool
 from .middleware import AdkMiddleware
 from .mount import mount
 from .observability.logs import JsonFormatter
 from .options import (
+    Authenticate,
     ChatListOptions,
+    GcTuning,
+    Limits,
     LiveOptions,
     PauseOptions,
     StorageOptions,
     StreamingOptions,
+    SurfaceOptions,
 )
+from .pauses.tools import FrontendTool, frontend_tool
 from .stores import MemoryStreamStore, StreamRecorder, StreamStore
+from .transport.auth import AuthError, bearer_token
+from .wire.errors import ErrorInfo, RequestError, describe_error_generic
+from .wire.parts import EventParts
 
 if TYPE_CHECKING:
     from .stores.redis import RedisStreamStore

@@ -10,8 +10,8 @@
                GET    /                     -> the user's chats, newest first (a page)
                GET    /{chatId}             -> the chat's history (UIMessage[])
                DELETE /{chatId}             -> delete the chat (204)
-               GET    /healthz, /readyz     -> liveness / readiness (observability/health.py)
-               anything else                -> JSON 404 / 405 (routes.py)
+               GET    /healthz, /readyz     -> liveness / readiness (http/health.py)
+               anything else                -> JSON 404 / 405 (http/routes.py)
     websocket  /                            -> live mode (Runner.run_live; see live/)
     lifespan                                -> build the runner + warm ADK up / close it
 
@@ -37,28 +37,34 @@ from google.adk.sessions import BaseSessionService
 from google.adk.workflow import BaseNode
 from starlette.routing import Router
 
-from .core.asgi import Receive, Scope, Send, route_path, send_error
-from .core.auth import Authenticate, anonymous
-from .core.chats import ChatListOptions
-from .core.errors import chat_not_found
-from .core.gctuning import GcTuning
-from .core.limits import Limits
-from .core.message import DescribeError, describe_error_generic
-from .core.origin import OriginPolicy
-from .core.request import valid_chat_id
-from .core.runtime import AgentRuntime
-from .core.surface import SurfaceOptions
+from .adk.runtime import AgentRuntime, Served, Services
 from .http.artifacts import ArtifactRoutes
 from .http.chats import UserChats
 from .http.completion import complete_tool_call, post_tool_output
 from .http.endpoint import ChatEndpoint
+from .http.health import Health
 from .http.history import ChatHistory
 from .http.oauth import oauth_callback
+from .http.routes import MethodTable, api_router
 from .live.endpoint import LiveEndpoint
-from .observability.health import Health
-from .options import LiveOptions, PauseOptions, Settings, StorageOptions, StreamingOptions
-from .routes import MethodTable, api_router
+from .options import (
+    Authenticate,
+    ChatListOptions,
+    GcTuning,
+    Limits,
+    LiveOptions,
+    PauseOptions,
+    Settings,
+    StorageOptions,
+    StreamingOptions,
+    SurfaceOptions,
+    anonymous,
+)
 from .stores import MemoryStreamStore, StreamStore
+from .transport.asgi import Receive, Scope, Send, route_path, send_error
+from .transport.origin import OriginPolicy
+from .wire.errors import DescribeError, chat_not_found, describe_error_generic
+from .wire.request import valid_chat_id
 
 __all__ = ("AdkApp",)
 
@@ -123,33 +129,30 @@ class AdkApp:
         **moved: Any,
     ) -> None:
         _refuse_moved(moved)
-        pauses = pauses or PauseOptions()
-        storage = storage or StorageOptions()
-        self.settings = Settings(limits=limits or Limits(),
-                                 streaming=streaming or StreamingOptions(), pauses=pauses,
-                                 authenticate=authenticate, describe_error=describe_error,
-                                 chats=chats or ChatListOptions())
-        """Every option the endpoints read (``adk_asgi.options.Settings``)."""
-        self.runtime = AgentRuntime(agent=agent, app=adk_app, runner=runner,
-                                    session_service=session_service, session_db=session_db,
-                                    credential_service=credential_service,
-                                    artifact_service=artifact_service,
-                                    memory_service=memory_service,
-                                    app_name=app_name, run_config=run_config,
-                                    client_completes=pauses.client_completes,
-                                    surface=surface, body_fields=body_fields,
-                                    uploads_as_artifacts=storage.uploads_as_artifacts,
-                                    remember_sessions=storage.remember_sessions)
+        self.settings = Settings(
+            limits=limits or Limits(), streaming=streaming or StreamingOptions(),
+            pauses=pauses or PauseOptions(), surface=surface or SurfaceOptions(),
+            storage=storage or StorageOptions(), chats=chats or ChatListOptions(),
+            live=live_options or LiveOptions(), authenticate=authenticate,
+            describe_error=describe_error, body_fields=dict(body_fields or {}),
+            gc_tuning=gc_tuning)
+        """Every option the app reads (``adk_asgi.options.Settings``)."""
+        self.runtime = AgentRuntime(
+            Served(agent=agent, app=adk_app, runner=runner, app_name=app_name,
+                   run_config=run_config),
+            Services(session_service=session_service, session_db=session_db,
+                     credential_service=credential_service,
+                     artifact_service=artifact_service, memory_service=memory_service),
+            self.settings)
         self.store: StreamStore = stream_store or MemoryStreamStore()
         self.chat = ChatEndpoint(self.runtime, self.settings, self.store)
-        self.live = LiveEndpoint(self.runtime, self.settings, live_options or LiveOptions(),
-                                 store=self.store, origins=OriginPolicy(allowed_origins))
+        self.live = LiveEndpoint(self.runtime, self.settings, store=self.store,
+                                 origins=OriginPolicy(allowed_origins))
         self.health = Health(self.runtime, self.store,
                              lambda: self.chat.draining or self.live.draining)
         """The probes: ``GET {path}/healthz`` and ``GET {path}/readyz`` (no identity
         needed); ``health.checks()`` for your own."""
         self._warm_up = warm_up
-        self._gc_tuning = gc_tuning
         self.history = ChatHistory(self.chat)
         self.chats = UserChats(self.chat, self.settings.chats)
         self._root = MethodTable({"POST": self.chat.post, "GET": self.chats.list})
@@ -228,8 +231,8 @@ class AdkApp:
     async def startup(self) -> None:
         first = not self.runtime.started
         await self.runtime.startup(warm=self._warm_up)
-        if first and self._gc_tuning is not None:
-            self._gc_tuning.apply()  # after warm-up: what it loaded gets frozen
+        if first and self.settings.gc_tuning is not None:
+            self.settings.gc_tuning.apply()  # after warm-up: what it loaded gets frozen
 
     async def drain(self, grace: float | None = None) -> None:
         """Graceful shutdown, before the server closes connections: refuse new turns and

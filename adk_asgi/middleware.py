@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .app import AdkApp
-from .core.asgi import ASGIApp, Message, Receive, Scope, Send, route_path
+from .transport.asgi import ASGIApp, Message, Receive, Scope, Send, route_path
 
 __all__ = ("AdkMiddleware",)
 

@@ -18,7 +18,7 @@ from starlette.routing import BaseRoute, Match, NoMatchFound
 from starlette.types import Receive, Scope, Send
 
 from .app import AdkApp
-from .core.asgi import route_path
+from .transport.asgi import route_path
 
 __all__ = ("ChatRoute", "mount")
 

@@ -38,11 +38,11 @@ from adk_asgi.chunks import (
     encode_chunk,
     sse_frame,
 )
-from adk_asgi.core.request import decode_chat_request
-from adk_asgi.core.translator import EventTranslator
-from adk_asgi.live.commands import Listener
-from adk_asgi.live.protocol_b import ProtocolB
-from adk_asgi.live.translator import LiveTranslator
+from adk_asgi.live.protocol.commands import Listener
+from adk_asgi.live.protocol.protocol_b import ProtocolB
+from adk_asgi.translate.live import LiveTranslator
+from adk_asgi.translate.translator import EventTranslator
+from adk_asgi.wire.request import decode_chat_request
 
 MSG_ID = "msg-a5eb01bd7dbb44ae882c"
 
@@ -335,7 +335,7 @@ def bench_send_wrappers(quick: bool) -> dict[str, float]:
 
 def bench_instrumentation(quick: bool, tokens: int = 500) -> dict[str, float]:
     """One turn's span (started, made current, ended) and its metric calls, as
-    ``http/endpoint.py`` and ``http/stream.py`` make them, on whatever providers are
+    ``http/endpoint.py`` and ``http/turn/stream.py`` make them, on whatever providers are
     configured (none in a benchmark run: the no-op default)."""
     from adk_asgi.observability.metrics import METRICS
     from adk_asgi.observability.tracing import TURN, current, end_span, start_span

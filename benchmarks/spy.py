@@ -194,7 +194,7 @@ def _owner_centre(path: str, func: str, files: list[str]) -> str:
     if "/websockets/" in path:
         return "websockets (uvicorn's WebSocket protocol)"
     if "/msgspec/" in path:
-        return "adk-asgi: chunk encoding (msgspec, chunks.py)"
+        return "adk-asgi: chunk encoding (msgspec, wire/chunks.py)"
     if "/site-packages/" in path:
         return "other package: " + path.split("/site-packages/", 1)[1].split("/", 1)[0]
     return "other"
@@ -202,49 +202,49 @@ def _owner_centre(path: str, func: str, files: list[str]) -> str:
 
 # adk-asgi's modules (paths under adk_asgi/) by cost centre; the first prefix that matches.
 _OURS = (
-    ("core/translator.py", "adk-asgi: EventTranslator"),
-    ("core/message.py", "adk-asgi: EventTranslator"),
-    ("core/blocks.py", "adk-asgi: EventTranslator"),
-    ("core/lanes.py", "adk-asgi: EventTranslator"),
-    ("core/jsonable.py", "adk-asgi: EventTranslator"),
-    ("core/tool_parts.py", "adk-asgi: EventTranslator"),
-    ("core/response_meta.py", "adk-asgi: EventTranslator"),
-    ("core/surface.py", "adk-asgi: EventTranslator"),
-    ("live/translator.py", "adk-asgi: live translator"),
-    ("chunks.py", "adk-asgi: chunk encoding (msgspec, chunks.py)"),
-    ("http/sse.py", "adk-asgi: SSE channel (open, write, close)"),
+    ("translate/translator.py", "adk-asgi: EventTranslator"),
+    ("translate/message.py", "adk-asgi: EventTranslator"),
+    ("translate/blocks.py", "adk-asgi: EventTranslator"),
+    ("translate/lanes.py", "adk-asgi: EventTranslator"),
+    ("wire/jsonable.py", "adk-asgi: EventTranslator"),
+    ("translate/tool_parts.py", "adk-asgi: EventTranslator"),
+    ("translate/response_meta.py", "adk-asgi: EventTranslator"),
+    ("translate/surface.py", "adk-asgi: EventTranslator"),
+    ("translate/live.py", "adk-asgi: live translator"),
+    ("wire/chunks.py", "adk-asgi: chunk encoding (msgspec, wire/chunks.py)"),
+    ("http/turn/sse.py", "adk-asgi: SSE channel (open, write, close)"),
     ("stores/", "adk-asgi: stream recording, owners, turn locks"),
-    ("core/sessions.py", "adk-asgi: session get/create + turn planning"),
-    ("core/memory_sessions.py", "adk-asgi: session get/create + turn planning"),
-    ("http/turn.py", "adk-asgi: session get/create + turn planning"),
-    ("http/seed.py", "adk-asgi: session get/create + turn planning"),
-    ("core/request.py", "adk-asgi: request read, decode, auth"),
-    ("core/asgi.py", "adk-asgi: request read, decode, auth"),
-    ("core/limits.py", "adk-asgi: request read, decode, auth"),
-    ("core/auth.py", "adk-asgi: request read, decode, auth"),
-    ("core/runtime.py", "adk-asgi: run config per turn"),
-    ("core/plugin.py", "adk-asgi: BridgePlugin / live gate (ADK plugin callbacks)"),
-    ("live/gate.py", "adk-asgi: BridgePlugin / live gate (ADK plugin callbacks)"),
+    ("adk/sessions.py", "adk-asgi: session get/create + turn planning"),
+    ("adk/memory_sessions.py", "adk-asgi: session get/create + turn planning"),
+    ("http/turn/plan.py", "adk-asgi: session get/create + turn planning"),
+    ("http/turn/seed.py", "adk-asgi: session get/create + turn planning"),
+    ("wire/request.py", "adk-asgi: request read, decode, auth"),
+    ("transport/asgi.py", "adk-asgi: request read, decode, auth"),
+    ("transport/limits.py", "adk-asgi: request read, decode, auth"),
+    ("transport/auth.py", "adk-asgi: request read, decode, auth"),
+    ("adk/runtime.py", "adk-asgi: run config per turn"),
+    ("adk/plugin.py", "adk-asgi: BridgePlugin / live gate (ADK plugin callbacks)"),
+    ("live/gate/gate.py", "adk-asgi: BridgePlugin / live gate (ADK plugin callbacks)"),
     ("observability/", "adk-asgi: observability (metrics, spans, log context)"),
-    ("core/failures.py", "adk-asgi: observability (metrics, spans, log context)"),
+    ("observability/failures.py", "adk-asgi: observability (metrics, spans, log context)"),
     ("app.py", "adk-asgi: middleware, app routing, CLI page app"),
     ("middleware.py", "adk-asgi: middleware, app routing, CLI page app"),
     ("mount.py", "adk-asgi: middleware, app routing, CLI page app"),
     ("cli/", "adk-asgi: middleware, app routing, CLI page app"),
-    ("live/socket.py", "adk-asgi: live socket (send lock, watchdog, limits)"),
-    ("live/turns.py", "adk-asgi: live turns (Conversation: emit, record, bookkeeping)"),
-    ("live/protocol_a.py", "adk-asgi: live frame codec (protocol A/B)"),
-    ("live/protocol_b.py", "adk-asgi: live frame codec (protocol A/B)"),
-    ("live/commands.py", "adk-asgi: live frame codec (protocol A/B)"),
-    ("live/link.py", "adk-asgi: live model link (LiveModel, resumption bookkeeping)"),
-    ("live/models.py", "adk-asgi: live model link (LiveModel, resumption bookkeeping)"),
+    ("live/protocol/socket.py", "adk-asgi: live socket (send lock, watchdog, limits)"),
+    ("live/turns/conversation.py", "adk-asgi: live turns (Conversation: emit, record, bookkeeping)"),
+    ("live/protocol/protocol_a.py", "adk-asgi: live frame codec (protocol A/B)"),
+    ("live/protocol/protocol_b.py", "adk-asgi: live frame codec (protocol A/B)"),
+    ("live/protocol/commands.py", "adk-asgi: live frame codec (protocol A/B)"),
+    ("live/run/link.py", "adk-asgi: live model link (LiveModel, resumption bookkeeping)"),
+    ("live/run/models.py", "adk-asgi: live model link (LiveModel, resumption bookkeeping)"),
     ("live/", "adk-asgi: live connection (inbox, pump, run, endpoint)"),
 )
 
 
 def _ours(path: str, func: str) -> str:
     """The cost centre of adk-asgi's own code (``path`` relative to ``adk_asgi/``)."""
-    if path == "http/sse.py" and func in ("SSEChannel._listen", "SSEChannel._tick"):
+    if path == "http/turn/sse.py" and func in ("SSEChannel._listen", "SSEChannel._tick"):
         return "adk-asgi: SSE channel tasks (disconnect listener, timer)"
     for prefix, centre in _OURS:
         if path.startswith(prefix):

@@ -32,13 +32,13 @@ from typing import Any
 from sse_starlette.sse import EventSourceResponse
 
 from adk_asgi.chunks import DONE_FRAME, UIChunk, sse_frame
-from adk_asgi.core.asgi import Receive, Send
-from adk_asgi.core.failures import serving
 from adk_asgi.http import endpoint
-from adk_asgi.http.sse import SSEChannel
-from adk_asgi.http.stream import TurnStream
+from adk_asgi.http.turn.sse import SSEChannel
+from adk_asgi.http.turn.stream import TurnStream
+from adk_asgi.observability.failures import serving
 from adk_asgi.observability.metrics import METRICS
 from adk_asgi.stores import StreamRecorder
+from adk_asgi.transport.asgi import Receive, Send
 
 _HEADERS = {"cache-control": "no-cache", "x-vercel-ai-ui-message-stream": "v1"}
 

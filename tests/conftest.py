@@ -78,7 +78,7 @@ async def not_found_app(scope: Any, receive: Any, send: Any) -> None:
     """A bare ASGI app answering JSON 404 to everything: the site tests wrap the chat
     endpoint around (``AdkMiddleware(not_found_app, path=...)``)."""
     from adk_asgi.cli.site import plain_lifespan
-    from adk_asgi.core.asgi import send_json_error
+    from adk_asgi.transport.asgi import send_json_error
 
     if scope["type"] == "lifespan":
         await plain_lifespan(receive, send)

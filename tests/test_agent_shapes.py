@@ -38,7 +38,7 @@ from starlette.applications import Starlette
 from ws_client import LiveClient, assemble, ws_url
 
 from adk_asgi import AdkApp, AdkMiddleware, SurfaceOptions, mount
-from adk_asgi.live.models import converses_live, live_runner
+from adk_asgi.live.run.models import converses_live, live_runner
 
 from aisdk_client import run_chat_versions, run_ws_chat
 from conftest import LoopbackServer, parse_sse

@@ -19,8 +19,8 @@ from websockets.asyncio.client import ClientConnection, connect
 from ws_client import check_chunk, ws_url
 
 from adk_asgi import AdkApp, RequestError
-from adk_asgi.core.approvals import ClientAnswer, PendingCall, decide
 from adk_asgi.demo import PAYMENT_LOG, build_demo_agent
+from adk_asgi.pauses.approvals import ClientAnswer, PendingCall, decide
 
 from conftest import LoopbackServer, parse_sse
 

@@ -24,13 +24,13 @@ from starlette.applications import Starlette
 from ws_client import LiveClient, ws_url
 
 from adk_asgi import AdkApp, AdkMiddleware, StorageOptions, mount
+from adk_asgi.adk.artifacts import artifact_url
+from adk_asgi.adk.memory_artifacts import BoundedMemoryArtifacts
+from adk_asgi.adk.services import artifact_service_from_url, memory_service_from_url
 from adk_asgi.chunks import encode_chunk
 from adk_asgi.cli.main import _warn_per_worker, parser
 from adk_asgi.cli.main import build_app as build_cli_app
 from adk_asgi.cli.targets import Target, TargetError
-from adk_asgi.core.artifacts import artifact_url
-from adk_asgi.core.memory_artifacts import BoundedMemoryArtifacts
-from adk_asgi.core.services import artifact_service_from_url, memory_service_from_url
 from adk_asgi.http.artifacts import _disposition, _header_type, _Unsatisfiable, byte_range
 
 from conftest import LoopbackServer, chat_body, not_found_app, parse_sse, types_of, user_message

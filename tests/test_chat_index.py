@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from google.adk.sessions import InMemorySessionService
 
-from adk_asgi.core.chat_index import list_page
-from adk_asgi.core.chats import TITLE_KEY, chat_page
-from adk_asgi.core.sessions import session_service_from_url
+from adk_asgi.adk.sessions import session_service_from_url
+from adk_asgi.history.chat_index import list_page
+from adk_asgi.history.chats import TITLE_KEY, chat_page
 
 from conftest import sqlite_threads_done
 

@@ -18,8 +18,8 @@ from google.adk.artifacts import InMemoryArtifactService
 from google.genai import types
 
 from adk_asgi import AdkApp, AuthError, ChatListOptions, StreamingOptions, bearer_token
-from adk_asgi.core.chats import CREATED_KEY, TITLE_KEY, iso_time, shorten_title
 from adk_asgi.demo import build_demo_agent
+from adk_asgi.history.chats import CREATED_KEY, TITLE_KEY, iso_time, shorten_title
 
 from conftest import LoopbackServer, chat_body, parse_sse, user_message
 

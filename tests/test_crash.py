@@ -18,7 +18,7 @@ import httpx
 import pytest
 from test_workers import Serve, serving
 
-from adk_asgi.core.errors import INTERRUPTED_ERROR
+from adk_asgi.wire.errors import INTERRUPTED_ERROR
 
 from aisdk_client import run_chat_versions
 from conftest import chat_body, parse_sse, types_of, user_message

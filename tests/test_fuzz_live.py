@@ -49,11 +49,11 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 from adk_asgi import AdkApp, RequestError
-from adk_asgi.core.request import valid_chat_id
 from adk_asgi.demo import PAYMENT_LOG, build_demo_agent
-from adk_asgi.live.commands import Audio, Image, Messages, detect, parse_json
-from adk_asgi.live.protocol_a import ProtocolA
-from adk_asgi.live.protocol_b import ProtocolB
+from adk_asgi.live.protocol.commands import Audio, Image, Messages, detect, parse_json
+from adk_asgi.live.protocol.protocol_a import ProtocolA
+from adk_asgi.live.protocol.protocol_b import ProtocolB
+from adk_asgi.wire.request import valid_chat_id
 
 from conftest import LoopbackServer
 

@@ -11,9 +11,9 @@ import pytest
 from fuzz_harness import WsHarness
 
 from adk_asgi import AdkApp, RequestError
-from adk_asgi.core.request import decode_chat_request
 from adk_asgi.demo import build_demo_agent
-from adk_asgi.live.commands import parse_json
+from adk_asgi.live.protocol.commands import parse_json
+from adk_asgi.wire.request import decode_chat_request
 
 DEEP = b"[" * 5000 + b"]" * 5000
 # Invalid UTF-8 inside a JSON string: msgspec raises UnicodeDecodeError, not DecodeError.

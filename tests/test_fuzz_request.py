@@ -41,9 +41,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from adk_asgi import AdkApp, Limits, RequestError
-from adk_asgi.core.request import ChatRequest, decode_chat_request
 from adk_asgi.demo import PAYMENT_LOG, build_demo_agent
-from adk_asgi.http.turn import plan_turn
+from adk_asgi.http.turn.plan import plan_turn
+from adk_asgi.wire.request import ChatRequest, decode_chat_request
 
 from conftest import parse_sse, user_message
 

@@ -18,10 +18,10 @@ from google.adk.sessions import Session
 from google.genai import types
 
 from adk_asgi import AdkApp
-from adk_asgi.core.history import HistoryOptions, rebuild_messages
-from adk_asgi.core.sessions import META_KEY
-from adk_asgi.core.tools import ToolKinds
-from adk_asgi.core.ui_message import UIMessageState
+from adk_asgi.adk.sessions import META_KEY
+from adk_asgi.history.messages import HistoryOptions, rebuild_messages
+from adk_asgi.pauses.tools import ToolKinds
+from adk_asgi.wire.ui_message import UIMessageState
 
 from conftest import chat_body, parse_sse, user_message
 

@@ -371,7 +371,7 @@ def test_live_history_is_what_the_page_showed(server: LoopbackServer) -> None:
     assert all(r["stepError"] is None for r in report["stepResults"]), report["problems"]
     history = httpx.get(f"{server.url}/demo/{chat_id}", timeout=10)
     assert history.status_code == 200
-    # Live approvals are decided on the connection (live/gate.py), not in the session:
+    # Live approvals are decided on the connection (live/gate/gate.py), not in the session:
     # the history has the approved call and its result, without the approval.
     shown = [{**m, "parts": [{k: v for k, v in p.items()
                               if k not in ("approval", "callProviderMetadata")}

@@ -14,9 +14,9 @@ from typing import Any, Final
 import pytest
 
 from adk_asgi import Limits
-from adk_asgi.live.commands import Audio, Image
-from adk_asgi.live.media import ImageAdmission, InputRefused, check_pcm, file_type
-from adk_asgi.live.protocol_a import ProtocolA
+from adk_asgi.live.protocol.commands import Audio, Image
+from adk_asgi.live.protocol.media import ImageAdmission, InputRefused, check_pcm, file_type
+from adk_asgi.live.protocol.protocol_a import ProtocolA
 
 IMAGES: Final = Path(__file__).resolve().parent / "fixtures" / "images"
 JPEG: Final = (IMAGES / "frame.jpg").read_bytes()

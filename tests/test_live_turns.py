@@ -11,15 +11,15 @@ from google.adk.agents.live_request_queue import LiveRequestQueue
 from google.adk.events import Event
 from google.genai import types
 
-from adk_asgi.core.approvals import ClientAnswer
-from adk_asgi.live.gate import LiveGate
-from adk_asgi.live.notices import ApprovalNotice
-from adk_asgi.live.output import TurnOutput
-from adk_asgi.live.protocol_a import ProtocolA
-from adk_asgi.live.protocol_b import ProtocolB
-from adk_asgi.live.translator import LiveTranslator
-from adk_asgi.live.turns import Conversation
+from adk_asgi.live.gate.gate import LiveGate
+from adk_asgi.live.protocol.protocol_a import ProtocolA
+from adk_asgi.live.protocol.protocol_b import ProtocolB
+from adk_asgi.live.turns.conversation import Conversation
+from adk_asgi.live.turns.output import TurnOutput
+from adk_asgi.pauses.approvals import ClientAnswer
+from adk_asgi.pauses.notices import ApprovalNotice
 from adk_asgi.stores import MemoryStreamStore
+from adk_asgi.translate.live import LiveTranslator
 
 
 class Run:

@@ -21,10 +21,8 @@ from conftest import LoopbackServer
 
 
 def _app(token_delay: float = 0.0, **live: Any) -> AdkApp:
-    app = AdkApp(build_demo_agent(token_delay=token_delay), warm_up=False)
-    if live:
-        app.live.options = LiveOptions(**live)
-    return app
+    return AdkApp(build_demo_agent(token_delay=token_delay), warm_up=False,
+                  live_options=LiveOptions(**live))
 
 
 @pytest.fixture

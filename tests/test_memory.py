@@ -13,13 +13,13 @@ from google.adk.events import Event
 from google.genai import types
 
 from adk_asgi import AdkApp, MemoryStreamStore
+from adk_asgi.adk.memory_sessions import BoundedMemorySessions
+from adk_asgi.adk.sessions import event_meta, session_service_from_url
 from adk_asgi.chunks import TextDelta
-from adk_asgi.core.lanes import TEXT
-from adk_asgi.core.memory_sessions import BoundedMemorySessions
-from adk_asgi.core.sessions import event_meta, session_service_from_url
-from adk_asgi.core.translator import EventTranslator
 from adk_asgi.demo import build_demo_agent
-from adk_asgi.live.translator import LiveTranslator
+from adk_asgi.translate.lanes import TEXT
+from adk_asgi.translate.live import LiveTranslator
+from adk_asgi.translate.translator import EventTranslator
 
 from conftest import chat_body, parse_sse, text_of, user_message
 

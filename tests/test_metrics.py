@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -115,8 +116,8 @@ async def test_stopped_abandoned_and_resumed_turns(delta: type[Delta]) -> None:
 
 
 async def test_live_approvals_that_time_out_or_are_abandoned(delta: type[Delta]) -> None:
-    app = AdkApp(build_demo_agent(token_delay=0), warm_up=False)
-    app.live.options = LiveOptions(wait_timeout=0.3)
+    app = AdkApp(build_demo_agent(token_delay=0), warm_up=False,
+                 live_options=LiveOptions(wait_timeout=0.3))
     with LoopbackServer(app) as server:
         changed = delta()
         client = await LiveClient.open(ws_url(server.url, "chatId=slow-user"))
@@ -125,7 +126,8 @@ async def test_live_approvals_that_time_out_or_are_abandoned(delta: type[Delta])
         await client.turn()  # nobody answered: the call was not run, the turn ends
         assert changed("adk_asgi.approval_age", transport="websocket",
                        decision="timed_out") == 1
-        app.live.options = LiveOptions(wait_timeout=60)
+        # Connections opened from now on wait a minute: this one is abandoned, not timed out.
+        app.live.settings = replace(app.live.settings, live=LiveOptions(wait_timeout=60))
         other = await LiveClient.open(ws_url(server.url, "chatId=gone-user"))
         await other.say("Send $7 to Saburo", chat_id="gone-user")
         await other.until("tool-approval-request")

@@ -10,8 +10,8 @@ from websockets.exceptions import ConnectionClosed
 from ws_client import ws_url
 
 from adk_asgi import AdkApp
-from adk_asgi.core.origin import OriginPolicy
 from adk_asgi.demo import build_demo_agent
+from adk_asgi.transport.origin import OriginPolicy
 
 from conftest import LoopbackServer
 

@@ -23,8 +23,8 @@ from websockets.asyncio.client import connect
 from ws_client import ws_url
 
 from adk_asgi import AdkApp, RedisStreamStore
-from adk_asgi.core.errors import STREAM_LOST_ERROR
 from adk_asgi.demo import build_demo_agent
+from adk_asgi.wire.errors import STREAM_LOST_ERROR
 
 from conftest import LoopbackServer, chat_body, parse_sse, types_of, user_message
 

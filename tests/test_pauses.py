@@ -31,7 +31,7 @@ from redis import Redis
 from test_tracing import spans  # noqa: F401 - the fixture (one TracerProvider per process)
 
 from adk_asgi import AdkApp, PauseOptions
-from adk_asgi.core.signin import keep_sign_in, take_sign_in
+from adk_asgi.pauses.signin import keep_sign_in, take_sign_in
 from adk_asgi.stores.redis import RedisStreamStore
 
 from conftest import LoopbackServer, parse_sse

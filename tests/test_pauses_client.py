@@ -28,8 +28,8 @@ from provider_server import WEATHER_KEY, Provider
 from starlette.applications import Starlette
 
 from adk_asgi import AdkApp, PauseOptions, mount
-from adk_asgi.core.auth import AuthError
 from adk_asgi.stores import MemoryStreamStore, StreamRecorder
+from adk_asgi.transport.auth import AuthError
 
 from aisdk_client import NodeHarnessMissing, require_node_harness, run_chat
 from conftest import LoopbackServer

@@ -11,8 +11,8 @@ import uvicorn
 
 from adk_asgi import Limits, StreamingOptions
 from adk_asgi.core import errors
-from adk_asgi.core.outbox import PROGRESS_TICK
 from adk_asgi.stores.redis import DEFAULT_TIMEOUT, RedisStreamStore
+from adk_asgi.transport.outbox import PROGRESS_TICK
 
 ROOT = Path(__file__).resolve().parent.parent
 HTTP_API = (ROOT / "docs/reference/http-api.md").read_text()

@@ -20,7 +20,7 @@ from google.adk.sessions import Session
 from ws_client import LiveClient, text, ws_url
 
 from adk_asgi import AdkApp, StorageOptions
-from adk_asgi.core.remember import conversation
+from adk_asgi.adk.remember import conversation
 
 from aisdk_client import JS_DIR
 from conftest import LoopbackServer, chat_body, parse_sse, user_message

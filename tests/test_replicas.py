@@ -21,7 +21,7 @@ import pytest
 from nginx_proxy import EXAMPLE, Nginx, nginx_binary
 from test_workers import Serve
 
-from adk_asgi.core.errors import INTERRUPTED_ERROR
+from adk_asgi.wire.errors import INTERRUPTED_ERROR
 
 from aisdk_client import require_node_harness, run_chat
 from conftest import chat_body, user_message

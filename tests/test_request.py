@@ -6,7 +6,7 @@ import json
 import pytest
 
 from adk_asgi import RequestError
-from adk_asgi.core.request import decode_chat_request, user_content
+from adk_asgi.wire.request import decode_chat_request, user_content
 
 
 def body(**kw: object) -> bytes:

@@ -42,8 +42,8 @@ BROWSER_RESULTS = {"get_location": {"latitude": 35.6, "longitude": 139.7},
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LoopbackServer]:
-    app = AdkApp(build_demo_agent(), warm_up=False)
-    app.live.options = LiveOptions(wait_timeout=1.0)  # the timeout case; others answer at once
+    # The timeout case waits 1 s; the others answer at once.
+    app = AdkApp(build_demo_agent(), warm_up=False, live_options=LiveOptions(wait_timeout=1.0))
     with LoopbackServer(app) as s:
         yield s
 

@@ -16,9 +16,9 @@ from google.adk.events import Event
 from google.genai import types
 
 from adk_asgi import AdkApp
-from adk_asgi.core.sessions import META_KEY, event_meta, session_service_from_url
+from adk_asgi.adk.sessions import META_KEY, event_meta, session_service_from_url
 from adk_asgi.demo import build_demo_agent
-from adk_asgi.http.seed import SEED_MAX_MESSAGES
+from adk_asgi.http.turn.seed import SEED_MAX_MESSAGES
 
 from conftest import LoopbackServer, parse_sse, types_of
 

@@ -28,8 +28,8 @@ from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from pg_server import PostgresServer
 
 from adk_asgi import AdkApp
+from adk_asgi.adk.sessions import session_service_from_url
 from adk_asgi.cli.main import build_app, parser
-from adk_asgi.core.sessions import session_service_from_url
 from adk_asgi.demo import PAYMENT_LOG, build_demo_agent
 from adk_asgi.middleware import AdkMiddleware
 

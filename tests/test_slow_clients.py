@@ -1,7 +1,7 @@
 """Slow clients on a real uvicorn, over SSE and WebSocket: a raw socket that stops reading
 is dropped ``send_timeout`` after it last took data, its run aborted and its connection
 reset, and what the server holds for it meanwhile is bounded by ``Limits.max_queued_bytes``
-(``core/outbox.py``), not by the kernel's buffers or the model's speed."""
+(``transport/outbox.py``), not by the kernel's buffers or the model's speed."""
 
 from __future__ import annotations
 
@@ -272,7 +272,7 @@ def test_the_drop_comes_send_timeout_after_the_client_last_took_data(
     ``send_timeout + PROGRESS_TICK`` later (plus the loop's latency), as the docs say.
     Main looked every quarter of the timeout and counted from its look, with a strict
     ``>``: 2.5-3.0 s here."""
-    from adk_asgi.core.outbox import PROGRESS_TICK
+    from adk_asgi.transport.outbox import PROGRESS_TICK
 
     app = AdkApp(build_demo_agent(token_delay=0.02), warm_up=False,
                  streaming=StreamingOptions(send_timeout=SEND_TIMEOUT))
@@ -333,7 +333,7 @@ def test_the_kernel_hides_a_client_that_never_reads() -> None:
     ``TCP_WINDOW_CLAMP`` nor a small ``SO_SNDBUF`` on the server's socket changes that."""
     import threading
 
-    from adk_asgi.core.outbox import NOTSENT_LOWAT, kernel_progress
+    from adk_asgi.transport.outbox import NOTSENT_LOWAT, kernel_progress
 
     frame = b'data: {"type":"text-delta","id":"t","delta":"word "}\n\n'
     listener = socket.create_server(("127.0.0.1", 0))

@@ -21,8 +21,8 @@ import httpx
 import pytest
 
 from adk_asgi import AdkApp
-from adk_asgi.core.errors import NOT_SAVED_ERROR
 from adk_asgi.demo import build_demo_agent
+from adk_asgi.wire.errors import NOT_SAVED_ERROR
 
 from conftest import LoopbackServer, chat_body, parse_sse, types_of, user_message
 

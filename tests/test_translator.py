@@ -9,8 +9,8 @@ from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 
 from adk_asgi.chunks import UIChunk, encode_chunk
-from adk_asgi.core.tools import ToolKinds
-from adk_asgi.core.translator import EventTranslator
+from adk_asgi.pauses.tools import ToolKinds
+from adk_asgi.translate.translator import EventTranslator
 
 
 def ev(*parts: types.Part, role: str = "model", partial: bool | None = None,

@@ -15,9 +15,9 @@ from google.adk.events.event import NodeInfo
 from google.genai import types
 
 from adk_asgi.chunks import UIChunk, encode_chunk
-from adk_asgi.core.surface import SurfaceOptions
-from adk_asgi.core.translator import EventTranslator
-from adk_asgi.live.translator import LiveTranslator
+from adk_asgi.options import SurfaceOptions
+from adk_asgi.translate.live import LiveTranslator
+from adk_asgi.translate.translator import EventTranslator
 
 
 def ev(*parts: types.Part, author: str = "assistant", partial: bool | None = None,

@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 from websockets.asyncio.client import ClientConnection, connect
 
-from adk_asgi import chunks as _chunks
+from adk_asgi.wire import chunks as _chunks
 
 DONE = "[DONE]"
 

@@ -17,11 +17,11 @@ import argparse
 import importlib
 import logging
 import os
+import socket
 import sys
 from typing import Any
 
-from ..core.gctuning import GcTuning
-from ..options import LiveOptions, PauseOptions, StorageOptions, StreamingOptions
+from ..options import GcTuning, LiveOptions, PauseOptions, StorageOptions, StreamingOptions
 from .server import (
     SERVED,
     WS_CHOICES,
@@ -68,7 +68,7 @@ def live_model(args: argparse.Namespace) -> str | None:
         return str(args.live_model)
     demo = None if args.target else _demo_model(args)
     if demo is not None and demo.startswith("gemini"):
-        from ..live.models import DEFAULT_GEMINI_LIVE_MODEL
+        from ..live.run.models import DEFAULT_GEMINI_LIVE_MODEL
 
         return os.environ.get("ADK_ASGI_LIVE_MODEL", DEFAULT_GEMINI_LIVE_MODEL)
     return None
@@ -290,6 +290,16 @@ def observe(args: argparse.Namespace, worker: int = 0) -> None:
     export_traces_from_env()
 
 
+def serve_worker(argv: list[str], sock: socket.socket, index: int) -> None:
+    """Worker ``index`` of ``--workers`` (spawned): build the app and serve on the shared
+    socket."""
+    args = parser().parse_args(argv)
+    observe(args, index)
+    server = DrainingServer(uvicorn_config(args, build_app(args)))
+    server.shared_socket = True
+    server.run(sockets=[sock])
+
+
 def main(argv: list[str] | None = None) -> int:
     cli = parser()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -326,6 +336,6 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print("adk-asgi: no chat page in this installation (see README: Chat page)", flush=True)
     if args.workers > 1:
-        return supervise(argv, args)
+        return supervise(argv, args, serve_worker)
     DrainingServer(uvicorn_config(args, app)).run()
     return 0

@@ -13,11 +13,12 @@ import os
 import select
 import signal
 import socket
+from collections.abc import Callable
 from typing import Any
 
 import uvicorn
 
-__all__ = ("SERVED", "WS_CHOICES", "DrainingServer", "supervise", "uvicorn_config",
+__all__ = ("SERVED", "WS_CHOICES", "DrainingServer", "WorkerMain", "supervise", "uvicorn_config",
            "ws_missing", "ws_protocol")
 
 logger = logging.getLogger("adk_asgi")
@@ -126,21 +127,17 @@ def uvicorn_config(args: argparse.Namespace, app: Any) -> uvicorn.Config:
                           timeout_graceful_shutdown=5)
 
 
-def _serve_worker(argv: list[str], sock: socket.socket, index: int) -> None:
-    """Worker ``index`` (spawned): build the app and serve on the shared socket."""
-    from .main import build_app, observe, parser
-
-    args = parser().parse_args(argv)
-    observe(args, index)
-    server = DrainingServer(uvicorn_config(args, build_app(args)))
-    server.shared_socket = True
-    server.run(sockets=[sock])
+WorkerMain = Callable[[list[str], socket.socket, int], None]
+"""``(argv, socket, index)``: what a spawned worker runs (``cli/main.py``'s ``serve_worker``:
+build the app from the same arguments and serve it on the shared socket)."""
 
 
-def supervise(argv: list[str], args: argparse.Namespace) -> int:
+def supervise(argv: list[str], args: argparse.Namespace, worker_main: WorkerMain) -> int:
+    """Run ``args.workers`` workers on one listening socket, restarting any that dies, until
+    SIGTERM/SIGINT (forwarded to each: they drain, then exit)."""
     sock = uvicorn_config(args, None).bind_socket()
     context = multiprocessing.get_context("spawn")
-    workers = [context.Process(target=_serve_worker, args=(argv, sock, i), daemon=False)
+    workers = [context.Process(target=worker_main, args=(argv, sock, i), daemon=False)
                for i in range(args.workers)]
     stopping = False
 
@@ -163,7 +160,7 @@ def supervise(argv: list[str], args: argparse.Namespace) -> int:
             if not worker.is_alive() and not stopping:
                 logger.warning("Worker %s exited with %s; starting a new one", worker.pid,
                                worker.exitcode)
-                workers[i] = context.Process(target=_serve_worker, args=(argv, sock, i))
+                workers[i] = context.Process(target=worker_main, args=(argv, sock, i))
                 workers[i].start()
         if stopping and not any(w.is_alive() for w in workers):
             return 0

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from ..observability.health import Health, Probe
+    from ..http.health import Health, Probe
 
 __all__ = ("DEFAULT_MOUNT", "WEB_DIR", "SiteApp", "page_url", "plain_lifespan")
 
@@ -43,7 +43,7 @@ class SiteApp:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         from starlette.exceptions import HTTPException
 
-        from ..core.asgi import send_json_error
+        from ..transport.asgi import send_json_error
 
         if scope["type"] == "lifespan":
             await plain_lifespan(receive, send)

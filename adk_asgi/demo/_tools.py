@@ -19,7 +19,7 @@ from google.adk.tools import BaseTool, FunctionTool
 # ToolContext must be importable here (not only under TYPE_CHECKING).
 from google.adk.tools.tool_context import ToolContext
 
-from ..core.tools import frontend_tool
+from ..pauses.tools import frontend_tool
 
 PAYMENT_LOG: list[dict[str, Any]] = []
 """Every payment that actually ran, oldest first (tests assert on it)."""

@@ -1,4 +1,4 @@
-"""A chat's artifacts over HTTP, for the URLs of its ``file`` parts (``core/artifacts.py``).
+"""A chat's artifacts over HTTP, for the URLs of its ``file`` parts (``adk/artifacts.py``).
 
     GET {api}/{chatId}/artifacts                   {"artifacts": [{name, versions: [...]}]}
     GET {api}/{chatId}/artifacts/{name}?version=N  the artifact's bytes (latest: no version)
@@ -39,14 +39,14 @@ from google.adk.artifacts.base_artifact_service import ArtifactVersion
 from google.adk.errors.input_validation_error import InputValidationError
 from google.genai import types
 
-from ..core.artifacts import artifact_url, guess_media_type
-from ..core.asgi import Receive, Scope, Send, send_error, send_json
-from ..core.errors import (
+from ..adk.artifacts import artifact_url, guess_media_type
+from ..adk.sessions import failure
+from ..transport.asgi import Receive, Scope, Send, send_error, send_json
+from ..wire.errors import (
     UNAVAILABLE_RETRY_AFTER,
     RequestError,
     error_body,
 )
-from ..core.sessions import failure
 from .endpoint import ChatEndpoint
 
 __all__ = ("ArtifactRoutes", "byte_range")

@@ -1,6 +1,6 @@
 """A user's chats: ``GET {api}`` lists them (newest first, a page at a time) and
 ``DELETE {api}/{chatId}`` deletes one — its running turn stopped first, then its
-artifacts, its ADK session and its recorded stream (``core/chats.py`` keeps the list's
+artifacts, its ADK session and its recorded stream (``history/chats.py`` keeps the list's
 rules).
 """
 
@@ -12,13 +12,14 @@ from urllib.parse import parse_qs
 import msgspec
 from google.adk.sessions import Session
 
-from ..core.asgi import Receive, Scope, Send, send_error, send_json
-from ..core.chat_index import list_page
-from ..core.chats import ChatListOptions, ChatSummary, first_user_text, page_limit
-from ..core.errors import RequestError, chat_not_found, session_unavailable, store_unavailable
-from ..core.sessions import failure
+from ..adk.sessions import failure
+from ..history.chat_index import list_page
+from ..history.chats import ChatSummary, chat_title, first_user_text, page_limit
 from ..observability.metrics import METRICS
+from ..options import ChatListOptions
 from ..stores import StoreUnavailable
+from ..transport.asgi import Receive, Scope, Send, send_error, send_json
+from ..wire.errors import RequestError, chat_not_found, session_unavailable, store_unavailable
 from .endpoint import ChatEndpoint
 from .history import owned_session
 
@@ -73,7 +74,7 @@ class UserChats:
         if session is None:
             return summary
         text = first_user_text(e.content for e in session.events if e.author == "user")
-        title = self.options.make_title(text) if text else None
+        title = chat_title(self.options, text) if text else None
         return ChatSummary(summary.id, title, summary.created, summary.updated)
 
     async def delete(self, scope: Scope, receive: Receive, send: Send, chat_id: str) -> None:

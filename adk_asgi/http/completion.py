@@ -20,7 +20,9 @@ import msgspec
 from google.adk.sessions import Session
 from msgspec import UNSET, UnsetType
 
-from ..core.asgi import (
+from ..adk.sessions import failure
+from ..stores import StoreUnavailable
+from ..transport.asgi import (
     ClientGone,
     Message,
     Receive,
@@ -30,14 +32,12 @@ from ..core.asgi import (
     send_error,
     send_json,
 )
-from ..core.errors import RequestError, chat_not_found, session_unavailable, store_unavailable
-from ..core.request import check_storable, valid_chat_id
-from ..core.sessions import failure
-from ..stores import StoreUnavailable
-from .continuity import previous_recording
+from ..wire.errors import RequestError, chat_not_found, session_unavailable, store_unavailable
+from ..wire.request import check_storable, valid_chat_id
 from .endpoint import ChatEndpoint
-from .stream import TurnStream
-from .turn import TurnPlan, plan_completion
+from .turn.continuity import previous_recording
+from .turn.plan import TurnPlan, plan_completion
+from .turn.stream import TurnStream
 
 __all__ = ("ToolOutput", "complete_tool_call", "post_tool_output", "run_detached")
 

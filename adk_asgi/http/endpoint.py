@@ -15,29 +15,30 @@ import logging
 import time
 from typing import Any
 
-from ..core.asgi import ClientGone, Receive, Scope, Send, read_body, send_error, send_json
-from ..core.auth import AuthError, resolve_user
-from ..core.errors import (
+from ..adk.runtime import AgentRuntime
+from ..adk.sessions import failure
+from ..observability.logs import log_context
+from ..observability.metrics import METRICS
+from ..observability.tracing import TURN, current, end_span, start_span
+from ..options import Settings
+from ..pauses.signin import callback_url
+from ..stores import StoreUnavailable, StreamRecorder, StreamStore
+from ..transport.asgi import ClientGone, Receive, Scope, Send, read_body, send_error, send_json
+from ..transport.auth import AuthError, resolve_user
+from ..transport.limits import check_limits
+from ..wire.errors import (
     UNAVAILABLE_RETRY_AFTER,
     RequestError,
     chat_not_found,
     session_unavailable,
     store_unavailable,
 )
-from ..core.request import ChatRequest, decode_chat_request, valid_chat_id
-from ..core.runtime import AgentRuntime
-from ..core.sessions import failure
-from ..core.signin import callback_url
-from ..observability.logs import log_context
-from ..observability.metrics import METRICS
-from ..observability.tracing import TURN, current, end_span, start_span
-from ..options import Settings
-from ..stores import StoreUnavailable, StreamRecorder, StreamStore
-from .continuity import previous_recording
-from .prepare import prepare_turn
-from .seed import SEED_MAX_CHARS, SEED_MAX_MESSAGES
-from .sse import SSEChannel
-from .stream import TurnStream
+from ..wire.request import ChatRequest, decode_chat_request, valid_chat_id
+from .turn.continuity import previous_recording
+from .turn.prepare import prepare_turn
+from .turn.seed import SEED_MAX_CHARS, SEED_MAX_MESSAGES
+from .turn.sse import SSEChannel
+from .turn.stream import TurnStream
 
 __all__ = ("SEED_MAX_CHARS", "SEED_MAX_MESSAGES", "ChatEndpoint")
 
@@ -85,7 +86,8 @@ class ChatEndpoint:
         limits = self.settings.limits
         try:
             body = await read_body(scope, receive, limits.max_body_bytes)
-            request = decode_chat_request(body, limits)
+            request = decode_chat_request(body)
+            check_limits(request.history, limits)
             fields = self.runtime.body_fields.read(body) if self.runtime.body_fields else {}
         except ClientGone:
             return

@@ -1,5 +1,5 @@
 """``GET {api}/{chatId}``: a chat's history, ``{"id", "messages": UIMessage[]}``, rebuilt
-from its ADK session (``core/history.py``) for ``useChat({id, messages})`` after a reload.
+from its ADK session (``history/messages.py``) for ``useChat({id, messages})`` after a reload.
 
 Every chat route answers only the chat's owner: another user, or a chat that does not
 exist, gets the same ``404 chat_not_found`` (``owned_session``).
@@ -14,18 +14,18 @@ import msgspec
 from google.adk.events import Event
 from google.adk.sessions import Session
 
-from ..chunks import File
-from ..core.asgi import Receive, Scope, Send, send_error, send_json
-from ..core.errors import (
+from ..adk.sessions import failure
+from ..history.messages import HistoryOptions, rebuild_messages
+from ..observability.metrics import METRICS
+from ..translate.live import LiveTranslator
+from ..translate.translator import EventTranslator
+from ..transport.asgi import Receive, Scope, Send, send_error, send_json
+from ..wire.chunks import File
+from ..wire.errors import (
     RequestError,
     chat_not_found,
     session_unavailable,
 )
-from ..core.history import HistoryOptions, rebuild_messages
-from ..core.sessions import failure
-from ..core.translator import EventTranslator
-from ..live.translator import LiveTranslator
-from ..observability.metrics import METRICS
 from .endpoint import ChatEndpoint
 
 __all__ = ("ChatHistory", "owned_session")
@@ -63,7 +63,7 @@ class ChatHistory:
         self.chat = chat
 
     def options(self, user_id: str, chat_id: str, api_path: str) -> HistoryOptions:
-        """What the stream's translators are built with (``http/stream.py``, and
+        """What the stream's translators are built with (``http/turn/stream.py``, and
         ``live/connection.py`` for live turns)."""
         chat = self.chat
         style = chat.settings.pauses.confirmation_style

@@ -1,9 +1,9 @@
 """``GET {api}/oauth2/callback``: where an OAuth2 sign-in returns (the ``redirect_uri`` adk-asgi
-puts into every ``authUri`` it shows, ``core/credentials.py``).
+puts into every ``authUri`` it shows, ``pauses/credentials.py``).
 
 The provider redirects the sign-in popup here with ``code`` and ``state``. The ``state``
 (ADK's, unguessable, sent to the chat's owner only) names the ticket the turn that asked
-kept in the stream store (``core/signin.py``): which chat, owner and call it answers, once,
+kept in the stream store (``pauses/signin.py``): which chat, owner and call it answers, once,
 until ``PauseOptions.sign_in_timeout``. The callback hands ADK the authorization response
 (this URL; ADK exchanges the code for tokens itself, with the tool's client secret), runs
 the turn on, detached and recorded, continuing the message that asked, and answers the
@@ -28,13 +28,13 @@ from urllib.parse import parse_qs
 
 import msgspec
 
-from ..core.asgi import Receive, Scope, Send
-from ..core.errors import RequestError
-from ..core.signin import SignInTicket, keep_sign_in, take_sign_in
+from ..pauses.signin import SignInTicket, keep_sign_in, take_sign_in
 from ..stores import StoreUnavailable
+from ..transport.asgi import Receive, Scope, Send
+from ..wire.errors import RequestError
 from .completion import run_detached
 from .endpoint import ChatEndpoint
-from .turn import plan_sign_in
+from .turn.plan import plan_sign_in
 
 __all__ = ("OAUTH_MESSAGE_TYPE", "oauth_callback")
 
@@ -78,7 +78,7 @@ async def oauth_callback(chat: ChatEndpoint, scope: Scope, receive: Receive,
                                              **told})
         return
     if ticket.transport == "live":
-        from ..live.signin import LIVE_SIGN_INS
+        from ..pauses.signin import LIVE_SIGN_INS
 
         if not LIVE_SIGN_INS.answer(ticket, _response_uri(ticket, raw)):
             await _page(send, 409, "The chat that asked for this sign-in is no longer "

@@ -23,20 +23,18 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
 
+from google.adk.agents import RunConfig
 from google.adk.events import Event
+from google.adk.runners import Runner
 
-from ..core.asgi import ClientGone, Receive, Send
-from ..core.credentials import CredentialRequest
-from ..core.sessions import SessionUnavailable, failure
-from ..core.signin import register_sign_ins
+from ..adk.runtime import AgentRuntime
+from ..adk.sessions import SessionUnavailable, failure
 from ..observability.metrics import METRICS
-from ..stores import StoreUnavailable
-from .commands import Abort, Interrupt, Resume
-from .gate import LiveGate
-from .notices import (
+from ..options import Settings
+from ..pauses.credentials import CredentialRequest
+from ..pauses.notices import (
     ApprovalNotice,
     AskNotice,
     GateNotice,
@@ -44,58 +42,70 @@ from .notices import (
     SettledNotice,
     WaitNotice,
 )
-from .output import TurnOutput
-from .preload import LivePreload
-from .protocol_a import ProtocolA
-from .resume import Followers
-from .run import LiveRun, RunEnded, RunFailed, RunItem, TurnDone
-from .signin import LIVE_SIGN_INS
-from .socket import (
+from ..pauses.signin import LIVE_SIGN_INS, register_sign_ins
+from ..stores import StoreUnavailable, StreamStore
+from ..translate.live import LiveTranslator
+from ..transport.asgi import ClientGone, Receive, Send
+from .gate.gate import LiveGate
+from .gate.plugin import LiveGatePlugin
+from .protocol.commands import Abort, Interrupt, Resume
+from .protocol.protocol_a import ProtocolA
+from .protocol.socket import (
     CLOSE_ERROR,
     CLOSE_RESTART,
     CLOSE_TRY_AGAIN,
     UNAVAILABLE_REASON,
     LiveSocket,
 )
-from .translator import LiveTranslator
-from .turns import Conversation
+from .resume import Followers
+from .run.preload import LivePreload
+from .run.run import LiveRun, RunEnded, RunFailed, RunItem, TurnDone
+from .turns.conversation import Conversation
+from .turns.output import TurnOutput
 from .upstream import Answers, InboxItem, Shutdown, StartRun, Upstream, UserMessage
 
-if TYPE_CHECKING:
-    from ..options import ActivityDetection
-    from .endpoint import LiveEndpoint
-
-__all__ = ("Connection",)
+__all__ = ("Connection", "LiveServices")
 
 logger = logging.getLogger("adk_asgi")
 
 
+@dataclass(frozen=True, slots=True)
+class LiveServices:
+    """What the live endpoint hands each of its connections: the app's runtime and
+    settings, the stream store, and the runner (with its gate plugin) of live runs."""
+
+    runtime: AgentRuntime
+    settings: Settings
+    store: StreamStore
+    runner: Runner
+    plugin: LiveGatePlugin
+
+
 class Connection:
-    def __init__(self, endpoint: LiveEndpoint, receive: Receive, send: Send, *,
-                 user_id: str, audio: bool, activity: ActivityDetection,
+    def __init__(self, services: LiveServices, receive: Receive, send: Send, *,
+                 user_id: str, audio: bool, run_config: RunConfig,
                  chat_id: str | None, api_path: str = "",
                  oauth_redirect: str | None = None) -> None:
-        options = endpoint.options
-        settings = endpoint.settings
-        self.endpoint = endpoint
+        settings = services.settings
+        options = settings.live
+        self.services = services
         self.user_id = user_id
         self.chat_id = chat_id
         self.api_path = api_path
         self.audio = audio
         self.limits = settings.limits
-        self.store = endpoint.store
+        self.store = services.store
         self.socket = LiveSocket(receive, send, settings.limits,
                                  send_timeout=settings.streaming.send_timeout,
                                  idle_timeout=options.idle_timeout)
         self.inbox: asyncio.Queue[InboxItem] = asyncio.Queue(options.inbox_size)
-        runtime = endpoint.runtime
+        runtime = services.runtime
         self.gate = LiveGate(self._deliver, timeout=options.wait_timeout,
                              max_waiting=self.limits.max_pending_approvals,
                              approval_tools=runtime.approval_tools,
                              sign_in=self._sign_in, redirect_uri=oauth_redirect)
-        self.run = LiveRun(runtime, endpoint.plugin, self.gate, self.store, user_id=user_id,
-                           runner=endpoint.runner,
-                           config=endpoint.live_run_config(audio, activity),
+        self.run = LiveRun(runtime, services.plugin, self.gate, self.store, user_id=user_id,
+                           runner=services.runner, config=run_config,
                            deliver=self._deliver)
         self.conversation = self._conversation()
         self.upstream = Upstream(self.socket, self.inbox, self.run, self.conversation,
@@ -104,10 +114,10 @@ class Connection:
         self.followers = Followers(self.socket, self.store, user_id)
 
     def _conversation(self) -> Conversation:
-        settings = self.endpoint.settings
+        settings = self.services.settings
 
         # No approval tools: in live mode the gate asks for those approvals itself.
-        runtime = self.endpoint.runtime
+        runtime = self.services.runtime
         tools = replace(runtime.tools, approval=frozenset())
 
         def new_translator() -> LiveTranslator:
@@ -121,7 +131,7 @@ class Connection:
                             gate=self.gate, store=self.store, new_translator=new_translator,
                             artifacts=runtime.artifacts, api_path=self.api_path,
                             turn_ended=runtime.turn_ended,
-                            preload=LivePreload(self.endpoint.runner))
+                            preload=LivePreload(self.services.runner))
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -180,13 +190,13 @@ class Connection:
                 self.inbox.put_nowait(Shutdown())
 
     async def _sign_in(self, request: CredentialRequest) -> asyncio.Future[str] | None:
-        """Wait for an OAuth2 sign-in's callback in this process (``live/signin.py``)."""
+        """Wait for an OAuth2 sign-in's callback in this process (``pauses/signin.py``)."""
         chat_id, redirect = self.run.chat_id, self.gate.redirect_uri
         if chat_id is None or redirect is None:
             return None
         await register_sign_ins(self.store, [request], chat_id=chat_id, user_id=self.user_id,
                                 message_id="", redirect_uri=redirect,
-                                ttl=self.endpoint.settings.pauses.sign_in_timeout,
+                                ttl=self.services.settings.pauses.sign_in_timeout,
                                 transport="live")
         future = LIVE_SIGN_INS.wait(chat_id, request.call_id)
         future.add_done_callback(lambda _: LIVE_SIGN_INS.forget(chat_id, request.call_id))

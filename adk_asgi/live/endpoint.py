@@ -16,23 +16,22 @@ from google.adk.agents import RunConfig
 from google.adk.runners import Runner
 from google.genai import types
 
-from ..core.asgi import Receive, Scope, Send
-from ..core.auth import AuthError, resolve_user
-from ..core.errors import CHAT_NOT_FOUND
-from ..core.origin import OriginPolicy
-from ..core.request import valid_chat_id
-from ..core.runtime import AgentRuntime
-from ..core.sessions import META_KEY
-from ..core.signin import callback_url
+from ..adk.runtime import AgentRuntime
+from ..adk.sessions import META_KEY
 from ..observability.logs import log_context
 from ..observability.metrics import METRICS
 from ..observability.tracing import LIVE_CONNECTION, current, end_span, start_span
-from ..options import ActivityDetection, LiveOptions, Settings
+from ..options import ActivityDetection, Settings
+from ..pauses.signin import callback_url
 from ..stores import StoreUnavailable, StreamStore
-from .connection import Connection
-from .gate_plugin import PLUGIN_NAME, LiveGatePlugin
-from .models import audio_only, first_model_name, live_runner
-from .socket import (
+from ..transport.asgi import Receive, Scope, Send
+from ..transport.auth import AuthError, resolve_user
+from ..transport.origin import OriginPolicy
+from ..wire.errors import CHAT_NOT_FOUND
+from ..wire.request import valid_chat_id
+from .connection import Connection, LiveServices
+from .gate.plugin import PLUGIN_NAME, LiveGatePlugin
+from .protocol.socket import (
     CLOSE_ERROR,
     CLOSE_GOING_AWAY,
     CLOSE_POLICY,
@@ -41,6 +40,7 @@ from .socket import (
     CLOSE_TRY_AGAIN,
     UNAVAILABLE_REASON,
 )
+from .run.models import audio_only, first_model_name, live_runner
 
 __all__ = ("LiveEndpoint",)
 
@@ -56,12 +56,10 @@ _CLOSED = {CLOSE_GOING_AWAY: "idle", CLOSE_POLICY: "policy", CLOSE_TOO_BIG: "too
 class LiveEndpoint:
     """The WebSocket side of the app: one instance serves every connection."""
 
-    def __init__(self, runtime: AgentRuntime, settings: Settings, options: LiveOptions, *,
-                 store: StreamStore, origins: OriginPolicy) -> None:
+    def __init__(self, runtime: AgentRuntime, settings: Settings, *, store: StreamStore,
+                 origins: OriginPolicy) -> None:
         self.runtime = runtime
         self.settings = settings
-        self.options = options
-        """The live settings; the ones both transports share are in ``settings``."""
         self.store = store
         self.origins = origins
         self.connections: set[Connection] = set()
@@ -73,7 +71,7 @@ class LiveEndpoint:
     def runner(self) -> Runner:
         """The runner of live runs: the app's, its agents on their live models."""
         if self._runner is None:
-            self._runner = live_runner(self.runtime.runner, self.options.model)
+            self._runner = live_runner(self.runtime.runner, self.settings.live.model)
         return self._runner
 
     @property
@@ -104,14 +102,17 @@ class LiveEndpoint:
                         "reason": refusal[1][:120]})
             return
         audio = query.get("modality", ["text"])[0].lower() == "audio"
-        activity = query.get("activity", [self.options.activity_detection])[0].lower()
+        activity = query.get("activity", [self.settings.live.activity_detection])[0].lower()
         await send({"type": "websocket.accept"})
         if activity not in _ACTIVITY:
             await send({"type": "websocket.close", "code": CLOSE_POLICY,
                         "reason": "activity is manual or automatic."})
             return
-        connection = Connection(self, receive, send, user_id=refusal, audio=audio,
-                                activity=activity, chat_id=chat_id,
+        services = LiveServices(self.runtime, self.settings, self.store, self.runner,
+                                self.plugin)
+        connection = Connection(services, receive, send, user_id=refusal, audio=audio,
+                                run_config=self.live_run_config(audio, activity),
+                                chat_id=chat_id,
                                 api_path=scope.get("root_path", ""),
                                 oauth_redirect=callback_url(
                                     scope, self.settings.pauses.oauth_redirect_uri))
@@ -165,7 +166,7 @@ class LiveEndpoint:
         """The RunConfig of one connection's run. What the app's RunConfig sets itself
         (``realtime_input_config``, ``session_resumption``, ``context_window_compression``)
         is kept; the rest comes from the options."""
-        options = self.options
+        options = self.settings.live
         base = options.run_config or self.runtime.run_config
         custom = dict(base.custom_metadata or {})
         custom[META_KEY] = {"live": True}
@@ -187,7 +188,7 @@ class LiveEndpoint:
         return base.model_copy(update=update)
 
     def _speaks_only(self) -> bool:
-        choice = self.options.text_modality
+        choice = self.settings.live.text_modality
         if choice != "auto":
             return choice == "AUDIO"
         return audio_only(first_model_name(self.runner.agent))

@@ -8,13 +8,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator
 
-from ..core.asgi import ClientGone
-from ..core.request import valid_chat_id
 from ..observability.metrics import METRICS
 from ..stores import StreamStore, split_frames
-from .commands import Listener
-from .protocol_b import ProtocolB
-from .socket import LiveSocket
+from ..transport.asgi import ClientGone
+from ..wire.request import valid_chat_id
+from .protocol.commands import Listener
+from .protocol.protocol_b import ProtocolB
+from .protocol.socket import LiveSocket
 
 __all__ = ("Followers",)
 

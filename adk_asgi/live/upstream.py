@@ -18,12 +18,14 @@ from typing import Any
 
 from google.genai import types
 
-from ..core.approvals import ClientAnswer, answers_in
-from ..core.body import BodyFields
-from ..core.errors import CHAT_NOT_FOUND, RequestError
-from ..core.limits import Limits
-from ..core.request import check_limits, check_storable, user_content, valid_chat_id
-from .commands import (
+from ..options import Limits
+from ..pauses.approvals import ClientAnswer, answers_in
+from ..pauses.notices import GateNotice
+from ..transport.limits import check_limits
+from ..wire.body import BodyFields
+from ..wire.errors import CHAT_NOT_FOUND, RequestError
+from ..wire.request import check_storable, user_content, valid_chat_id
+from .protocol.commands import (
     Abort,
     Audio,
     AudioControl,
@@ -37,13 +39,12 @@ from .commands import (
     detect,
     parse_json,
 )
-from .media import ImageAdmission, InputRefused, check_pcm
-from .notices import GateNotice
-from .protocol_a import ProtocolA
-from .protocol_b import ProtocolB
-from .run import LiveRun, RunItem
-from .socket import LiveSocket
-from .turns import Conversation
+from .protocol.media import ImageAdmission, InputRefused, check_pcm
+from .protocol.protocol_a import ProtocolA
+from .protocol.protocol_b import ProtocolB
+from .protocol.socket import LiveSocket
+from .run.run import LiveRun, RunItem
+from .turns.conversation import Conversation
 
 __all__ = ("Answers", "InboxItem", "Shutdown", "StartRun", "Upstream", "UserMessage")
 

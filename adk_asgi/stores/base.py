@@ -26,8 +26,8 @@ from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Final
 
-from ..chunks import DONE_FRAME, Error, sse_frame
-from ..core.errors import INTERRUPTED_ERROR, STREAM_LOST_ERROR
+from ..wire.chunks import DONE_FRAME, Error, sse_frame
+from ..wire.errors import INTERRUPTED_ERROR, STREAM_LOST_ERROR
 
 __all__ = ("INTERRUPTED_BLOB", "STREAM_LOST_BLOB", "StoreUnavailable", "StreamRecorder",
            "StreamStore", "split_frames")

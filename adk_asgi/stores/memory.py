@@ -10,8 +10,8 @@ from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 
-from ..core.sessions import SessionLocks
 from .base import StreamRecorder, StreamStore
+from .locks import ChatLocks
 
 __all__ = ("MemoryStreamStore",)
 
@@ -84,7 +84,7 @@ class MemoryStreamStore(StreamStore):
         # Ended, resumable streams, oldest first, and their bytes.
         self._held: OrderedDict[str, _MemoryStream] = OrderedDict()
         self._held_bytes = 0
-        self._locks = SessionLocks()
+        self._locks = ChatLocks()
         self._swept = time.monotonic()
         self._tickets: dict[str, tuple[bytes, float]] = {}
 

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import pytest
 
-from adk_asgi.live.models import DEFAULT_GEMINI_LIVE_MODEL
+from adk_asgi.live.run.models import DEFAULT_GEMINI_LIVE_MODEL
 from adk_asgi.testing.gemini import GeminiEmulator
 
 from web_harness import ROOT, serve, web_tooling_problem

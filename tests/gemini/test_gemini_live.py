@@ -20,7 +20,7 @@ from ws_client import DONE, LiveClient, dicts, kinds, text, ws_url
 
 from adk_asgi import AdkApp, LiveOptions
 from adk_asgi.demo import PAYMENT_LOG, build_demo_agent
-from adk_asgi.live.models import DEFAULT_GEMINI_LIVE_MODEL
+from adk_asgi.live.run.models import DEFAULT_GEMINI_LIVE_MODEL
 from adk_asgi.testing.gemini import GeminiEmulator
 
 from .live_helpers import chunks_of, connections_of, drive_ws, pick, sent_on, silence, tone

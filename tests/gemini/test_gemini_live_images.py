@@ -22,7 +22,7 @@ from ws_client import DONE, LiveClient, kinds, text, ws_url
 
 from adk_asgi import AdkApp, Limits, LiveOptions
 from adk_asgi.demo import build_demo_agent
-from adk_asgi.live.models import DEFAULT_GEMINI_LIVE_MODEL
+from adk_asgi.live.run.models import DEFAULT_GEMINI_LIVE_MODEL
 from adk_asgi.testing.gemini import GeminiEmulator, Record
 
 from .live_helpers import chunks_of, connections_of, pick, tone

@@ -24,7 +24,7 @@ from agents.team.gemini_script import TEAM_SCRIPT
 from ws_client import DONE, LiveClient, dicts, kinds, text, ws_url
 
 from adk_asgi import AdkApp, LiveOptions, SurfaceOptions
-from adk_asgi.live.models import DEFAULT_GEMINI_LIVE_MODEL as LIVE_MODEL
+from adk_asgi.live.run.models import DEFAULT_GEMINI_LIVE_MODEL as LIVE_MODEL
 from adk_asgi.testing.gemini import GeminiEmulator
 
 from .live_helpers import connections_of, sent_on

@@ -23,14 +23,15 @@ From a shell: ``python -m adk_asgi.testing.gemini --port 0 --env-file gemini.env
 
 from __future__ import annotations
 
-from .arguments import arguments_for
-from .cassette import CassetteError
-from .default import default_reply
+from .cassettes.cassette import CassetteError
+from .cassettes.recorder import DEFAULT_UPSTREAM, Upstream
 from .emulator import GeminiEmulator
 from .errors import ApiError
 from .journal import Journal, Record
-from .recorder import DEFAULT_UPSTREAM, Upstream
-from .script import Reply, Request, Rule, Script, ScriptFn
+from .script.arguments import arguments_for
+from .script.default import default_reply
+from .script.exchange import Reply, Request, ScriptFn
+from .script.script import Rule, Script
 from .settings import DEFAULT_API_KEY, DEFAULT_HEARD_TEXT, EmulatorSettings
 
 __all__ = [
@@ -59,6 +60,6 @@ def demo_reply(request: Request) -> Reply:
     """The adk-asgi demo agent's reply to ``request``, whatever functions it declares
     (the default script, `default_reply`, uses the phrases that call a function only when
     the request declares it)."""
-    from .demo import demo_reply as reply
+    from .script.demo import demo_reply as reply
 
     return reply(request)

@@ -24,10 +24,10 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from .cassette import CassetteError
+from .cassettes.cassette import CassetteError
+from .cassettes.recorder import DEFAULT_UPSTREAM, Upstream
 from .emulator import GeminiEmulator
-from .recorder import DEFAULT_UPSTREAM, Upstream
-from .script import ScriptFn
+from .script.exchange import ScriptFn
 from .settings import EmulatorSettings
 
 __all__ = ("main",)

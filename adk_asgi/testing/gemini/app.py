@@ -15,13 +15,13 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
-from .cassette import Cassette, CassetteWriter
+from .cassettes.cassette import Cassette, CassetteWriter
+from .cassettes.recorder import LiveRecorder, RestRecorder, Upstream
+from .cassettes.replayer import LiveReplayer, RestReplayer
 from .journal import Journal
-from .live import LiveEndpoint
-from .recorder import LiveRecorder, RestRecorder, Upstream
-from .replayer import LiveReplayer, RestReplayer
-from .rest import RestEndpoint
-from .script import ScriptFn
+from .live.endpoint import LiveEndpoint
+from .rest.generate import RestEndpoint
+from .script.exchange import ScriptFn
 from .settings import EmulatorSettings
 
 __all__ = ("Recording", "Replaying", "build_app")

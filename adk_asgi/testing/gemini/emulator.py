@@ -11,10 +11,10 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .app import Mode, Recording, Replaying, build_app
-from .cassette import Cassette
+from .cassettes.cassette import Cassette
+from .cassettes.recorder import Upstream
 from .journal import Journal
-from .recorder import Upstream
-from .script import ScriptFn
+from .script.exchange import ScriptFn
 from .server import EmulatorServer
 from .settings import EmulatorSettings
 from .tls import TlsMaterial
@@ -260,7 +260,7 @@ def _mode(
     if replay is not None:
         return Replaying(Cassette(Path(replay)), timing)
     if script is None:
-        from .script import Script
+        from .script.script import Script
 
         script = Script()
     return script

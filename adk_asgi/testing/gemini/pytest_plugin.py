@@ -79,8 +79,8 @@ def gemini_cassette(
 ) -> Iterator[GeminiEmulator]:
     """A Gemini API emulator replaying (or, with ``--gemini-record``, recording) this
     test's cassette, with the environment pointing google-genai at it."""
+    from .cassettes.recorder import Upstream, real_api_key
     from .emulator import GeminiEmulator
-    from .recorder import Upstream, real_api_key
 
     path, timing = cassette_path(request)
     if request.config.getoption("--gemini-record", default=False):

@@ -1,0 +1,77 @@
+"""What the live gate tells its connection (``gate.py``): a call waits for an approval, a
+question, or the browser's result; a call settled on the server; a wait ended."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .approvals import CallKind
+
+__all__ = (
+    "ApprovalNotice",
+    "AskNotice",
+    "GateNotice",
+    "Notify",
+    "ResolvedNotice",
+    "SettledNotice",
+    "WaitNotice",
+)
+
+Kind = CallKind
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalNotice:
+    """A call waits for the user's approval (``key`` is the id the client answers)."""
+
+    key: str
+    call_id: str
+    name: str
+    args: dict[str, Any]
+    hint: str
+    payload: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class AskNotice:
+    """A call asks the user (a credential): the client call ``key`` is stated on the page,
+    for the tool call ``call_id``."""
+
+    key: str
+    call_id: str
+    name: str
+    shown: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class WaitNotice:
+    """A browser-executed call waits for its result."""
+
+    call_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SettledNotice:
+    """A call finished on the server without waiting for the client."""
+
+    call_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedNotice:
+    """A wait ended: answered, denied or timed out."""
+
+    key: str
+    call_id: str
+    kind: Kind
+    confirmed: bool
+    timed_out: bool = False
+    output: Any = None
+    """What the page is shown as the answered call's output (a request for input or a
+    credential)."""
+
+
+GateNotice = ApprovalNotice | AskNotice | WaitNotice | SettledNotice | ResolvedNotice
+Notify = Callable[[GateNotice], Awaitable[None]]

@@ -1,0 +1,174 @@
+"""LiveTranslator: the shared ``EventTranslator`` plus what only ``run_live`` produces.
+
+Live events differ from SSE events in four ways, handled here through the translator's
+hooks (``translate/translator.py`` documents the contract):
+
+- a model turn sends its text and its calls as separate final events and ends at
+  ``turn_complete`` (``_final_ends_call``: no; the turn layer calls ``end_model_turn``);
+  the aggregated final text has a *new* event id, which the lanes' "streamed since the last
+  final" already handles;
+- model audio arrives as ``inline_data`` PCM chunks (``_on_file``): each becomes a
+  transient ``data-pcm`` chunk (never a ``file`` part: the page plays it, it is not kept);
+- transcriptions (``_on_event``): the output transcription is what the model *says*, so it
+  is the assistant message's text (``text-*`` blocks of the speaking agent's lane); the
+  input transcription is what the user said, a transient ``data-transcription`` chunk;
+- ``turn_complete`` / ``interrupted`` are control events that end a turn (the turn layer
+  decides when; see ``turns.py``), and the gate's approval requests and resolutions are
+  injected between events.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from typing import Any, Final
+
+from google.adk.events import Event
+from google.genai import types
+
+from ..pauses.approvals import CONFIRMATION_TOOL
+from ..pauses.notices import ApprovalNotice, AskNotice, ResolvedNotice
+from ..wire.chunks import DataChunk, ToolOutputAvailable, UIChunk
+from .lanes import TEXT, Lane
+from .translator import EventTranslator
+
+__all__ = ("PCM_CHUNK_TYPE", "TRANSCRIPTION_CHUNK_TYPE", "LiveTranslator")
+
+PCM_CHUNK_TYPE: Final = "data-pcm"
+TRANSCRIPTION_CHUNK_TYPE: Final = "data-transcription"
+_RATE: Final = re.compile(r"rate=(\d+)")
+
+
+class LiveTranslator(EventTranslator):
+    """One assistant message of a live conversation (one model turn, tools included)."""
+
+    __slots__ = ("_audio_out", "_turn_based", "emitted_calls", "model_called_tools")
+
+    def __init__(self, message_id: str, *, audio_out: bool = True, turn_based: bool = False,
+                 **options: Any) -> None:
+        super().__init__(message_id, **options)
+        # False: a text connection on a model that only speaks; its transcript is the text.
+        self._audio_out = audio_out
+        # The run answers each message with run_async (run.py): SSE's events.
+        self._turn_based = turn_based
+        # Tool calls whose `tool-input-available` went out (approvals wait for it).
+        self.emitted_calls: set[str] = set()
+        # The model called tools in the current model turn: its `turn_complete` does not
+        # end the message, the model answers the results next.
+        self.model_called_tools = False
+        self.pauses.live = True
+
+    # -- hooks --------------------------------------------------------------------------
+
+    def _on_event(self, event: Event, lane: Lane, out: list[UIChunk]) -> None:
+        super()._on_event(event, lane, out)
+        heard = event.input_transcription
+        if heard is not None and heard.text:
+            out.append(DataChunk(type=TRANSCRIPTION_CHUNK_TYPE, transient=True,
+                                 data={"role": "user", "text": heard.text,
+                                       "finished": bool(heard.finished)}))
+        said = event.output_transcription
+        if said is not None and said.text:
+            self._spoken(event, lane, said.text, out)
+        if event.turn_complete and event.content is None:
+            self._record_response(event, out)  # usage arrives on the turn_complete event
+        if event.actions is not None and event.actions.transfer_to_agent:
+            # ADK closes the calling agent's model connection without its turn_complete;
+            # the next agent starts a model turn of its own, in this message.
+            self.end_model_turn()
+
+    def _final_ends_call(self) -> bool:
+        # A live model turn ends at turn_complete (end_model_turn); a turn-by-turn run's
+        # events are SSE's.
+        return self._turn_based
+
+    def _on_file(self, part: types.Part, lane: Lane, partial: bool,
+                 out: list[UIChunk]) -> None:
+        blob = part.inline_data
+        if blob is not None and (blob.mime_type or "").startswith("audio/"):
+            if self._audio_out:
+                out.append(_pcm(blob))
+            return
+        super()._on_file(part, lane, partial, out)
+
+    def _on_function_call(self, call: types.FunctionCall, event: Event, lane: Lane,
+                          out: list[UIChunk]) -> None:
+        if call.id and call.name != CONFIRMATION_TOOL:
+            self.emitted_calls.add(call.id)
+            self.model_called_tools = True
+        super()._on_function_call(call, event, lane, out)
+
+    def _spoken(self, event: Event, lane: Lane, text: str, out: list[UIChunk]) -> None:
+        self._open_step(lane, out)
+        if event.partial:
+            lane.streamed |= TEXT
+            self._stream_text(lane, text, False, out)
+            return
+        if not lane.streamed & TEXT:
+            self._stream_text(lane, text, False, out)
+        lane.streamed &= ~TEXT
+        self._close_blocks(out, lane)
+
+    # -- the gate -----------------------------------------------------------
+
+    def approval_request(self, notice: ApprovalNotice, out: list[UIChunk]) -> None:
+        """The same chunks as an SSE approval request, for a call already on the page."""
+        if self._confirmation_style == "native":
+            self._approval_request(notice.key, notice.call_id, notice.name, notice.args,
+                                   notice.hint, notice.payload, out)
+            return
+        confirmation: dict[str, object] = {"hint": notice.hint, "confirmed": False}
+        if notice.payload is not None:
+            confirmation["payload"] = notice.payload
+        args = {"originalFunctionCall": {"id": notice.call_id, "name": notice.name,
+                                         "args": notice.args},
+                "toolConfirmation": confirmation}
+        self._tool_call(notice.key, CONFIRMATION_TOOL, args, True, out)
+
+    def client_call(self, notice: AskNotice, out: list[UIChunk]) -> None:
+        """The gate asks the user (a credential): a client call of its own."""
+        self._tool_call(notice.key, notice.name, notice.shown, True, out)
+
+    def resolved(self, notice: ResolvedNotice, out: list[UIChunk]) -> None:
+        self.tools.awaiting.discard(notice.key)
+        if notice.kind in ("input", "credential") and not notice.timed_out:
+            # What the page answered, as it shows it (a credential: only that it was given).
+            self._close_blocks(out)
+            out.append(ToolOutputAvailable(tool_call_id=notice.key, output=notice.output))
+            return
+        if notice.kind != "approval":
+            return
+        if not notice.confirmed and not notice.timed_out:
+            # ADK answers the call with its "rejected" error: shown as denied.
+            self.tools.deny(notice.call_id)
+        elif notice.confirmed:
+            self.tools.expect_outcome(notice.call_id)
+        if self._confirmation_style == "adk-tool" and not notice.timed_out:
+            # The ADK-tool style: the confirmation call is a tool part of its own; close it.
+            self._close_blocks(out)
+            out.append(ToolOutputAvailable(tool_call_id=notice.key,
+                                           output={"confirmed": notice.confirmed}))
+
+    def suspend(self, waiting: set[str]) -> list[UIChunk]:
+        """End this request's part of the message while calls wait for the client."""
+        self.tools.awaiting.update(waiting)
+        return self.finish()
+
+    def end_model_turn(self) -> None:
+        """The model's turn ended (with tool calls, whose results it answers next, or with a
+        transfer): what comes next is a new model call, in a new step."""
+        self.model_called_tools = False
+        for lane in self._lanes:
+            lane.streamed = 0
+        self._model_call_finished()
+
+
+def _pcm(blob: types.Blob) -> DataChunk:
+    mime = blob.mime_type or ""
+    match = _RATE.search(mime)
+    return DataChunk(type=PCM_CHUNK_TYPE, transient=True, data={
+        "content": base64.b64encode(blob.data or b"").decode("ascii"),
+        "sampleRate": int(match.group(1)) if match else 24_000,
+        "channels": 1,
+        "bitDepth": 16,
+    })

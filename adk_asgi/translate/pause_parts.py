@@ -1,0 +1,102 @@
+"""PauseParts: how the page sees the pauses of one assistant message (``pauses/kinds.py``
+says which calls they are): a request for input and a credential request as client calls,
+a workflow tool node's confirmation as an approval of the call stated for the node; which
+OAuth2 sign-ins the message asked for, and the outcomes of workflow confirmations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal, Protocol
+
+from google.adk.events import Event
+from google.genai import types
+
+from ..pauses.approvals import CONFIRMATION_TOOL
+from ..pauses.credentials import CREDENTIAL_TOOL, CredentialRequest
+from ..pauses.kinds import INPUT_TOOL, InputRequest, Pause, WorkflowConfirmation, workflow_call_id
+from ..wire.chunks import UIChunk
+from .lanes import Lane
+
+__all__ = ("PauseParts",)
+
+
+class _Writer(Protocol):
+    """What ``PauseParts`` writes through (``AssistantMessage``)."""
+
+    def _tool_call(self, call_id: str, name: str, args: dict[str, Any], client_side: bool,
+                   out: list[UIChunk], lane: Lane | None = None) -> None: ...
+
+    def _approval_request(self, approval_id: str, call_id: str, name: str,
+                          args: dict[str, Any], hint: str | None, payload: Any,
+                          out: list[UIChunk]) -> None: ...
+
+    def _close_blocks(self, out: list[UIChunk], lane: Lane | None = None) -> None: ...
+
+
+Style = Literal["native", "adk-tool"]
+
+
+class PauseParts:
+    """The pauses of one assistant message: how each is stated, which OAuth2 sign-ins it
+    asked for (the stream registers their ``state``), and the outcomes of workflow
+    confirmations (their tool node's output)."""
+
+    __slots__ = ("_stated", "_style", "live", "oauth", "redirect_uri")
+
+    def __init__(self, *, style: Style, redirect_uri: str | None) -> None:
+        self._style = style
+        self.live = False
+        """A live run: a workflow's own pause cannot be answered there (ADK's ``run_live``
+        ends the workflow at its interrupt and cannot resume it)."""
+        self.redirect_uri = redirect_uri
+        """Where an OAuth2 sign-in returns (adk-asgi's callback), or None: as ADK built it."""
+        self.oauth: list[CredentialRequest] = []
+        """OAuth2 sign-ins this message asked for and the stream has not registered yet."""
+        self._stated: dict[str, str] = {}  # workflow node path -> stated call id
+
+    def state(self, pause: Pause, writer: _Writer, out: list[UIChunk],
+              lane: Lane | None = None) -> bool:
+        """State the pause's call(s) on the page; False: it cannot be answered here."""
+        if self.live and (isinstance(pause, WorkflowConfirmation)
+                          or (isinstance(pause, InputRequest) and pause.workflow)):
+            return False
+        if isinstance(pause, InputRequest):
+            writer._tool_call(pause.call_id, INPUT_TOOL, pause.presented(), True, out, lane)
+        elif isinstance(pause, CredentialRequest):
+            writer._tool_call(pause.call_id, CREDENTIAL_TOOL,
+                              pause.presented(self.redirect_uri), True, out, lane)
+            if pause.state is not None:
+                self.oauth.append(pause)
+        else:
+            call_id = pause.call_id
+            self._stated[pause.path] = call_id
+            writer._tool_call(call_id, pause.tool_name, pause.args, False, out, lane)
+            if self._style == "native":
+                writer._approval_request(pause.interrupt_id, call_id, pause.tool_name,
+                                         pause.args, pause.hint, pause.payload, out)
+            else:
+                confirmation: dict[str, Any] = {"hint": pause.hint or "", "confirmed": False}
+                if pause.payload is not None:
+                    confirmation["payload"] = pause.payload
+                writer._tool_call(pause.interrupt_id, CONFIRMATION_TOOL, {
+                    "originalFunctionCall": {"id": call_id, "name": pause.tool_name,
+                                             "args": pause.args},
+                    "toolConfirmation": confirmation}, True, out, lane)
+        return True
+
+    @staticmethod
+    def interim(response: types.FunctionResponse, event: Event) -> bool:
+        """The tool's result while it waits for a credential (ADK's placeholder): an
+        interim result, the real one follows the answer."""
+        requested = event.actions.requested_auth_configs if event.actions else None
+        return requested is not None and (response.id or "") in requested
+
+    def settled_call(self, event: Event, expected: Callable[[str], bool]) -> str | None:
+        """The stated call a workflow node's output settles: the node waited for a
+        confirmation answered in this or an earlier request of the message."""
+        path = event.node_info.path if event.node_info is not None else None
+        if not path:
+            return None
+        call_id = self._stated.get(path) or workflow_call_id(path)
+        return call_id if expected(call_id) else None
