@@ -70,11 +70,14 @@ __all__ = ("AdkApp",)
 
 # Keywords of earlier releases, and where each option is set now.
 _MOVED: Final = {
-    **dict.fromkeys(("resume_grace", "ping_interval", "send_timeout", "shutdown_grace"),
-                    "streaming=StreamingOptions"),
+    **dict.fromkeys(
+        ("resume_grace", "ping_interval", "send_timeout", "shutdown_grace"),
+        "streaming=StreamingOptions",
+    ),
     **dict.fromkeys(("confirmation_style", "client_completes"), "pauses=PauseOptions"),
-    **dict.fromkeys(("step_authors", "agent_names", "state_keys", "on_event"),
-                    "surface=SurfaceOptions"),
+    **dict.fromkeys(
+        ("step_authors", "agent_names", "state_keys", "on_event"), "surface=SurfaceOptions"
+    ),
 }
 
 
@@ -130,26 +133,40 @@ class AdkApp:
     ) -> None:
         _refuse_moved(moved)
         self.settings = Settings(
-            limits=limits or Limits(), streaming=streaming or StreamingOptions(),
-            pauses=pauses or PauseOptions(), surface=surface or SurfaceOptions(),
-            storage=storage or StorageOptions(), chats=chats or ChatListOptions(),
-            live=live_options or LiveOptions(), authenticate=authenticate,
-            describe_error=describe_error, body_fields=dict(body_fields or {}),
-            gc_tuning=gc_tuning)
+            limits=limits or Limits(),
+            streaming=streaming or StreamingOptions(),
+            pauses=pauses or PauseOptions(),
+            surface=surface or SurfaceOptions(),
+            storage=storage or StorageOptions(),
+            chats=chats or ChatListOptions(),
+            live=live_options or LiveOptions(),
+            authenticate=authenticate,
+            describe_error=describe_error,
+            body_fields=dict(body_fields or {}),
+            gc_tuning=gc_tuning,
+        )
         """Every option the app reads (``adk_asgi.options.Settings``)."""
         self.runtime = AgentRuntime(
-            Served(agent=agent, app=adk_app, runner=runner, app_name=app_name,
-                   run_config=run_config),
-            Services(session_service=session_service, session_db=session_db,
-                     credential_service=credential_service,
-                     artifact_service=artifact_service, memory_service=memory_service),
-            self.settings)
+            Served(
+                agent=agent, app=adk_app, runner=runner, app_name=app_name, run_config=run_config
+            ),
+            Services(
+                session_service=session_service,
+                session_db=session_db,
+                credential_service=credential_service,
+                artifact_service=artifact_service,
+                memory_service=memory_service,
+            ),
+            self.settings,
+        )
         self.store: StreamStore = stream_store or MemoryStreamStore()
         self.chat = ChatEndpoint(self.runtime, self.settings, self.store)
-        self.live = LiveEndpoint(self.runtime, self.settings, store=self.store,
-                                 origins=OriginPolicy(allowed_origins))
-        self.health = Health(self.runtime, self.store,
-                             lambda: self.chat.draining or self.live.draining)
+        self.live = LiveEndpoint(
+            self.runtime, self.settings, store=self.store, origins=OriginPolicy(allowed_origins)
+        )
+        self.health = Health(
+            self.runtime, self.store, lambda: self.chat.draining or self.live.draining
+        )
         """The probes: ``GET {path}/healthz`` and ``GET {path}/readyz`` (no identity
         needed); ``health.checks()`` for your own."""
         self._warm_up = warm_up
@@ -167,8 +184,7 @@ class AdkApp:
         artifacts = ArtifactRoutes(chat)
 
         async def tool_output(scope: Scope, receive: Receive, send: Send) -> None:
-            await post_tool_output(chat, scope, receive, send,
-                                   scope["path_params"]["chat_id"])
+            await post_tool_output(chat, scope, receive, send, scope["path_params"]["chat_id"])
 
         async def resume(scope: Scope, receive: Receive, send: Send) -> None:
             chat_id = scope["path_params"]["chat_id"]
@@ -195,26 +211,34 @@ class AdkApp:
         async def probe_readyz(scope: Scope, receive: Receive, send: Send) -> None:
             await self.health("readyz", scope, send)
 
-        return api_router([
-            ("/", self._root),
-            ("/healthz", {"GET": probe_healthz}),
-            ("/readyz", {"GET": probe_readyz}),
-            ("/oauth2/callback", {"GET": sign_in}),
-            # scope["path"] is already percent-decoded: the id is everything between.
-            ("/{chat_id:path}/stream", {"GET": resume, "DELETE": resume}),
-            ("/{chat_id:path}/tool-output", {"POST": tool_output}),
-            # Matched after the routes above, so a chat id holding "/artifacts/" still
-            # reaches its stream; an artifact whose name ends in "/stream" is not served.
-            ("/{chat_id:path}/artifacts", {"GET": artifacts.listing}),
-            ("/{chat_id:path}/artifacts/{name:path}", {"GET": artifacts.content}),
-            # Last: it matches every path the routes above match.
-            ("/{chat_id:path}", {"GET": one_chat, "DELETE": one_chat}),
-        ])
+        return api_router(
+            [
+                ("/", self._root),
+                ("/healthz", {"GET": probe_healthz}),
+                ("/readyz", {"GET": probe_readyz}),
+                ("/oauth2/callback", {"GET": sign_in}),
+                # scope["path"] is already percent-decoded: the id is everything between.
+                ("/{chat_id:path}/stream", {"GET": resume, "DELETE": resume}),
+                ("/{chat_id:path}/tool-output", {"POST": tool_output}),
+                # Matched after the routes above, so a chat id holding "/artifacts/" still
+                # reaches its stream; an artifact whose name ends in "/stream" is not served.
+                ("/{chat_id:path}/artifacts", {"GET": artifacts.listing}),
+                ("/{chat_id:path}/artifacts/{name:path}", {"GET": artifacts.content}),
+                # Last: it matches every path the routes above match.
+                ("/{chat_id:path}", {"GET": one_chat, "DELETE": one_chat}),
+            ]
+        )
 
-    async def complete_tool_call(self, chat_id: str, tool_call_id: str, *,
-                                 output: dict[str, Any] | None = None,
-                                 error_text: str | None = None, user_id: str = "anonymous",
-                                 wait: bool = False) -> str:
+    async def complete_tool_call(
+        self,
+        chat_id: str,
+        tool_call_id: str,
+        *,
+        output: dict[str, Any] | None = None,
+        error_text: str | None = None,
+        user_id: str = "anonymous",
+        wait: bool = False,
+    ) -> str:
         """Complete a long-running server call (a ``LongRunningFunctionTool`` the agent
         called in ``chat_id``) with its final ``output`` (or ``error_text``). ADK resumes
         the call's invocation and the turn streams to whoever follows the chat's stream
@@ -225,8 +249,9 @@ class AdkApp:
         if (output is None) == (error_text is None):
             raise TypeError("give output= or error_text=")
         result = {"error": error_text} if error_text is not None else dict(output or {})
-        return await complete_tool_call(self.chat, user_id, chat_id, tool_call_id, result,
-                                        wait=wait)
+        return await complete_tool_call(
+            self.chat, user_id, chat_id, tool_call_id, result, wait=wait
+        )
 
     async def startup(self) -> None:
         first = not self.runtime.started
@@ -295,12 +320,15 @@ class AdkApp:
 
 def _refuse_moved(moved: dict[str, Any]) -> None:
     if "app" in moved:
-        raise TypeError("AdkApp(app=...) is now adk_app=...: pass your ADK App as "
-                        "adk_app=my_app (app= would clash with the wrapped ASGI app of "
-                        "AdkMiddleware)")
+        raise TypeError(
+            "AdkApp(app=...) is now adk_app=...: pass your ADK App as "
+            "adk_app=my_app (app= would clash with the wrapped ASGI app of "
+            "AdkMiddleware)"
+        )
     for name in moved:
         if name in _MOVED:
-            raise TypeError(f"AdkApp({name}=...) is now set in {_MOVED[name]}({name}=...) "
-                            f"(adk_asgi.options)")
+            raise TypeError(
+                f"AdkApp({name}=...) is now set in {_MOVED[name]}({name}=...) (adk_asgi.options)"
+            )
     if moved:
         raise TypeError(f"AdkApp() got unexpected keyword arguments: {', '.join(moved)}")

@@ -37,7 +37,7 @@ class AdkMiddleware:
         if self.path == "/":
             return path
         if path == self.path or path.startswith(self.path + "/"):
-            return path[len(self.path):]
+            return path[len(self.path) :]
         return None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -39,8 +39,10 @@ class ChatRoute(BaseRoute):
         if path != self.path and not path.startswith(self.path + "/"):
             return Match.NONE, {}
         root_path = scope.get("root_path", "")
-        return Match.FULL, {"root_path": root_path + self.path,
-                            "app_root_path": scope.get("app_root_path", root_path)}
+        return Match.FULL, {
+            "root_path": root_path + self.path,
+            "app_root_path": scope.get("app_root_path", root_path),
+        }
 
     def url_path_for(self, name: str, /, **path_params: Any) -> Any:
         raise NoMatchFound(name, path_params)

@@ -121,7 +121,8 @@ class PauseOptions:
         if isinstance(self.client_completes, str):
             raise TypeError("client_completes is a collection of tool names, not a string")
         if self.oauth_redirect_uri is not None and not self.oauth_redirect_uri.startswith(
-                ("https://", "http://")):
+            ("https://", "http://")
+        ):
             raise ValueError("oauth_redirect_uri is an absolute http(s) URL")
         if self.sign_in_timeout <= 0:
             raise ValueError("sign_in_timeout must be > 0")
@@ -130,8 +131,9 @@ class PauseOptions:
         object.__setattr__(self, "sign_in_timeout", float(self.sign_in_timeout))
 
 
-def state_filter(keys: Iterable[str] | Callable[[str], bool] | None
-                 ) -> Callable[[str], bool] | None:
+def state_filter(
+    keys: Iterable[str] | Callable[[str], bool] | None,
+) -> Callable[[str], bool] | None:
     """``state_keys`` as a predicate: an iterable names the keys the client may see."""
     if keys is None or callable(keys):
         return keys
@@ -166,8 +168,13 @@ class SurfaceOptions:
     @property
     def active(self) -> bool:
         """Any of it is on (else translators skip the surface altogether)."""
-        return (self.step_authors or self.agent_names or self.shows_state is not None
-                or self.on_event is not None or not self.node_outputs)
+        return (
+            self.step_authors
+            or self.agent_names
+            or self.shows_state is not None
+            or self.on_event is not None
+            or not self.node_outputs
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +236,8 @@ class LiveOptions:
     """Ask the Live API for resumption handles: a connection that reaches its lifetime
     (about 10 min) is renewed without ending the page's WebSocket, and a reload resumes."""
     context_window_compression: types.ContextWindowCompressionConfig | None = field(
-        default_factory=_sliding_window)
+        default_factory=_sliding_window
+    )
     """The Live API's sliding window, so long sessions outlive the context window
     (without it an audio session ends after about 15 minutes); None turns it off."""
     text_modality: TextModality = "auto"
@@ -303,10 +311,18 @@ class Limits:
     """The most one HTTP turn may stream to its client (its SSE bytes); None: no ceiling."""
 
     def __post_init__(self) -> None:
-        for name in ("max_body_bytes", "max_messages", "max_parts_per_message",
-                     "max_file_bytes", "max_frame_bytes", "frame_burst",
-                     "max_pending_approvals", "max_queued_bytes", "max_image_bytes",
-                     "image_burst"):
+        for name in (
+            "max_body_bytes",
+            "max_messages",
+            "max_parts_per_message",
+            "max_file_bytes",
+            "max_frame_bytes",
+            "frame_burst",
+            "max_pending_approvals",
+            "max_queued_bytes",
+            "max_image_bytes",
+            "image_burst",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"Limits.{name} must be >= 1")
         for name in ("frames_per_second", "images_per_second"):
@@ -337,7 +353,8 @@ class GcTuning:
 
     def __post_init__(self) -> None:
         if self.threshold is not None and (
-                len(self.threshold) != 3 or any(n < 0 for n in self.threshold)):
+            len(self.threshold) != 3 or any(n < 0 for n in self.threshold)
+        ):
             raise ValueError("GcTuning.threshold is three numbers >= 0, as gc.set_threshold")
 
     def apply(self) -> None:
@@ -347,8 +364,9 @@ class GcTuning:
             gc.freeze()
         if self.threshold is not None:
             gc.set_threshold(*self.threshold)
-        logger.info("GC tuned: threshold %s, %d objects frozen", gc.get_threshold(),
-                    gc.get_freeze_count())
+        logger.info(
+            "GC tuned: threshold %s, %d objects frozen", gc.get_threshold(), gc.get_freeze_count()
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,19 +57,24 @@ USER = "anonymous"
 
 def build_runner(kind: str = "resumable") -> Runner:
     if kind == "plain":
-        return Runner(agent=build_demo_agent(model=bench_model(), token_delay=0.0),
-                      app_name=APP_NAME, session_service=InMemorySessionService())
+        return Runner(
+            agent=build_demo_agent(model=bench_model(), token_delay=0.0),
+            app_name=APP_NAME,
+            session_service=InMemorySessionService(),
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ResumabilityConfig is experimental in ADK 2.x
-        app = App(name=APP_NAME, root_agent=build_demo_agent(model=bench_model(), token_delay=0.0),
-                  resumability_config=ResumabilityConfig(is_resumable=True))
+        app = App(
+            name=APP_NAME,
+            root_agent=build_demo_agent(model=bench_model(), token_delay=0.0),
+            resumability_config=ResumabilityConfig(is_resumable=True),
+        )
     return Runner(app=app, session_service=InMemorySessionService(), app_name=APP_NAME)
 
 
 def _is_token(event: Any) -> bool:
     content = event.content
-    return bool(event.partial and content is not None and content.parts
-                and content.parts[0].text)
+    return bool(event.partial and content is not None and content.parts and content.parts[0].text)
 
 
 async def _new_session(runner: Runner) -> str:
@@ -80,19 +85,26 @@ async def _new_session(runner: Runner) -> str:
     return session_id
 
 
-async def one_turn(runner: Runner, prompt: str, tagged: bool = True,
-                   keep_stamps: bool = False, abort: bool = False) -> dict[str, Any]:
-    config = RunConfig(streaming_mode=StreamingMode.SSE,
-                       custom_metadata={"adk_asgi": {"messageId": "m"}} if tagged else None)
+async def one_turn(
+    runner: Runner, prompt: str, tagged: bool = True, keep_stamps: bool = False, abort: bool = False
+) -> dict[str, Any]:
+    config = RunConfig(
+        streaming_mode=StreamingMode.SSE,
+        custom_metadata={"adk_asgi": {"messageId": "m"}} if tagged else None,
+    )
     start = time.perf_counter()
     session_id = await _new_session(runner)
     message = types.Content(role="user", parts=[types.Part(text=prompt)])
     stamps: list[float] = []
     first = first_token = None
     frames = tokens = 0
-    async for event in runner.run_async(user_id=USER, session_id=session_id,
-                                        new_message=message, run_config=config,
-                                        abort_signal=asyncio.Event() if abort else None):
+    async for event in runner.run_async(
+        user_id=USER,
+        session_id=session_id,
+        new_message=message,
+        run_config=config,
+        abort_signal=asyncio.Event() if abort else None,
+    ):
         now = time.perf_counter()
         frames += 1
         first = first or now
@@ -101,16 +113,26 @@ async def one_turn(runner: Runner, prompt: str, tagged: bool = True,
             first_token = first_token or now
         if keep_stamps:
             stamps.append(now)
-    return {"start": start, "first": first, "first_token": first_token,
-            "end": time.perf_counter(), "frames": frames, "tokens": tokens, "done": True,
-            "stamps": stamps}
+    return {
+        "start": start,
+        "first": first,
+        "first_token": first_token,
+        "end": time.perf_counter(),
+        "frames": frames,
+        "tokens": tokens,
+        "done": True,
+        "stamps": stamps,
+    }
 
 
-async def one_live_turn(runner: Runner, prompt: str, tagged: bool = True,
-                        keep_stamps: bool = False, abort: bool = False) -> dict[str, Any]:
-    config = RunConfig(streaming_mode=StreamingMode.SSE,
-                       response_modalities=[types.Modality.TEXT],
-                       custom_metadata={"adk_asgi": {"live": True}} if tagged else None)
+async def one_live_turn(
+    runner: Runner, prompt: str, tagged: bool = True, keep_stamps: bool = False, abort: bool = False
+) -> dict[str, Any]:
+    config = RunConfig(
+        streaming_mode=StreamingMode.SSE,
+        response_modalities=[types.Modality.TEXT],
+        custom_metadata={"adk_asgi": {"live": True}} if tagged else None,
+    )
     start = time.perf_counter()
     session_id = await _new_session(runner)
     queue = LiveRequestQueue()
@@ -120,8 +142,9 @@ async def one_live_turn(runner: Runner, prompt: str, tagged: bool = True,
     frames = tokens = 0
     done = False
     try:
-        run = runner.run_live(user_id=USER, session_id=session_id, live_request_queue=queue,
-                              run_config=config)
+        run = runner.run_live(
+            user_id=USER, session_id=session_id, live_request_queue=queue, run_config=config
+        )
         async with contextlib.aclosing(run) as events:
             async for event in events:
                 now = time.perf_counter()
@@ -137,9 +160,16 @@ async def one_live_turn(runner: Runner, prompt: str, tagged: bool = True,
                     break
     finally:
         queue.close()
-    return {"start": start, "first": first, "first_token": first_token,
-            "end": time.perf_counter(), "frames": frames, "tokens": tokens, "done": done,
-            "stamps": stamps}
+    return {
+        "start": start,
+        "first": first,
+        "first_token": first_token,
+        "end": time.perf_counter(),
+        "frames": frames,
+        "tokens": tokens,
+        "done": done,
+        "stamps": stamps,
+    }
 
 
 def _flag(name: str, default: bool) -> bool:
@@ -165,9 +195,17 @@ class Worker:
             async with asyncio.timeout(limit):
                 return await self.turn(prompt, keep_stamps)
         except Exception as exc:  # reported per turn, like a failed stream
-            return {"start": start, "end": time.perf_counter(), "frames": 0, "tokens": 0,
-                    "done": False, "error": f"{type(exc).__name__}: {exc}"[:200],
-                    "first": None, "first_token": None, "stamps": []}
+            return {
+                "start": start,
+                "end": time.perf_counter(),
+                "frames": 0,
+                "tokens": 0,
+                "done": False,
+                "error": f"{type(exc).__name__}: {exc}"[:200],
+                "first": None,
+                "first_token": None,
+                "stamps": [],
+            }
 
     async def command(self, cmd: dict[str, Any]) -> dict[str, Any]:
         n, concurrency = int(cmd["turns"]), int(cmd.get("concurrency", 1))
@@ -177,8 +215,9 @@ class Worker:
         turns: list[dict[str, Any]] = []
         for i in range(0, n, concurrency):
             batch = min(concurrency, n - i)
-            turns += await asyncio.gather(*[self._guarded(prompt, limit, keep)
-                                            for _ in range(batch)])
+            turns += await asyncio.gather(
+                *[self._guarded(prompt, limit, keep) for _ in range(batch)]
+            )
         return {"wall": time.perf_counter() - start, "turns": turns}
 
 
@@ -187,8 +226,9 @@ def serve_worker(kind: str, live: bool) -> None:
         worker = Worker(kind, live)
         for _ in range(3):  # pay ADK's lazy imports
             runner.run(worker.turn("bench 20"))
-        print(json.dumps({"ready": True, "tagged": worker.tagged, "abort": worker.abort}),
-              flush=True)
+        print(
+            json.dumps({"ready": True, "tagged": worker.tagged, "abort": worker.abort}), flush=True
+        )
         for line in sys.stdin:
             if not line.strip():
                 continue
@@ -202,19 +242,26 @@ async def standalone(args: argparse.Namespace) -> dict[str, Any]:
     batches = []
     for _ in range(args.batches):
         cpu = time.process_time()
-        out = await worker.command({"turns": args.batch, "concurrency": args.concurrency,
-                                    "prompt": f"bench {args.tokens}"})
+        out = await worker.command(
+            {"turns": args.batch, "concurrency": args.concurrency, "prompt": f"bench {args.tokens}"}
+        )
         tokens = sum(t["tokens"] for t in out["turns"])
-        batches.append({"cpu_s": time.process_time() - cpu, "wall_s": out["wall"],
-                        "tokens": tokens,
-                        "cpu_us_per_token": (time.process_time() - cpu) / tokens * 1e6})
+        batches.append(
+            {
+                "cpu_s": time.process_time() - cpu,
+                "wall_s": out["wall"],
+                "tokens": tokens,
+                "cpu_us_per_token": (time.process_time() - cpu) / tokens * 1e6,
+            }
+        )
     return {"runner": args.runner, "live": args.live, "batches": batches}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.ceiling")
-    parser.add_argument("--worker", action="store_true",
-                        help="serve JSON commands on stdin (what the suite starts)")
+    parser.add_argument(
+        "--worker", action="store_true", help="serve JSON commands on stdin (what the suite starts)"
+    )
     parser.add_argument("--runner", choices=("resumable", "plain"), default="resumable")
     parser.add_argument("--live", action="store_true", help="Runner.run_live turns")
     parser.add_argument("--tokens", type=int, default=500)

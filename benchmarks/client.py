@@ -40,20 +40,32 @@ class Contender:
 
 
 def _adk_asgi_body(prompt: str) -> dict[str, Any]:
-    return {"id": f"chat-{uuid.uuid4().hex}",
-            "messages": [{"id": "u1", "role": "user",
-                          "parts": [{"type": "text", "text": prompt}]}]}
+    return {
+        "id": f"chat-{uuid.uuid4().hex}",
+        "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": prompt}]}],
+    }
 
 
 def _api_server_body(prompt: str) -> dict[str, Any]:
-    return {"appName": "bench_agent", "userId": "bench", "sessionId": uuid.uuid4().hex,
-            "newMessage": {"role": "user", "parts": [{"text": prompt}]}, "streaming": True}
+    return {
+        "appName": "bench_agent",
+        "userId": "bench",
+        "sessionId": uuid.uuid4().hex,
+        "newMessage": {"role": "user", "parts": [{"text": prompt}]},
+        "streaming": True,
+    }
 
 
 def _ag_ui_body(prompt: str) -> dict[str, Any]:
-    return {"threadId": uuid.uuid4().hex, "runId": uuid.uuid4().hex, "state": {},
-            "messages": [{"id": "u1", "role": "user", "content": prompt}],
-            "tools": [], "context": [], "forwardedProps": {}}
+    return {
+        "threadId": uuid.uuid4().hex,
+        "runId": uuid.uuid4().hex,
+        "state": {},
+        "messages": [{"id": "u1", "role": "user", "content": prompt}],
+        "tools": [],
+        "context": [],
+        "forwardedProps": {},
+    }
 
 
 def _adk_asgi_ws_url(session_id: str) -> str:
@@ -62,9 +74,11 @@ def _adk_asgi_ws_url(session_id: str) -> str:
 
 def _adk_asgi_ws_frame(prompt: str, session_id: str) -> dict[str, Any]:
     # Protocol A (the seeds' envelope); the chat id comes from the URL.
-    return {"type": "message", "version": "1.0",
-            "messages": [{"id": "u1", "role": "user",
-                          "parts": [{"type": "text", "text": prompt}]}]}
+    return {
+        "type": "message",
+        "version": "1.0",
+        "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": prompt}]}],
+    }
 
 
 def _adk_asgi_ws_b_url(session_id: str) -> str:
@@ -73,14 +87,16 @@ def _adk_asgi_ws_b_url(session_id: str) -> str:
 
 def _adk_asgi_ws_b_frame(prompt: str, session_id: str) -> dict[str, Any]:
     # Protocol B (AI SDK v7 WebSocketChatTransport): a `send` with the chat id.
-    return {"type": "send", "requestId": "r1", "id": session_id,
-            "messages": [{"id": "u1", "role": "user",
-                          "parts": [{"type": "text", "text": prompt}]}]}
+    return {
+        "type": "send",
+        "requestId": "r1",
+        "id": session_id,
+        "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": prompt}]}],
+    }
 
 
 def _run_live_url(session_id: str) -> str:
-    return (f"/run_live?app_name=bench_agent&user_id=bench&session_id={session_id}"
-            "&modalities=TEXT")
+    return f"/run_live?app_name=bench_agent&user_id=bench&session_id={session_id}&modalities=TEXT"
 
 
 def _run_live_frame(prompt: str, session_id: str) -> dict[str, Any]:
@@ -106,25 +122,44 @@ class WsContender:
 
 # The client protocol of each row (``benchmarks.rows`` says which row uses which).
 CONTENDERS: dict[str, Contender | WsContender] = {
-    "adk-asgi": Contender("adk-asgi", "/api/chat", _adk_asgi_body,
-                          b'"type":"text-delta"', b"data: [DONE]"),
+    "adk-asgi": Contender(
+        "adk-asgi", "/api/chat", _adk_asgi_body, b'"type":"text-delta"', b"data: [DONE]"
+    ),
     # The naive bridge speaks the same protocol, with json.dumps' ", " separators.
-    "adk-naive": Contender("adk-naive", "/api/chat", _adk_asgi_body,
-                           b'"type": "text-delta"', b"data: [DONE]"),
-    "adk-api-server": Contender("adk-api-server", "/run_sse", _api_server_body,
-                                b'"partial":true', None),
-    "ag-ui-adk": Contender("ag-ui-adk", "/agui", _ag_ui_body,
-                           b'"type":"TEXT_MESSAGE_CONTENT"', b'"type":"RUN_FINISHED"',
-                           (("accept", "text/event-stream"),)),
-    "adk-asgi-live": WsContender("adk-asgi-live", _adk_asgi_ws_url, _adk_asgi_ws_frame,
-                                 '"type":"text-delta"', "data: [DONE]"),
+    "adk-naive": Contender(
+        "adk-naive", "/api/chat", _adk_asgi_body, b'"type": "text-delta"', b"data: [DONE]"
+    ),
+    "adk-api-server": Contender(
+        "adk-api-server", "/run_sse", _api_server_body, b'"partial":true', None
+    ),
+    "ag-ui-adk": Contender(
+        "ag-ui-adk",
+        "/agui",
+        _ag_ui_body,
+        b'"type":"TEXT_MESSAGE_CONTENT"',
+        b'"type":"RUN_FINISHED"',
+        (("accept", "text/event-stream"),),
+    ),
+    "adk-asgi-live": WsContender(
+        "adk-asgi-live", _adk_asgi_ws_url, _adk_asgi_ws_frame, '"type":"text-delta"', "data: [DONE]"
+    ),
     # Opt-in (not in the default run): protocol B frames on the same endpoint.
-    "adk-asgi-live-b": WsContender("adk-asgi-live-b", _adk_asgi_ws_b_url, _adk_asgi_ws_b_frame,
-                                   '"type":"text-delta"', '{"type":"end"'),
+    "adk-asgi-live-b": WsContender(
+        "adk-asgi-live-b",
+        _adk_asgi_ws_b_url,
+        _adk_asgi_ws_b_frame,
+        '"type":"text-delta"',
+        '{"type":"end"',
+    ),
     "adk-api-server-live": WsContender(
-        "adk-api-server-live", _run_live_url, _run_live_frame, '"partial":true',
-        '"turnComplete":true', tool_turns=2,
-        session_path=lambda sid: f"/apps/bench_agent/users/bench/sessions/{sid}"),
+        "adk-api-server-live",
+        _run_live_url,
+        _run_live_frame,
+        '"partial":true',
+        '"turnComplete":true',
+        tool_turns=2,
+        session_path=lambda sid: f"/apps/bench_agent/users/bench/sessions/{sid}",
+    ),
 }
 
 
@@ -167,9 +202,12 @@ class StreamResult:
         return None if self.t_open is None else self.t_open - self.t_start
 
     def complete(self, tokens: int) -> bool:
-        return (self.status in (101, 200) and self.error is None
-                and self.token_frames == -(-tokens // self.chunk)
-                and (self.done or self.clean_end))
+        return (
+            self.status in (101, 200)
+            and self.error is None
+            and self.token_frames == -(-tokens // self.chunk)
+            and (self.done or self.clean_end)
+        )
 
     def received(self, tokens: int) -> int:
         """Tokens received of a "bench ``tokens``" reply (whole chunks count in full, the
@@ -214,19 +252,30 @@ class _SSECounter:
             result.stamps.extend([now] * len(frames))
 
 
-async def raw_stream(host: str, port: int, contender: Contender, prompt: str, *,
-                     keep_stamps: bool = False, limit_s: float = 120.0,
-                     opened: asyncio.Event | None = None,
-                     hold: asyncio.Event | None = None) -> StreamResult:
+async def raw_stream(
+    host: str,
+    port: int,
+    contender: Contender,
+    prompt: str,
+    *,
+    keep_stamps: bool = False,
+    limit_s: float = 120.0,
+    opened: asyncio.Event | None = None,
+    hold: asyncio.Event | None = None,
+) -> StreamResult:
     """One streamed request over a raw asyncio connection (HTTP/1.1, chunked body).
 
     ``opened`` is set once the response headers arrived; with ``hold`` the stream
     then waits for that event and closes (idle-memory measurement)."""
     result = StreamResult()
     body = json.dumps(contender.body(prompt)).encode()
-    head = [f"POST {contender.path} HTTP/1.1", f"host: {host}:{port}",
-            "content-type: application/json", f"content-length: {len(body)}",
-            "connection: close"]
+    head = [
+        f"POST {contender.path} HTTP/1.1",
+        f"host: {host}:{port}",
+        "content-type: application/json",
+        f"content-length: {len(body)}",
+        "connection: close",
+    ]
     head += [f"{k}: {v}" for k, v in contender.extra_headers]
     request = ("\r\n".join(head) + "\r\n\r\n").encode() + body
     writer: asyncio.StreamWriter | None = None
@@ -291,23 +340,32 @@ async def _read_chunked(reader: asyncio.StreamReader, counter: _SSECounter) -> N
             end = eol + 2 + size
             if len(buf) < end + 2:
                 break
-            out.append(buf[eol + 2:end])
-            buf = buf[end + 2:]
+            out.append(buf[eol + 2 : end])
+            buf = buf[end + 2 :]
         if out:
             counter.feed(b"".join(out), now)
 
 
-async def httpx_stream(client: httpx.AsyncClient, base: str, contender: Contender,
-                       prompt: str, *, keep_stamps: bool = False,
-                       limit_s: float = 120.0) -> StreamResult:
+async def httpx_stream(
+    client: httpx.AsyncClient,
+    base: str,
+    contender: Contender,
+    prompt: str,
+    *,
+    keep_stamps: bool = False,
+    limit_s: float = 120.0,
+) -> StreamResult:
     """The same measurement through ``httpx.AsyncClient`` (for comparison)."""
     result = StreamResult()
     try:
         async with asyncio.timeout(limit_s):
             result.t_start = time.perf_counter()
-            async with client.stream("POST", base + contender.path,
-                                     json=contender.body(prompt),
-                                     headers=dict(contender.extra_headers)) as response:
+            async with client.stream(
+                "POST",
+                base + contender.path,
+                json=contender.body(prompt),
+                headers=dict(contender.extra_headers),
+            ) as response:
                 result.status = response.status_code
                 counter = _SSECounter(contender, result, keep_stamps)
                 async for data in response.aiter_raw():
@@ -338,10 +396,19 @@ class WsPhases:
         self.release = release
 
 
-async def ws_stream(host: str, port: int, contender: WsContender, prompt: str, *,
-                    session_id: str, keep_stamps: bool = False, limit_s: float = 120.0,
-                    turns: int = 1, compression: str | None = "deflate",
-                    phases: WsPhases | None = None) -> StreamResult:
+async def ws_stream(
+    host: str,
+    port: int,
+    contender: WsContender,
+    prompt: str,
+    *,
+    session_id: str,
+    keep_stamps: bool = False,
+    limit_s: float = 120.0,
+    turns: int = 1,
+    compression: str | None = "deflate",
+    phases: WsPhases | None = None,
+) -> StreamResult:
     """One connection doing one turn: handshake, the user frame, frames to the end
     marker (``turns`` of them), close. ``compression="deflate"`` offers
     permessage-deflate like browsers do; no Origin header (not a browser)."""
@@ -353,9 +420,15 @@ async def ws_stream(host: str, port: int, contender: WsContender, prompt: str, *
     try:
         async with asyncio.timeout(limit_s):
             result.t_start = time.perf_counter()
-            ws = await ws_connect(f"ws://{host}:{port}{contender.url(session_id)}",
-                                  compression=compression, max_size=None, proxy=None,
-                                  ping_interval=None, open_timeout=None, close_timeout=5)
+            ws = await ws_connect(
+                f"ws://{host}:{port}{contender.url(session_id)}",
+                compression=compression,
+                max_size=None,
+                proxy=None,
+                ping_interval=None,
+                open_timeout=None,
+                close_timeout=5,
+            )
             result.status = 101
             if phases is not None:
                 phases.connected.set()

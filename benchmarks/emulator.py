@@ -38,8 +38,9 @@ def env_for(live: bool) -> dict[str, str]:
     """What a row process needs to reach the running emulator, and its model
     (``BENCH_MODEL``, read by ``bench_model``)."""
     if not _env:
-        raise RuntimeError("the Gemini emulator is not running (python -m benchmarks "
-                           "--emulator starts it)")
+        raise RuntimeError(
+            "the Gemini emulator is not running (python -m benchmarks --emulator starts it)"
+        )
     return {**_env, "BENCH_MODEL": model_for(live)}
 
 
@@ -57,16 +58,31 @@ async def running(log_dir: Path) -> AsyncIterator[dict[str, str]]:
         env_file = Path(tmp) / "gemini.env"
         with open(log_dir / "gemini-emulator.log", "wb") as log:  # noqa: ASYNC230
             proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "adk_asgi.testing.gemini", "--host", "127.0.0.1",
-                "--port", "0", "--env-file", str(env_file), "--cert-dir", tmp,
-                "--tokens-per-chunk", str(TOKENS_PER_CHUNK), "--log-level", "warning",
-                stdout=log, stderr=asyncio.subprocess.STDOUT)
+                sys.executable,
+                "-m",
+                "adk_asgi.testing.gemini",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--env-file",
+                str(env_file),
+                "--cert-dir",
+                tmp,
+                "--tokens-per-chunk",
+                str(TOKENS_PER_CHUNK),
+                "--log-level",
+                "warning",
+                stdout=log,
+                stderr=asyncio.subprocess.STDOUT,
+            )
         try:
             async with asyncio.timeout(60):
                 while not env_file.exists():
                     if proc.returncode is not None:
-                        raise RuntimeError(f"the Gemini emulator exited with "
-                                           f"{proc.returncode} (see {log_dir})")
+                        raise RuntimeError(
+                            f"the Gemini emulator exited with {proc.returncode} (see {log_dir})"
+                        )
                     await asyncio.sleep(0.1)
             lines = env_file.read_text().splitlines()
             _env.update(dict(line.split("=", 1) for line in lines if "=" in line))

@@ -75,8 +75,10 @@ class Knobs:
             elif key == "gemini" and not value:
                 knobs = replace(knobs, gemini=True)
             else:
-                raise ValueError(f"unknown knob {item!r} (gc=A,B,C, freeze, loop=asyncio|"
-                                 "uvloop, otel-off, env=K=V, gctime=on|off, gemini)")
+                raise ValueError(
+                    f"unknown knob {item!r} (gc=A,B,C, freeze, loop=asyncio|"
+                    "uvloop, otel-off, env=K=V, gctime=on|off, gemini)"
+                )
         return knobs
 
     def launcher_args(self) -> list[str]:
@@ -181,9 +183,14 @@ def install(*, freeze: bool, gc_time: bool, stats_file: Path | None) -> None:
             loop = type(asyncio.get_running_loop()).__module__
         except RuntimeError:
             loop = os.environ.get("BENCH_LOOP", "asyncio") + " (between runs)"
-        data = {"seq": seq[0], "gc_s": clock.seconds if clock else None,
-                "gc_stats": gc.get_stats(), "frozen": gc.get_freeze_count(),
-                "threshold": gc.get_threshold(), "loop": loop}
+        data = {
+            "seq": seq[0],
+            "gc_s": clock.seconds if clock else None,
+            "gc_stats": gc.get_stats(),
+            "frozen": gc.get_freeze_count(),
+            "threshold": gc.get_threshold(),
+            "loop": loop,
+        }
         tmp = stats_file.with_suffix(".tmp")
         tmp.write_text(json.dumps(data))
         tmp.replace(stats_file)
@@ -203,7 +210,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--loop", choices=LOOPS, default=None)
     parser.add_argument("--no-gc-time", action="store_true")
     args = parser.parse_args(argv[:split])
-    rest = argv[split + 1:]
+    rest = argv[split + 1 :]
     if len(rest) < 2 or rest[0] != "-m":
         raise SystemExit("expected -- -m MODULE ARGS...")
     die_with_parent()
@@ -212,8 +219,11 @@ def main(argv: list[str] | None = None) -> None:
     if args.loop is not None:
         _use_loop(args.loop)
     stats = os.environ.get("BENCH_STATS_FILE")
-    install(freeze=args.gc_freeze, gc_time=not args.no_gc_time,
-            stats_file=Path(stats) if stats else None)
+    install(
+        freeze=args.gc_freeze,
+        gc_time=not args.no_gc_time,
+        stats_file=Path(stats) if stats else None,
+    )
     module = rest[1]
     sys.argv = [module, *rest[2:]]
     runpy.run_module(module, run_name="__main__", alter_sys=True)

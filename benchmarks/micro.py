@@ -49,11 +49,17 @@ MSG_ID = "msg-a5eb01bd7dbb44ae882c"
 CHUNKS: dict[str, UIChunk] = {
     "text-delta": TextDelta(id=f"{MSG_ID}-t1", delta="w17 "),
     "tool-input-available": ToolInputAvailable(
-        tool_call_id="adk-6f1e3c2a-9b7d-4d0e-8f7a-1c2b3d4e5f60", tool_name="get_weather",
-        input={"city": "Tokyo"}),
-    "finish+metadata": Finish(finish_reason="stop", message_metadata={
-        "usage": {"inputTokens": 152, "outputTokens": 200, "totalTokens": 352},
-        "model": "adk-asgi-demo"}),
+        tool_call_id="adk-6f1e3c2a-9b7d-4d0e-8f7a-1c2b3d4e5f60",
+        tool_name="get_weather",
+        input={"city": "Tokyo"},
+    ),
+    "finish+metadata": Finish(
+        finish_reason="stop",
+        message_metadata={
+            "usage": {"inputTokens": 152, "outputTokens": 200, "totalTokens": 352},
+            "model": "adk-asgi-demo",
+        },
+    ),
 }
 
 
@@ -66,7 +72,8 @@ class PTextDelta(_PModel):
     id: str
     delta: str
     provider_metadata: dict[str, dict[str, Any]] | None = Field(
-        default=None, alias="providerMetadata")
+        default=None, alias="providerMetadata"
+    )
 
 
 class PToolInputAvailable(_PModel):
@@ -76,7 +83,8 @@ class PToolInputAvailable(_PModel):
     input: Any
     provider_executed: bool | None = Field(default=None, alias="providerExecuted")
     provider_metadata: dict[str, dict[str, Any]] | None = Field(
-        default=None, alias="providerMetadata")
+        default=None, alias="providerMetadata"
+    )
     dynamic: bool | None = None
 
 
@@ -90,23 +98,37 @@ def _pydantic_chunks() -> dict[str, BaseModel]:
     return {
         "text-delta": PTextDelta(id=f"{MSG_ID}-t1", delta="w17 "),
         "tool-input-available": PToolInputAvailable(
-            toolCallId="adk-6f1e3c2a-9b7d-4d0e-8f7a-1c2b3d4e5f60", toolName="get_weather",
-            input={"city": "Tokyo"}),
-        "finish+metadata": PFinish(finishReason="stop", messageMetadata={
-            "usage": {"inputTokens": 152, "outputTokens": 200, "totalTokens": 352},
-            "model": "adk-asgi-demo"}),
+            toolCallId="adk-6f1e3c2a-9b7d-4d0e-8f7a-1c2b3d4e5f60",
+            toolName="get_weather",
+            input={"city": "Tokyo"},
+        ),
+        "finish+metadata": PFinish(
+            finishReason="stop",
+            messageMetadata={
+                "usage": {"inputTokens": 152, "outputTokens": 200, "totalTokens": 352},
+                "model": "adk-asgi-demo",
+            },
+        ),
     }
 
 
 def _dict_chunks() -> dict[str, dict[str, Any]]:
     return {
         "text-delta": {"type": "text-delta", "id": f"{MSG_ID}-t1", "delta": "w17 "},
-        "tool-input-available": {"type": "tool-input-available",
-                                 "toolCallId": "adk-6f1e3c2a-9b7d-4d0e-8f7a-1c2b3d4e5f60",
-                                 "toolName": "get_weather", "input": {"city": "Tokyo"}},
-        "finish+metadata": {"type": "finish", "finishReason": "stop", "messageMetadata": {
-            "usage": {"inputTokens": 152, "outputTokens": 200, "totalTokens": 352},
-            "model": "adk-asgi-demo"}},
+        "tool-input-available": {
+            "type": "tool-input-available",
+            "toolCallId": "adk-6f1e3c2a-9b7d-4d0e-8f7a-1c2b3d4e5f60",
+            "toolName": "get_weather",
+            "input": {"city": "Tokyo"},
+        },
+        "finish+metadata": {
+            "type": "finish",
+            "finishReason": "stop",
+            "messageMetadata": {
+                "usage": {"inputTokens": 152, "outputTokens": 200, "totalTokens": 352},
+                "model": "adk-asgi-demo",
+            },
+        },
     }
 
 
@@ -134,11 +156,23 @@ def bench_encoding(quick: bool) -> dict[str, dict[str, Any]]:
             "bytes": len(frame),
             "msgspec sse_frame": _time_ns(lambda c=chunk: sse_frame(c), number, repeat),  # type: ignore[misc]
             "json.dumps(dict)": _time_ns(
-                lambda d=d: b"data: " + _compact_json(d).encode()  # type: ignore[misc]
-                + b"\n\n", number, repeat),
+                lambda d=d: (
+                    b"data: "
+                    + _compact_json(d).encode()  # type: ignore[misc]
+                    + b"\n\n"
+                ),
+                number,
+                repeat,
+            ),
             "pydantic model_dump_json": _time_ns(
-                lambda p=p: b"data: " + p.model_dump_json(exclude_none=True).encode()  # type: ignore[misc]
-                + b"\n\n", number, repeat),
+                lambda p=p: (
+                    b"data: "
+                    + p.model_dump_json(exclude_none=True).encode()  # type: ignore[misc]
+                    + b"\n\n"
+                ),
+                number,
+                repeat,
+            ),
         }
     return out
 
@@ -190,22 +224,45 @@ def history_body(messages: int = 50) -> bytes:
     out: list[dict[str, Any]] = []
     for i in range(messages):
         if i % 2 == 0:
-            out.append({"id": f"u{i}", "role": "user",
-                        "parts": [{"type": "text", "text": f"What's the weather in city {i}?"}]})
+            out.append(
+                {
+                    "id": f"u{i}",
+                    "role": "user",
+                    "parts": [{"type": "text", "text": f"What's the weather in city {i}?"}],
+                }
+            )
         else:
-            out.append({"id": f"a{i}", "role": "assistant", "metadata": {"usage": {
-                "inputTokens": 10 * i, "outputTokens": 12, "totalTokens": 10 * i + 12}},
-                "parts": [
-                    {"type": "step-start"},
-                    {"type": "text", "text": "Let me check the weather.", "state": "done"},
-                    {"type": "tool-get_weather", "toolCallId": f"adk-call-{i}",
-                     "state": "output-available", "input": {"city": f"City {i}"},
-                     "output": {"city": f"City {i}", "condition": "sunny", "temp_c": 22},
-                     "providerExecuted": True},
-                    {"type": "step-start"},
-                    {"type": "text", "text": f"The weather in City {i} is sunny, 22°C.",
-                     "state": "done"},
-                ]})
+            out.append(
+                {
+                    "id": f"a{i}",
+                    "role": "assistant",
+                    "metadata": {
+                        "usage": {
+                            "inputTokens": 10 * i,
+                            "outputTokens": 12,
+                            "totalTokens": 10 * i + 12,
+                        }
+                    },
+                    "parts": [
+                        {"type": "step-start"},
+                        {"type": "text", "text": "Let me check the weather.", "state": "done"},
+                        {
+                            "type": "tool-get_weather",
+                            "toolCallId": f"adk-call-{i}",
+                            "state": "output-available",
+                            "input": {"city": f"City {i}"},
+                            "output": {"city": f"City {i}", "condition": "sunny", "temp_c": 22},
+                            "providerExecuted": True,
+                        },
+                        {"type": "step-start"},
+                        {
+                            "type": "text",
+                            "text": f"The weather in City {i} is sunny, 22°C.",
+                            "state": "done",
+                        },
+                    ],
+                }
+            )
     return json.dumps({"id": "chat-bench", "messages": out, "trigger": "submit-message"}).encode()
 
 
@@ -218,9 +275,11 @@ def bench_parsing(quick: bool) -> dict[str, Any]:
     return {
         "bytes": len(body),
         "adk_asgi decode_chat_request (msgspec)": _time_ns(
-            lambda: decode_chat_request(body), number, repeat),
+            lambda: decode_chat_request(body), number, repeat
+        ),
         "json.loads + pydantic validate_python": _time_ns(
-            lambda: adapter.validate_python(json.loads(body)), number, repeat),
+            lambda: adapter.validate_python(json.loads(body)), number, repeat
+        ),
         "pydantic validate_json": _time_ns(lambda: adapter.validate_json(body), number, repeat),
     }
 
@@ -229,8 +288,12 @@ def bench_parsing(quick: bool) -> dict[str, Any]:
 
 
 def _partial_text_event() -> Event:
-    return Event(author="assistant", invocation_id="e-1", partial=True,
-                 content=types.Content(role="model", parts=[types.Part(text="w17 ")]))
+    return Event(
+        author="assistant",
+        invocation_id="e-1",
+        partial=True,
+        content=types.Content(role="model", parts=[types.Part(text="w17 ")]),
+    )
 
 
 def bench_live_translate(quick: bool) -> dict[str, float]:
@@ -240,10 +303,12 @@ def bench_live_translate(quick: bool) -> dict[str, float]:
     sse.translate(event, [])  # open the step and the text block first
     live.translate(event, [])
     return {
-        "EventTranslator.translate (SSE)": _time_ns(lambda: sse.translate(event, []),
-                                                     number, repeat),
-        "LiveTranslator.translate (live)": _time_ns(lambda: live.translate(event, []),
-                                                     number, repeat),
+        "EventTranslator.translate (SSE)": _time_ns(
+            lambda: sse.translate(event, []), number, repeat
+        ),
+        "LiveTranslator.translate (live)": _time_ns(
+            lambda: live.translate(event, []), number, repeat
+        ),
     }
 
 
@@ -254,9 +319,11 @@ def bench_live_frames(quick: bool) -> dict[str, float]:
     # As _live._Connection._emit does: encode once, then frame for the protocol.
     return {
         "protocol A: data: frame from encode_chunk": _time_ns(
-            lambda: (b"data: " + encode_chunk(chunk) + b"\n\n").decode(), number, repeat),
+            lambda: (b"data: " + encode_chunk(chunk) + b"\n\n").decode(), number, repeat
+        ),
         "protocol B: ProtocolB.chunks([encode_chunk(chunk)], [listener])": _time_ns(
-            lambda: ProtocolB.chunks([encode_chunk(chunk)], [listener]), number, repeat),
+            lambda: ProtocolB.chunks([encode_chunk(chunk)], [listener]), number, repeat
+        ),
     }
 
 
@@ -294,9 +361,11 @@ async def _send_wrappers(number: int, repeat: int) -> dict[str, float]:
 
     out: dict[str, float] = {}
     cases: dict[str, Callable[[], Awaitable[None]]] = {
-        "await send": bare, "Lock + await send": locked,
+        "await send": bare,
+        "Lock + await send": locked,
         "Lock + asyncio.wait_for(send)": wait_for,
-        "Lock + asyncio.timeout + await send": timeout}
+        "Lock + asyncio.timeout + await send": timeout,
+    }
     for name, case in cases.items():
         times = []
         for _ in range(repeat):
@@ -353,18 +422,25 @@ def bench_instrumentation(quick: bool, tokens: int = 500) -> dict[str, float]:
         METRICS.first_token("sse", 0.12)
         METRICS.turn_ended("sse", "completed", 1.5, tokens=tokens)
 
-    per_turn = {"turn span": _time_ns(span, number, repeat),
-                "turn metrics": _time_ns(metrics, number, repeat)}
+    per_turn = {
+        "turn span": _time_ns(span, number, repeat),
+        "turn metrics": _time_ns(metrics, number, repeat),
+    }
     total = sum(per_turn.values())
     return {**per_turn, "per turn": total, f"per token ({tokens}-token turn)": total / tokens}
 
 
 def run(quick: bool) -> dict[str, Any]:
-    return {"encoding": bench_encoding(quick), "parsing": bench_parsing(quick),
-            "live": {"translate": bench_live_translate(quick),
-                     "frames": bench_live_frames(quick),
-                     "send": bench_send_wrappers(quick)},
-            "instrumentation": bench_instrumentation(quick)}
+    return {
+        "encoding": bench_encoding(quick),
+        "parsing": bench_parsing(quick),
+        "live": {
+            "translate": bench_live_translate(quick),
+            "frames": bench_live_frames(quick),
+            "send": bench_send_wrappers(quick),
+        },
+        "instrumentation": bench_instrumentation(quick),
+    }
 
 
 if __name__ == "__main__":

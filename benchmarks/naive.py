@@ -33,22 +33,26 @@ HEADERS = {"x-vercel-ai-ui-message-stream": "v1", "cache-control": "no-cache"}
 
 
 def build_naive_app(token_delay: float = 0.0) -> Starlette:
-    runner = Runner(agent=build_demo_agent(model=bench_model(), token_delay=token_delay),
-                    app_name=APP_NAME, session_service=InMemorySessionService())
+    runner = Runner(
+        agent=build_demo_agent(model=bench_model(), token_delay=token_delay),
+        app_name=APP_NAME,
+        session_service=InMemorySessionService(),
+    )
     config = RunConfig(streaming_mode=StreamingMode.SSE)
 
     async def chat(request: Request) -> StreamingResponse:
         body = await request.json()
         chat_id = body["id"]
-        text = "".join(p.get("text", "") for p in body["messages"][-1]["parts"]
-                       if p.get("type") == "text")
+        text = "".join(
+            p.get("text", "") for p in body["messages"][-1]["parts"] if p.get("type") == "text"
+        )
         sessions = runner.session_service
-        if await sessions.get_session(app_name=APP_NAME, user_id=USER,
-                                      session_id=chat_id) is None:
+        if await sessions.get_session(app_name=APP_NAME, user_id=USER, session_id=chat_id) is None:
             await sessions.create_session(app_name=APP_NAME, user_id=USER, session_id=chat_id)
         message = types.Content(role="user", parts=[types.Part(text=text)])
-        return StreamingResponse(stream(chat_id, message), media_type="text/event-stream",
-                                 headers=HEADERS)
+        return StreamingResponse(
+            stream(chat_id, message), media_type="text/event-stream", headers=HEADERS
+        )
 
     async def stream(chat_id: str, message: types.Content) -> AsyncIterator[str]:
         def sse(chunk: dict[str, str]) -> str:
@@ -57,8 +61,9 @@ def build_naive_app(token_delay: float = 0.0) -> Starlette:
         yield sse({"type": "start", "messageId": f"msg-{uuid.uuid4().hex}"})
         yield sse({"type": "start-step"})
         text_open = False
-        async for event in runner.run_async(user_id=USER, session_id=chat_id,
-                                            new_message=message, run_config=config):
+        async for event in runner.run_async(
+            user_id=USER, session_id=chat_id, new_message=message, run_config=config
+        ):
             if not event.partial or event.content is None:
                 continue  # the final event repeats the streamed text
             for part in event.content.parts or ():

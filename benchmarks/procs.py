@@ -59,8 +59,9 @@ def proc_status_kb(pid: int, key: str) -> int:
 class Proc:
     """One row's process."""
 
-    def __init__(self, row: Row, *, log_dir: Path, token_delay: float = 0.0,
-                 cprofile: Path | None = None) -> None:
+    def __init__(
+        self, row: Row, *, log_dir: Path, token_delay: float = 0.0, cprofile: Path | None = None
+    ) -> None:
         self.row = row
         self.name = row.name
         self.port = free_port()
@@ -85,41 +86,62 @@ class Proc:
     async def start(self) -> None:
         row = self.row
         gemini = emulator.env_for(row.live) if row.knobs.gemini else {}
-        cmd = [sys.executable, "-m", "benchmarks.knobs", *row.knobs.launcher_args(), "--",
-               "-m", *row.base.command(self.port, self.token_delay,
-                                       emulator.MODELS if gemini else None)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "benchmarks.knobs",
+            *row.knobs.launcher_args(),
+            "--",
+            "-m",
+            *row.base.command(self.port, self.token_delay, emulator.MODELS if gemini else None),
+        ]
         if self.cprofile is not None and row.base.cprofile:
             cmd += ["--profile", str(self.cprofile)]
-        env = dict(os.environ,
-                   PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-                   PYTHONWARNINGS="ignore", BENCH_PARENT_PID=str(os.getpid()),
-                   BENCH_STATS_FILE=str(self.stats_file))
+        env = dict(
+            os.environ,
+            PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+            PYTHONWARNINGS="ignore",
+            BENCH_PARENT_PID=str(os.getpid()),
+            BENCH_STATS_FILE=str(self.stats_file),
+        )
         env.update(dict(row.knobs.env))
         env.update(gemini)
         with self._fresh_log() as log:
             if row.kind == "ceiling":
                 self.proc = await asyncio.create_subprocess_exec(
-                    *cmd, cwd=ROOT, env=env, stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE, stderr=log, limit=64 << 20)
+                    *cmd,
+                    cwd=ROOT,
+                    env=env,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=log,
+                    limit=64 << 20,
+                )
             else:
                 self.proc = await asyncio.create_subprocess_exec(
-                    *cmd, cwd=ROOT, env=env, stdout=log, stderr=asyncio.subprocess.STDOUT)
+                    *cmd, cwd=ROOT, env=env, stdout=log, stderr=asyncio.subprocess.STDOUT
+                )
         self.ps = psutil.Process(self.proc.pid)
 
     def _new_port(self) -> None:
         self.port = free_port()
         self.stats_file = self.stats_file.with_name(
-            f"{self.stats_file.name.rsplit('-', 1)[0]}-{self.port}.json")
+            f"{self.stats_file.name.rsplit('-', 1)[0]}-{self.port}.json"
+        )
         self.log_path = self.log_path.with_name(
-            f"{self.log_path.name.rsplit('-', 1)[0]}-{self.port}.log")
+            f"{self.log_path.name.rsplit('-', 1)[0]}-{self.port}.log"
+        )
 
     def _listens(self) -> bool:
         """Whether this row's process (or a child of it) listens on ``self.port``."""
         assert self.ps is not None
         try:
             procs = [self.ps, *self.ps.children(recursive=True)]
-            return any(c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == self.port
-                       for p in procs for c in p.net_connections(kind="inet"))
+            return any(
+                c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == self.port
+                for p in procs
+                for c in p.net_connections(kind="inet")
+            )
         except psutil.Error:
             return False
 
@@ -150,8 +172,9 @@ class Proc:
                     self._new_port()
                     await self.start()
                     continue
-                raise RuntimeError(f"server {self.name} exited with {self.proc.returncode} "
-                                   f"(see {self.log_path})")
+                raise RuntimeError(
+                    f"server {self.name} exited with {self.proc.returncode} (see {self.log_path})"
+                )
             try:
                 reader, writer = await asyncio.open_connection(HOST, self.port)
                 writer.write(b"GET /__ready HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
@@ -244,8 +267,9 @@ async def running(row: Row, log_dir: Path, **kwargs: Any) -> AsyncIterator[Proc]
 class StreamDriver:
     """Streams to a server: raw HTTP/1.1 (or httpx) for SSE, ``websockets`` for live."""
 
-    def __init__(self, proc: Proc, client: str = "raw",
-                 ws_compression: str | None = "deflate") -> None:
+    def __init__(
+        self, proc: Proc, client: str = "raw", ws_compression: str | None = "deflate"
+    ) -> None:
         assert proc.row.base.client is not None
         self.proc = proc
         self.chunk = emulator.TOKENS_PER_CHUNK if proc.row.knobs.gemini else 1
@@ -257,12 +281,15 @@ class StreamDriver:
         contender = self.contender
         if isinstance(contender, WsContender):
             if contender.session_path is not None:
-                self.rest = httpx.AsyncClient(base_url=f"http://{HOST}:{proc.port}",
-                                              timeout=30, limits=httpx.Limits(
-                                                  max_connections=20))
+                self.rest = httpx.AsyncClient(
+                    base_url=f"http://{HOST}:{proc.port}",
+                    timeout=30,
+                    limits=httpx.Limits(max_connections=20),
+                )
         elif client == "httpx":
-            self.http = httpx.AsyncClient(timeout=None, limits=httpx.Limits(
-                max_connections=None, max_keepalive_connections=0))
+            self.http = httpx.AsyncClient(
+                timeout=None, limits=httpx.Limits(max_connections=None, max_keepalive_connections=0)
+            )
 
     @property
     def tool_turns(self) -> int:
@@ -274,8 +301,11 @@ class StreamDriver:
         contender needs that (ADK's /run_live), outside every timed part."""
         ids = [uuid.uuid4().hex for _ in range(n)]
         contender = self.contender
-        if self.rest is None or not isinstance(contender, WsContender) \
-                or contender.session_path is None:
+        if (
+            self.rest is None
+            or not isinstance(contender, WsContender)
+            or contender.session_path is None
+        ):
             return ids
         path = contender.session_path
         rest = self.rest
@@ -286,39 +316,65 @@ class StreamDriver:
 
         async with asyncio.timeout(120):
             for i in range(0, n, 100):
-                await asyncio.gather(*[create(x) for x in ids[i:i + 100]])
+                await asyncio.gather(*[create(x) for x in ids[i : i + 100]])
         return ids
 
-    async def stream(self, prompt: str, *, keep_stamps: bool = False,
-                     limit_s: float = 120.0, session_id: str | None = None,
-                     tool: bool = False, phases: WsPhases | None = None) -> StreamResult:
+    async def stream(
+        self,
+        prompt: str,
+        *,
+        keep_stamps: bool = False,
+        limit_s: float = 120.0,
+        session_id: str | None = None,
+        tool: bool = False,
+        phases: WsPhases | None = None,
+    ) -> StreamResult:
         contender = self.contender
         port = self.proc.port
         if isinstance(contender, WsContender):
             if session_id is None:
                 session_id = (await self.sessions(1))[0]
-            r = await ws_stream(HOST, port, contender, prompt,
-                                session_id=session_id, keep_stamps=keep_stamps,
-                                limit_s=limit_s, turns=contender.tool_turns if tool else 1,
-                                compression=self.ws_compression, phases=phases)
+            r = await ws_stream(
+                HOST,
+                port,
+                contender,
+                prompt,
+                session_id=session_id,
+                keep_stamps=keep_stamps,
+                limit_s=limit_s,
+                turns=contender.tool_turns if tool else 1,
+                compression=self.ws_compression,
+                phases=phases,
+            )
         elif self.http is not None:
-            r = await httpx_stream(self.http, f"http://{HOST}:{port}", contender, prompt,
-                                   keep_stamps=keep_stamps, limit_s=limit_s)
+            r = await httpx_stream(
+                self.http,
+                f"http://{HOST}:{port}",
+                contender,
+                prompt,
+                keep_stamps=keep_stamps,
+                limit_s=limit_s,
+            )
         else:
-            r = await raw_stream(HOST, port, contender, prompt, keep_stamps=keep_stamps,
-                                 limit_s=limit_s)
+            r = await raw_stream(
+                HOST, port, contender, prompt, keep_stamps=keep_stamps, limit_s=limit_s
+            )
         r.chunk = self.chunk
         return r
 
-    async def waves(self, prompt: str, concurrency: int, sessions: list[str],
-                    limit_s: float) -> list[StreamResult]:
+    async def waves(
+        self, prompt: str, concurrency: int, sessions: list[str], limit_s: float
+    ) -> list[StreamResult]:
         """Rounds of ``concurrency`` simultaneous streams, one per session id (from
         ``sessions()``, called before the timed part)."""
         out: list[StreamResult] = []
         for w in range(-(-len(sessions) // concurrency)):
-            out += await asyncio.gather(*[
-                self.stream(prompt, limit_s=limit_s, session_id=s)
-                for s in sessions[w * concurrency:(w + 1) * concurrency]])
+            out += await asyncio.gather(
+                *[
+                    self.stream(prompt, limit_s=limit_s, session_id=s)
+                    for s in sessions[w * concurrency : (w + 1) * concurrency]
+                ]
+            )
         return out
 
     async def close(self) -> None:
@@ -337,31 +393,59 @@ class CeilingDriver:
         self.chunk = emulator.TOKENS_PER_CHUNK if proc.row.knobs.gemini else 1
 
     def _result(self, turn: dict[str, Any]) -> StreamResult:
-        r = StreamResult(chunk=self.chunk, status=200 if not turn.get("error") else 0,
-                         frames=turn["frames"], token_frames=turn["tokens"],
-                         done=turn["done"], error=turn.get("error"),
-                         t_start=turn["start"], t_first=turn["first"],
-                         t_first_token=turn["first_token"], t_end=turn["end"])
+        r = StreamResult(
+            chunk=self.chunk,
+            status=200 if not turn.get("error") else 0,
+            frames=turn["frames"],
+            token_frames=turn["tokens"],
+            done=turn["done"],
+            error=turn.get("error"),
+            t_start=turn["start"],
+            t_first=turn["first"],
+            t_first_token=turn["first_token"],
+            t_end=turn["end"],
+        )
         r.stamps = turn.get("stamps") or []
         return r
 
     async def sessions(self, n: int) -> list[str]:
         return [""] * n  # the worker makes its own
 
-    async def stream(self, prompt: str, *, keep_stamps: bool = False,
-                     limit_s: float = 120.0, session_id: str | None = None,
-                     tool: bool = False, phases: WsPhases | None = None) -> StreamResult:
-        answer = await self.proc.command({"turns": 1, "concurrency": 1, "prompt": prompt,
-                                          "limit": limit_s, "keep_stamps": keep_stamps},
-                                         limit_s + 30)
+    async def stream(
+        self,
+        prompt: str,
+        *,
+        keep_stamps: bool = False,
+        limit_s: float = 120.0,
+        session_id: str | None = None,
+        tool: bool = False,
+        phases: WsPhases | None = None,
+    ) -> StreamResult:
+        answer = await self.proc.command(
+            {
+                "turns": 1,
+                "concurrency": 1,
+                "prompt": prompt,
+                "limit": limit_s,
+                "keep_stamps": keep_stamps,
+            },
+            limit_s + 30,
+        )
         return self._result(answer["turns"][0])
 
-    async def waves(self, prompt: str, concurrency: int, sessions: list[str],
-                    limit_s: float) -> list[StreamResult]:
+    async def waves(
+        self, prompt: str, concurrency: int, sessions: list[str], limit_s: float
+    ) -> list[StreamResult]:
         waves = -(-len(sessions) // concurrency)
         answer = await self.proc.command(
-            {"turns": len(sessions), "concurrency": concurrency, "prompt": prompt,
-             "limit": limit_s}, limit_s * waves + 60)
+            {
+                "turns": len(sessions),
+                "concurrency": concurrency,
+                "prompt": prompt,
+                "limit": limit_s,
+            },
+            limit_s * waves + 60,
+        )
         return [self._result(t) for t in answer["turns"]]
 
     async def close(self) -> None:
@@ -371,8 +455,7 @@ class CeilingDriver:
 Driver = StreamDriver | CeilingDriver
 
 
-def driver_for(proc: Proc, client: str = "raw",
-               ws_compression: str | None = "deflate") -> Driver:
+def driver_for(proc: Proc, client: str = "raw", ws_compression: str | None = "deflate") -> Driver:
     if proc.row.kind == "ceiling":
         return CeilingDriver(proc)
     return StreamDriver(proc, client, ws_compression)

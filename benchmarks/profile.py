@@ -52,8 +52,7 @@ GROUPS = {
     "adk": "ADK and its dependencies (google.adk, genai, pydantic, otel, deepcopy)",
     "model": "the scripted demo model",
     "ours": "adk_asgi (translator, encoding, endpoint)",
-    "transport": "transport (sse-starlette, anyio, starlette, uvicorn, websockets, "
-                 "socket I/O)",
+    "transport": "transport (sse-starlette, anyio, starlette, uvicorn, websockets, socket I/O)",
     "loop": "event loop (asyncio, uvloop scheduling)",
     "other": "other stdlib / builtins",
 }
@@ -113,12 +112,18 @@ def summarize(path: Path, *, streams: int, tokens: int) -> dict[str, Any]:
                 inclusive[key] = inclusive.get(key, 0.0) + cumtime
     frames_estimate = streams * (tokens + 7)
     return {
-        "streams": streams, "tokens": tokens, "total_s": total,
+        "streams": streams,
+        "tokens": tokens,
+        "total_s": total,
         "per_frame_us": total / frames_estimate * 1e6 if frames_estimate else None,
-        "groups": {GROUPS[g]: {"s": t, "share": t / total} for g, t in
-                   sorted(groups.items(), key=lambda kv: -kv[1])},
-        "components": {c: {"s": t, "share": t / total} for c, t in
-                       sorted(components.items(), key=lambda kv: -kv[1])},
+        "groups": {
+            GROUPS[g]: {"s": t, "share": t / total}
+            for g, t in sorted(groups.items(), key=lambda kv: -kv[1])
+        },
+        "components": {
+            c: {"s": t, "share": t / total}
+            for c, t in sorted(components.items(), key=lambda kv: -kv[1])
+        },
         "inclusive_s": inclusive,
         "top_self": [{"s": t, "function": f} for t, f in sorted(top, reverse=True)[:25]],
     }

@@ -90,10 +90,17 @@ def paired(a: dict[str, Any] | None, b: dict[str, Any] | None, key: str) -> dict
     """Ratio of medians, and the median/min/max of per-repetition ratios."""
     if not a or not b:
         return {}
-    per = [ra[key] / rb[key] for ra, rb in zip(a["reps"], b["reps"], strict=False)
-           if ra.get(key) and rb.get(key)]
-    return {"ratio": _ratio(a.get(key), b.get(key)), "paired": _median(per),
-            "min": min(per) if per else None, "max": max(per) if per else None}
+    per = [
+        ra[key] / rb[key]
+        for ra, rb in zip(a["reps"], b["reps"], strict=False)
+        if ra.get(key) and rb.get(key)
+    ]
+    return {
+        "ratio": _ratio(a.get(key), b.get(key)),
+        "paired": _median(per),
+        "min": min(per) if per else None,
+        "max": max(per) if per else None,
+    }
 
 
 def _pr(p: dict[str, Any]) -> str:
@@ -118,41 +125,60 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, str]]:
             cpu = paired(la, ln, "cpu_us_per_token")
             tput = paired(la, ln, "tokens_per_s")
             ok = (cpu["ratio"] or 9) <= 1.0 and (tput["ratio"] or 0) >= 1.0
-            out.append((f"{c} streams × {tokens} tokens: CPU/token ≤ naive and tokens/s ≥ "
-                        "naive", "met" if ok else "not met",
-                        f"CPU {la['cpu_us_per_token']:.0f} vs {ln['cpu_us_per_token']:.0f} µs "
-                        f"= {_pr(cpu)}; tokens/s {la['tokens_per_s']:,.0f} vs "
-                        f"{ln['tokens_per_s']:,.0f} = {_pr(tput)}"))
+            out.append(
+                (
+                    f"{c} streams × {tokens} tokens: CPU/token ≤ naive and tokens/s ≥ naive",
+                    "met" if ok else "not met",
+                    f"CPU {la['cpu_us_per_token']:.0f} vs {ln['cpu_us_per_token']:.0f} µs "
+                    f"= {_pr(cpu)}; tokens/s {la['tokens_per_s']:,.0f} vs "
+                    f"{ln['tokens_per_s']:,.0f} = {_pr(tput)}",
+                )
+            )
         if la and lp and c <= 200:
             cpu = paired(la, lp, "cpu_us_per_token")
-            out.append((f"{c} streams × {tokens} tokens: CPU/token ≤ 1.0× plain ceiling",
-                        "met" if (cpu["ratio"] or 9) <= 1.0 else "not met",
-                        f"{la['cpu_us_per_token']:.0f} vs {lp['cpu_us_per_token']:.0f} µs = "
-                        f"{_pr(cpu)}"))
+            out.append(
+                (
+                    f"{c} streams × {tokens} tokens: CPU/token ≤ 1.0× plain ceiling",
+                    "met" if (cpu["ratio"] or 9) <= 1.0 else "not met",
+                    f"{la['cpu_us_per_token']:.0f} vs {lp['cpu_us_per_token']:.0f} µs = {_pr(cpu)}",
+                )
+            )
         lo = _level(_measured(results, GC_OFF), tokens, c)
         if la and c >= 1000 and lo and la.get("peak_rss_kb") and lo.get("peak_rss_kb"):
             # Today's server is the CLI without its GC tuning (the row that turns it off).
             grown = la["peak_rss_kb"] / lo["peak_rss_kb"]
-            out.append((f"peak RSS at {c} streams × {tokens} tokens ≤ +10 % over the "
-                        f"server without GC tuning ({GC_OFF})",
-                        "met" if grown <= 1.10 else "not met",
-                        f"{_mb(la.get('peak_rss_kb'))} vs {_mb(lo.get('peak_rss_kb'))} MB "
-                        f"peak ({grown:.2f}×); after the level {_mb(la.get('rss_after_kb'))} "
-                        f"vs {_mb(lo.get('rss_after_kb'))} MB"))
+            out.append(
+                (
+                    f"peak RSS at {c} streams × {tokens} tokens ≤ +10 % over the "
+                    f"server without GC tuning ({GC_OFF})",
+                    "met" if grown <= 1.10 else "not met",
+                    f"{_mb(la.get('peak_rss_kb'))} vs {_mb(lo.get('peak_rss_kb'))} MB "
+                    f"peak ({grown:.2f}×); after the level {_mb(la.get('rss_after_kb'))} "
+                    f"vs {_mb(lo.get('rss_after_kb'))} MB",
+                )
+            )
         elif la and c >= 1000:
-            out.append((f"peak RSS at {c} streams × {tokens} tokens (≤ +10 % over the "
-                        "baseline of 2026-11-23)", "measured",
-                        f"{_mb(la.get('peak_rss_kb'))} MB peak, "
-                        f"{_mb(la.get('rss_after_kb'))} MB after the level"))
+            out.append(
+                (
+                    f"peak RSS at {c} streams × {tokens} tokens (≤ +10 % over the "
+                    "baseline of 2026-11-23)",
+                    "measured",
+                    f"{_mb(la.get('peak_rss_kb'))} MB peak, "
+                    f"{_mb(la.get('rss_after_kb'))} MB after the level",
+                )
+            )
     live, ceiling = _measured(results, OURS_LIVE), _measured(results, LIVE_CEILING)
     for tokens, c in _workloads(results):
         la, lc = _level(live, tokens, c), _level(ceiling, tokens, c)
         if la and lc:
             cpu = paired(la, lc, "cpu_us_per_token")
-            out.append((f"live, {c} connections × {tokens} tokens: CPU/token ≤ 1.5× live "
-                        "ceiling", "met" if (cpu["ratio"] or 9) <= 1.5 else "not met",
-                        f"{la['cpu_us_per_token']:.0f} vs {lc['cpu_us_per_token']:.0f} µs = "
-                        f"{_pr(cpu)}"))
+            out.append(
+                (
+                    f"live, {c} connections × {tokens} tokens: CPU/token ≤ 1.5× live ceiling",
+                    "met" if (cpu["ratio"] or 9) <= 1.5 else "not met",
+                    f"{la['cpu_us_per_token']:.0f} vs {lc['cpu_us_per_token']:.0f} µs = {_pr(cpu)}",
+                )
+            )
     return out
 
 
@@ -170,19 +196,20 @@ def chart(results: dict[str, Any], path: Path) -> bool:
     token_sizes = sorted({t for t, _ in _workloads(results)}, reverse=True)
     if not token_sizes:
         return False
-    fig, axes = plt.subplots(len(token_sizes), 2, figsize=(11, 4 * len(token_sizes)),
-                             squeeze=False)
+    fig, axes = plt.subplots(len(token_sizes), 2, figsize=(11, 4 * len(token_sizes)), squeeze=False)
     for (ax1, ax2), tokens in zip(axes, token_sizes, strict=True):
         for name in _names(results):
-            levels = [lv for lv in (_measured(results, name) or {}).get("sweep", [])
-                      if lv["tokens"] == tokens]
+            levels = [
+                lv
+                for lv in (_measured(results, name) or {}).get("sweep", [])
+                if lv["tokens"] == tokens
+            ]
             if not levels:
                 continue
             xs = [lv["concurrency"] for lv in levels]
             style = "--" if results["rows"][name]["live"] else "-"
             ax1.plot(xs, [lv["tokens_per_s"] for lv in levels], style, marker="o", label=name)
-            ax2.plot(xs, [lv["cpu_us_per_token"] for lv in levels], style, marker="o",
-                     label=name)
+            ax2.plot(xs, [lv["cpu_us_per_token"] for lv in levels], style, marker="o", label=name)
         for ax in (ax1, ax2):
             ax.set_xscale("log")
             ax.set_xlabel("simultaneous streams (WebSocket rows dashed)")
@@ -206,30 +233,38 @@ def _sweep_tables(results: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     for tokens in sorted({t for t, _ in _workloads(results)}, reverse=True):
         levels = sorted({c for t, c in _workloads(results) if t == tokens})
-        lines += [f"### {tokens}-token replies\n",
-                  "CPU µs per token (server process, user+sys) and tokens/s, medians of "
-                  "repetitions; `GC` is the collector's share of that CPU "
-                  "(`gc.callbacks` clock).\n",
-                  "| row | " + " | ".join(f"{c} streams: µs/token · tokens/s · GC µs"
-                                           for c in levels) + " |",
-                  "|---|" + "---:|" * len(levels)]
+        lines += [
+            f"### {tokens}-token replies\n",
+            "CPU µs per token (server process, user+sys) and tokens/s, medians of "
+            "repetitions; `GC` is the collector's share of that CPU "
+            "(`gc.callbacks` clock).\n",
+            "| row | "
+            + " | ".join(f"{c} streams: µs/token · tokens/s · GC µs" for c in levels)
+            + " |",
+            "|---|" + "---:|" * len(levels),
+        ]
         for name in _names(results):
             row = _measured(results, name)
             cells = []
             for c in levels:
                 lv = _level(row, tokens, c)
-                cells.append("–" if lv is None else
-                             f"**{_f(lv['cpu_us_per_token'])}** · {_f(lv['tokens_per_s'])} · "
-                             f"{_f(lv.get('gc_us_per_token'))}"
-                             + ("" if lv["completion"] >= 1 else
-                                f" ({lv['completion']:.0%} complete)"))
+                cells.append(
+                    "–"
+                    if lv is None
+                    else f"**{_f(lv['cpu_us_per_token'])}** · {_f(lv['tokens_per_s'])} · "
+                    f"{_f(lv.get('gc_us_per_token'))}"
+                    + ("" if lv["completion"] >= 1 else f" ({lv['completion']:.0%} complete)")
+                )
             if any(c != "–" for c in cells):
                 lines.append(f"| {name} | " + " | ".join(cells) + " |")
-        lines += ["", "| row | streams | reps | completion | tokens/s | CPU µs/token "
-                  "| of which kernel | GC µs/token | GCs per 1k tokens (gen 0/1/2) "
-                  "| first token p50 ms | server CPU | client CPU | peak RSS MB "
-                  "| RSS after MB |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        lines += [
+            "",
+            "| row | streams | reps | completion | tokens/s | CPU µs/token "
+            "| of which kernel | GC µs/token | GCs per 1k tokens (gen 0/1/2) "
+            "| first token p50 ms | server CPU | client CPU | peak RSS MB "
+            "| RSS after MB |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
         for name in _names(results):
             for c in levels:
                 lv = _level(_measured(results, name), tokens, c)
@@ -243,7 +278,8 @@ def _sweep_tables(results: dict[str, Any]) -> list[str]:
                     f"| {_f(lv.get('gc_us_per_token'))} | {_gcs(lv.get('gc_per_ktoken'))} "
                     f"| {_f(lv['ttft_p50_ms'], 1)} | {lv['server_cpu_util']:.0%} "
                     f"| {lv['client_cpu_util']:.0%} | {_mb(lv.get('peak_rss_kb'))} "
-                    f"| {_mb(lv.get('rss_after_kb'))} |")
+                    f"| {_mb(lv.get('rss_after_kb'))} |"
+                )
         lines.append("")
     return lines
 
@@ -253,39 +289,53 @@ def _gcs(per_k: list[float] | None) -> str:
 
 
 def _ratio_tables(results: dict[str, Any]) -> list[str]:
-    lines = ["Ratio of medians, then in brackets the paired median and range of "
-             "per-repetition ratios. CPU: lower is better; tokens/s: higher is better.\n"]
-    refs = ((NAIVE, "the naive bridge"), (PLAIN, "the plain ceiling"),
-            (LIVE_CEILING, "the live ceiling"))
+    lines = [
+        "Ratio of medians, then in brackets the paired median and range of "
+        "per-repetition ratios. CPU: lower is better; tokens/s: higher is better.\n"
+    ]
+    refs = (
+        (NAIVE, "the naive bridge"),
+        (PLAIN, "the plain ceiling"),
+        (LIVE_CEILING, "the live ceiling"),
+    )
     # The @gemini rows against the @gemini references: the same model path on both sides.
     for ref, label in (*refs, *((f"{r}@gemini", f"{t} on Gemini") for r, t in refs)):
         base = _measured(results, ref)
         if base is None:
             continue
         live_ref = ref.partition("@")[0] == LIVE_CEILING
-        rows = [n for n in _names(results) if n != ref and _gemini(n) == _gemini(ref)
-                and results["rows"][n]["live"] == live_ref]
-        table = [f"### Against {label} (`{ref}`)\n",
-                 "| row | replies × streams | CPU/token ÷ ref | tokens/s ÷ ref |",
-                 "|---|---|---:|---:|"]
+        rows = [
+            n
+            for n in _names(results)
+            if n != ref and _gemini(n) == _gemini(ref) and results["rows"][n]["live"] == live_ref
+        ]
+        table = [
+            f"### Against {label} (`{ref}`)\n",
+            "| row | replies × streams | CPU/token ÷ ref | tokens/s ÷ ref |",
+            "|---|---|---:|---:|",
+        ]
         for name in rows:
             row = _measured(results, name)
             for tokens, c in _workloads(results):
                 la, lb = _level(row, tokens, c), _level(base, tokens, c)
                 if la and lb:
-                    table.append(f"| {name} | {tokens} × {c} "
-                                 f"| {_pr(paired(la, lb, 'cpu_us_per_token'))} "
-                                 f"| {_pr(paired(la, lb, 'tokens_per_s'))} |")
+                    table.append(
+                        f"| {name} | {tokens} × {c} "
+                        f"| {_pr(paired(la, lb, 'cpu_us_per_token'))} "
+                        f"| {_pr(paired(la, lb, 'tokens_per_s'))} |"
+                    )
         if len(table) > 3:
             lines += [*table, ""]
-    ab = ["### A/B: each `ROW@KNOBS` against `ROW`, and the paired rows\n",
-          "Paired rows: `adk-asgi` against `adk-asgi-gc-off` (what the GC tuning buys), "
-          "`adk-asgi-gc-off` against `adk-asgi-bare` (what the CLI adds to the middleware), "
-          "`adk-asgi-sse-starlette` against `adk-asgi-bare` (sse-starlette against the own "
-          "SSE channel).\n",
-          "| row | against ROW | replies × streams | CPU/token ÷ ROW | tokens/s ÷ ROW | "
-          "GC µs/token (ROW → this) | peak RSS MB (ROW → this) |",
-          "|---|---|---|---:|---:|---:|---:|"]
+    ab = [
+        "### A/B: each `ROW@KNOBS` against `ROW`, and the paired rows\n",
+        "Paired rows: `adk-asgi` against `adk-asgi-gc-off` (what the GC tuning buys), "
+        "`adk-asgi-gc-off` against `adk-asgi-bare` (what the CLI adds to the middleware), "
+        "`adk-asgi-sse-starlette` against `adk-asgi-bare` (sse-starlette against the own "
+        "SSE channel).\n",
+        "| row | against ROW | replies × streams | CPU/token ÷ ROW | tokens/s ÷ ROW | "
+        "GC µs/token (ROW → this) | peak RSS MB (ROW → this) |",
+        "|---|---|---|---:|---:|---:|---:|",
+    ]
     known = results.get("rows", {})
     pairs = [(n, n.partition("@")[0]) for n in _names(results) if "@" in n]
     pairs += [(a, b) for a, b in PAIRS if a in known and b in known]
@@ -296,22 +346,26 @@ def _ratio_tables(results: dict[str, Any]) -> list[str]:
         for tokens, c in _workloads(results):
             la, lb = _level(row, tokens, c), _level(base, tokens, c)
             if la and lb:
-                ab.append(f"| {name} | {base_name} | {tokens} × {c} "
-                          f"| {_pr(paired(la, lb, 'cpu_us_per_token'))} "
-                          f"| {_pr(paired(la, lb, 'tokens_per_s'))} "
-                          f"| {_f(lb.get('gc_us_per_token'))} → "
-                          f"{_f(la.get('gc_us_per_token'))} "
-                          f"| {_mb(lb.get('peak_rss_kb'))} → {_mb(la.get('peak_rss_kb'))} |")
+                ab.append(
+                    f"| {name} | {base_name} | {tokens} × {c} "
+                    f"| {_pr(paired(la, lb, 'cpu_us_per_token'))} "
+                    f"| {_pr(paired(la, lb, 'tokens_per_s'))} "
+                    f"| {_f(lb.get('gc_us_per_token'))} → "
+                    f"{_f(la.get('gc_us_per_token'))} "
+                    f"| {_mb(lb.get('peak_rss_kb'))} → {_mb(la.get('peak_rss_kb'))} |"
+                )
     if len(ab) > 3:
         lines += [*ab, ""]
     return lines
 
 
 def _single_table(results: dict[str, Any], live: bool) -> list[str]:
-    lines = ["| row | tokens/s | frames/stream | stream ms |"
-             + (" connect ms |" if live else "")
-             + " first chunk ms | first token ms | gap p50 µs | gap p99 µs |",
-             "|---|" + "---:|" * (8 if live else 7)]
+    lines = [
+        "| row | tokens/s | frames/stream | stream ms |"
+        + (" connect ms |" if live else "")
+        + " first chunk ms | first token ms | gap p50 µs | gap p99 µs |",
+        "|---|" + "---:|" * (8 if live else 7),
+    ]
     for name in _names(results, live):
         row = _measured(results, name)
         s = (row or {}).get("single")
@@ -320,17 +374,24 @@ def _single_table(results: dict[str, Any], live: bool) -> list[str]:
         cells = [_f(s["tokens_per_s"]), _f(s["frames"]), _f(s["duration_ms"], 1)]
         if live:
             cells.append(_f(s.get("connect_ms"), 2))
-        cells += [_f(s["ttfc_ms"], 2), _f(s["ttft_ms"], 2), _f(s["gap_p50_us"]),
-                  _f(s["gap_p99_us"])]
+        cells += [
+            _f(s["ttfc_ms"], 2),
+            _f(s["ttft_ms"], 2),
+            _f(s["gap_p50_us"]),
+            _f(s["gap_p99_us"]),
+        ]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines.append("")
     return lines
 
 
 def _memory(results: dict[str, Any]) -> list[str]:
-    lines = ["| row | RSS after warm-up MB | peak RSS, single MB | peak RSS, whole run MB "
-             "| idle streams open | KiB per idle stream (WebSocket: connected · after a "
-             "turn) |", "|---|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| row | RSS after warm-up MB | peak RSS, single MB | peak RSS, whole run MB "
+        "| idle streams open | KiB per idle stream (WebSocket: connected · after a "
+        "turn) |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     for name in _names(results):
         row = _measured(results, name)
         if not row:
@@ -339,11 +400,13 @@ def _memory(results: dict[str, Any]) -> list[str]:
         per = _f(idle.get("kb_per_stream"), 1)
         if "kb_per_stream_after_turn" in idle:
             per += " · " + _f(idle.get("kb_per_stream_after_turn"), 1)
-        lines.append(f"| {name} | {_mb(row.get('rss_after_warmup_kb'))} "
-                     f"| {_mb(row.get('peak_rss_single_kb'))} "
-                     f"| {_mb(row.get('peak_rss_sweep_kb'))} "
-                     f"| {idle.get('opened', '–')}/{idle.get('streams', '–')} | {per} |"
-                     + (f" {idle['error']}" if "error" in idle else ""))
+        lines.append(
+            f"| {name} | {_mb(row.get('rss_after_warmup_kb'))} "
+            f"| {_mb(row.get('peak_rss_single_kb'))} "
+            f"| {_mb(row.get('peak_rss_sweep_kb'))} "
+            f"| {idle.get('opened', '–')}/{idle.get('streams', '–')} | {per} |"
+            + (f" {idle['error']}" if "error" in idle else "")
+        )
     lines.append("")
     return lines
 
@@ -397,40 +460,56 @@ def _profiles(results: dict[str, Any]) -> list[str]:
         for a in accounts.values():
             centres.update(dict.fromkeys(c for c in a if c != "total"))
         order = sorted(centres, key=lambda c: -max(a.get(c, 0.0) for a in accounts.values()))
-        diffs = [(f"{OURS} − {NAIVE} c={c}", f"{OURS} c={c}", f"{NAIVE} c={c}")
-                 for c in sorted({profs[k]["concurrency"] for k in keys})
-                 if f"{OURS} c={c}" in accounts and f"{NAIVE} c={c}" in accounts]
-        lines += ["## Account: CPU µs per token by cost centre\n",
-                  "Per profiled level: server CPU per token `T`, collector time `G` and "
-                  "kernel time `K` from the same row and level of the sweep (no profiler); "
-                  "`T − G − K` split by the py-spy samples outside the collector and "
-                  "outside socket-write syscalls (`benchmarks/report.py: account`; the "
-                  "cost centres are `benchmarks/spy.py: classify`).\n",
-                  "| cost centre | " + " | ".join(keys + [d[0] for d in diffs]) + " |",
-                  "|---|" + "---:|" * (len(keys) + len(diffs))]
+        diffs = [
+            (f"{OURS} − {NAIVE} c={c}", f"{OURS} c={c}", f"{NAIVE} c={c}")
+            for c in sorted({profs[k]["concurrency"] for k in keys})
+            if f"{OURS} c={c}" in accounts and f"{NAIVE} c={c}" in accounts
+        ]
+        lines += [
+            "## Account: CPU µs per token by cost centre\n",
+            "Per profiled level: server CPU per token `T`, collector time `G` and "
+            "kernel time `K` from the same row and level of the sweep (no profiler); "
+            "`T − G − K` split by the py-spy samples outside the collector and "
+            "outside socket-write syscalls (`benchmarks/report.py: account`; the "
+            "cost centres are `benchmarks/spy.py: classify`).\n",
+            "| cost centre | " + " | ".join(keys + [d[0] for d in diffs]) + " |",
+            "|---|" + "---:|" * (len(keys) + len(diffs)),
+        ]
         for c in order:
             cells = [_f(accounts[k].get(c), 1) if accounts[k].get(c) else "–" for k in keys]
-            cells += [_f(accounts[a].get(c, 0.0) - accounts[b].get(c, 0.0), 1, "")
-                      for _, a, b in diffs]
+            cells += [
+                _f(accounts[a].get(c, 0.0) - accounts[b].get(c, 0.0), 1, "") for _, a, b in diffs
+            ]
             lines.append(f"| {c} | " + " | ".join(cells) + " |")
         cells = [f"**{_f(accounts[k]['total'])}**" for k in keys]
         cells += [f"**{accounts[a]['total'] - accounts[b]['total']:+.0f}**" for _, a, b in diffs]
         lines.append("| **total** | " + " | ".join(cells) + " |")
         lines.append("")
     keys = list(profs)
-    lines += ["### Raw py-spy shares (% of working samples)\n",
-              "| cost centre | " + " | ".join(keys) + " |", "|---|" + "---:|" * len(keys)]
+    lines += [
+        "### Raw py-spy shares (% of working samples)\n",
+        "| cost centre | " + " | ".join(keys) + " |",
+        "|---|" + "---:|" * len(keys),
+    ]
     centres = {}
     for p in profs.values():
         centres.update(dict.fromkeys(p["centres"]))
     for c in centres:
         cells = [_f((_get(profs[k], "centres", c, "share") or 0.0) * 100, 1) for k in keys]
         lines.append(f"| {c} | " + " | ".join(cells) + " |")
-    lines.append("| CPU µs/token under the profiler | " + " | ".join(
-        _f(profs[k].get("profiled_cpu_us_per_token", profs[k].get("cpu_us_per_token")))
-        for k in keys) + " |")
-    lines.append("| samples (idle dropped) | " + " | ".join(
-        f"{profs[k]['samples']} ({profs[k].get('idle_samples', 0)})" for k in keys) + " |")
+    lines.append(
+        "| CPU µs/token under the profiler | "
+        + " | ".join(
+            _f(profs[k].get("profiled_cpu_us_per_token", profs[k].get("cpu_us_per_token")))
+            for k in keys
+        )
+        + " |"
+    )
+    lines.append(
+        "| samples (idle dropped) | "
+        + " | ".join(f"{profs[k]['samples']} ({profs[k].get('idle_samples', 0)})" for k in keys)
+        + " |"
+    )
     lines.append("")
     return lines
 
@@ -441,22 +520,29 @@ def render(results: dict[str, Any], chart_name: str | None) -> str:
     lines: list[str] = []
     add = lines.append
     add(f"# adk-asgi benchmark results ({plan['mode']} mode)\n")
-    add(f"Command: `{results['command']}` (from the repository root, with the `bench` extra "
+    add(
+        f"Command: `{results['command']}` (from the repository root, with the `bench` extra "
         f"installed). Run took {results.get('elapsed_s', 0):.0f} s, finished "
-        f"{m['date']}.\n")
+        f"{m['date']}.\n"
+    )
     add("## Machine\n")
-    add(f"- {m['nproc']} cores: {m['cpu_model']}; {m['mem_total_gb']} GiB; Linux "
-        f"{m['kernel']} (a VM; other jobs may share the host, so expect noise)")
+    add(
+        f"- {m['nproc']} cores: {m['cpu_model']}; {m['mem_total_gb']} GiB; Linux "
+        f"{m['kernel']} (a VM; other jobs may share the host, so expect noise)"
+    )
     load = results.get("loadavg", {})
-    add("- load average (1/5/15 min) at the start: "
+    add(
+        "- load average (1/5/15 min) at the start: "
         + " / ".join(_f(x, 2) for x in load.get("start", []))
         + "; after the measurements: "
-        + " / ".join(_f(x, 2) for x in load.get("after_measurements", [])))
-    add(f"- Python {m['python']}; "
-        + ", ".join(f"{k} {v}" for k, v in m["versions"].items()))
-    add(f"- clients in this process: {results['client']} asyncio HTTP/1.1 streams (SSE), the "
+        + " / ".join(_f(x, 2) for x in load.get("after_measurements", []))
+    )
+    add(f"- Python {m['python']}; " + ", ".join(f"{k} {v}" for k, v in m["versions"].items()))
+    add(
+        f"- clients in this process: {results['client']} asyncio HTTP/1.1 streams (SSE), the "
         "`websockets` client (permessage-deflate offered: "
-        f"{results.get('ws_compression') or 'none'}); loopback TCP\n")
+        f"{results.get('ws_compression') or 'none'}); loopback TCP\n"
+    )
     add("## Rows\n")
     add("| row | what | process knobs | seen in the process after warm-up |")
     add("|---|---|---|---|")
@@ -464,27 +550,33 @@ def render(results: dict[str, Any], chart_name: str | None) -> str:
         row = results.get("contenders", {}).get(name, {})
         status = row.get("status", "not run")
         seen = ", ".join(f"{k} {v}" for k, v in (row.get("process") or {}).items())
-        add(f"| {name} | {info['label']}"
+        add(
+            f"| {name} | {info['label']}"
             + ("" if status == "measured" else f" (**{status}**)")
-            + f" | {info['knobs']} | {seen or '–'} |")
+            + f" | {info['knobs']} | {seen or '–'} |"
+        )
     add("")
-    add("Same agent everywhere: `adk_asgi.demo.build_demo_agent(token_delay=0)`, in-memory "
-        "sessions, a new chat/session per stream; \"bench N\" streams exactly N tokens, one "
+    add(
+        "Same agent everywhere: `adk_asgi.demo.build_demo_agent(token_delay=0)`, in-memory "
+        'sessions, a new chat/session per stream; "bench N" streams exactly N tokens, one '
         "partial ADK event each. Server CPU is the row process's user+system time "
         "(psutil) over a level, divided by the tokens the client received. A 1-stream "
         "level streams replies one after another (`×N` in the tables) so that each "
         "repetition runs long enough for the CPU clock. Every level round-robins over the "
-        "rows, the order rotating per repetition.\n")
+        "rows, the order rotating per repetition.\n"
+    )
     emu = results.get("emulator")
     if emu:
-        add(f"`ROW@gemini` rows: the same contender with the demo agent on ADK's real "
+        add(
+            f"`ROW@gemini` rows: the same contender with the demo agent on ADK's real "
             f"`Gemini` model (`{emu['model']}`; `{emu['live_model']}` on WebSocket rows) "
             "against the Gemini API emulator (`adk_asgi.testing.gemini`, a process of its "
-            "own whose CPU is not counted), which streams \"bench N\" in chunks of "
+            'own whose CPU is not counted), which streams "bench N" in chunks of '
             f"{emu['tokens_per_chunk']} tokens: a reply of N tokens is N/"
             f"{emu['tokens_per_chunk']} partial events, and CPU per token is still divided "
             "by the N tokens received. The knob A/B table shows what the real model path "
-            "costs over the scripted one.\n")
+            "costs over the scripted one.\n"
+        )
     add("## Targets (issue 14)\n")
     add("| target | verdict | numbers |")
     add("|---|---|---|")
@@ -499,31 +591,45 @@ def render(results: dict[str, Any], chart_name: str | None) -> str:
     lines += _ratio_tables(results)
     lines += _profiles(results)
     add("## Single stream\n")
-    add(f"{plan['single_runs']} interleaved rounds of one \"bench {plan['tokens']}\" stream, "
+    add(
+        f'{plan["single_runs"]} interleaved rounds of one "bench {plan["tokens"]}" stream, '
         "medians. First chunk/token from the request's first byte (SSE) or from sending the "
-        "user frame on the open socket (WebSocket; the handshake is `connect`).\n")
+        "user frame on the open socket (WebSocket; the handshake is `connect`).\n"
+    )
     lines += _single_table(results, live=False)
     lines += _single_table(results, live=True)
     add("## Memory\n")
     lines += _memory(results)
-    tools = [f"{n} {_f(_get(_measured(results, n), 'tool_call', 'duration_ms'), 1)} ms"
-             for n in _names(results) if _measured(results, n)]
-    add("Tool-call turn (\"What's the weather in Tokyo?\", after warm-up): "
-        + "; ".join(tools) + "\n")
+    tools = [
+        f"{n} {_f(_get(_measured(results, n), 'tool_call', 'duration_ms'), 1)} ms"
+        for n in _names(results)
+        if _measured(results, n)
+    ]
+    add(
+        'Tool-call turn ("What\'s the weather in Tokyo?", after warm-up): '
+        + "; ".join(tools)
+        + "\n"
+    )
     micro = results.get("micro")
     if micro:
         add("## Microbenchmarks (ns per call, median of repeats)\n")
-        add("| chunk | bytes | msgspec `sse_frame` | `json.dumps(dict)` framed "
-            "| pydantic `model_dump_json` framed |")
+        add(
+            "| chunk | bytes | msgspec `sse_frame` | `json.dumps(dict)` framed "
+            "| pydantic `model_dump_json` framed |"
+        )
         add("|---|---:|---:|---:|---:|")
         for chunk, v in micro["encoding"].items():
-            add(f"| {chunk} | {v['bytes']} | {_f(v['msgspec sse_frame'])} "
-                f"| {_f(v['json.dumps(dict)'])} | {_f(v['pydantic model_dump_json'])} |")
+            add(
+                f"| {chunk} | {v['bytes']} | {_f(v['msgspec sse_frame'])} "
+                f"| {_f(v['json.dumps(dict)'])} | {_f(v['pydantic model_dump_json'])} |"
+            )
         add("")
         live = micro.get("live")
         if live:
-            add("Live path, ns per call (one partial text event; one text-delta frame; one "
-                "non-blocking send):\n")
+            add(
+                "Live path, ns per call (one partial text event; one text-delta frame; one "
+                "non-blocking send):\n"
+            )
             add("| operation | ns |")
             add("|---|---:|")
             for group in ("translate", "frames", "send"):

@@ -51,14 +51,18 @@ class Base:
     live: bool = False  # ceilings: run_live turns
     cprofile: bool = False  # started by benchmarks.serve: --profile works
 
-    def command(self, port: int, token_delay: float,
-                models: tuple[str, str] | None = None) -> list[str]:
+    def command(
+        self, port: int, token_delay: float, models: tuple[str, str] | None = None
+    ) -> list[str]:
         """The command after ``-m``; ``models``: the Gemini text and Live models of the CLI
         rows (the others read ``BENCH_MODEL``, see ``benchmarks.emulator``)."""
         if self.kind == "ceiling":
             return list(self.module)
-        extra = ["--model", models[0], "--live-model", models[1]] \
-            if models is not None and self.module[:2] == _CLI else []
+        extra = (
+            ["--model", models[0], "--live-model", models[1]]
+            if models is not None and self.module[:2] == _CLI
+            else []
+        )
         return [*self.module, "--port", str(port), "--token-delay", str(token_delay), *extra]
 
 
@@ -69,55 +73,166 @@ def _serve(name: str) -> tuple[str, ...]:
     return ("benchmarks.serve", name)
 
 
-BASES: dict[str, Base] = {b.name: b for b in (
-    Base("adk-asgi", "sse", _CLI, "adk-asgi", "adk_asgi",
-         "adk-asgi serve (CLI), SSE `POST /api/chat`"),
-    Base("adk-asgi-gc-off", "sse", (*_CLI, "--gc-threshold", "python", "--no-gc-freeze"),
-         "adk-asgi", "adk_asgi",
-         "adk-asgi serve --gc-threshold python --no-gc-freeze (Python's collector settings)"),
-    Base("adk-asgi-bare", "sse", _serve("adk-asgi"), "adk-asgi", "adk_asgi",
-         "AdkMiddleware under plain uvicorn, SSE", cprofile=True),
-    Base("adk-asgi-sse-starlette", "sse", _serve("adk-asgi-sse-starlette"), "adk-asgi",
-         "sse_starlette", "AdkMiddleware under plain uvicorn, SSE through sse-starlette's "
-         "`EventSourceResponse`"),
-    Base("adk-naive", "sse", _serve("adk-naive"), "adk-naive", "starlette",
-         "naive bridge (`run_async` → `json.dumps` → `StreamingResponse`)"),
-    Base("adk-api-server", "sse", _serve("adk-api-server"), "adk-api-server",
-         "google.adk.cli.fast_api", "ADK api_server (`POST /run_sse`, streaming)"),
-    Base("ag-ui-adk", "sse", _serve("ag-ui-adk"), "ag-ui-adk", "ag_ui_adk",
-         "ag-ui-adk (FastAPI endpoint, SSE)"),
-    Base("ceiling", "ceiling", ("benchmarks.ceiling", "--worker", "--runner", "resumable"),
-         None, "google.adk", "ceiling: resumable App, uvloop (as adk-asgi runs ADK)",
-         knobs=Knobs(loop="uvloop")),
-    Base("ceiling-plain", "ceiling", ("benchmarks.ceiling", "--worker", "--runner", "plain"),
-         None, "google.adk", "plain ceiling: `Runner(agent=…)`, Python defaults"),
-    Base("adk-asgi-live", "ws", _CLI, "adk-asgi-live", "adk_asgi",
-         "adk-asgi serve (CLI), WebSocket protocol A"),
-    Base("adk-asgi-live-ws-legacy", "ws", (*_CLI, "--ws", "websockets"), "adk-asgi-live",
-         "adk_asgi", "adk-asgi serve --ws websockets (uvicorn's legacy WebSocket "
-         "implementation), WebSocket protocol A"),
-    Base("adk-asgi-live-b", "ws", _CLI, "adk-asgi-live-b", "adk_asgi",
-         "adk-asgi serve (CLI), WebSocket protocol B (AI SDK v7)"),
-    Base("adk-asgi-live-bare", "ws", _serve("adk-asgi-live"), "adk-asgi-live", "adk_asgi",
-         "AdkMiddleware under plain uvicorn (deflate on), WebSocket protocol A",
-         cprofile=True),
-    Base("adk-api-server-live", "ws", _serve("adk-api-server-live"), "adk-api-server-live",
-         "google.adk.cli.fast_api", "ADK api_server `/run_live` (WebSocket)"),
-    Base("ceiling-live", "ceiling",
-         ("benchmarks.ceiling", "--worker", "--runner", "resumable", "--live"), None,
-         "google.adk", "live ceiling: `Runner.run_live`, resumable App, uvloop",
-         knobs=Knobs(loop="uvloop"), live=True),
-)}
+BASES: dict[str, Base] = {
+    b.name: b
+    for b in (
+        Base(
+            "adk-asgi",
+            "sse",
+            _CLI,
+            "adk-asgi",
+            "adk_asgi",
+            "adk-asgi serve (CLI), SSE `POST /api/chat`",
+        ),
+        Base(
+            "adk-asgi-gc-off",
+            "sse",
+            (*_CLI, "--gc-threshold", "python", "--no-gc-freeze"),
+            "adk-asgi",
+            "adk_asgi",
+            "adk-asgi serve --gc-threshold python --no-gc-freeze (Python's collector settings)",
+        ),
+        Base(
+            "adk-asgi-bare",
+            "sse",
+            _serve("adk-asgi"),
+            "adk-asgi",
+            "adk_asgi",
+            "AdkMiddleware under plain uvicorn, SSE",
+            cprofile=True,
+        ),
+        Base(
+            "adk-asgi-sse-starlette",
+            "sse",
+            _serve("adk-asgi-sse-starlette"),
+            "adk-asgi",
+            "sse_starlette",
+            "AdkMiddleware under plain uvicorn, SSE through sse-starlette's `EventSourceResponse`",
+        ),
+        Base(
+            "adk-naive",
+            "sse",
+            _serve("adk-naive"),
+            "adk-naive",
+            "starlette",
+            "naive bridge (`run_async` → `json.dumps` → `StreamingResponse`)",
+        ),
+        Base(
+            "adk-api-server",
+            "sse",
+            _serve("adk-api-server"),
+            "adk-api-server",
+            "google.adk.cli.fast_api",
+            "ADK api_server (`POST /run_sse`, streaming)",
+        ),
+        Base(
+            "ag-ui-adk",
+            "sse",
+            _serve("ag-ui-adk"),
+            "ag-ui-adk",
+            "ag_ui_adk",
+            "ag-ui-adk (FastAPI endpoint, SSE)",
+        ),
+        Base(
+            "ceiling",
+            "ceiling",
+            ("benchmarks.ceiling", "--worker", "--runner", "resumable"),
+            None,
+            "google.adk",
+            "ceiling: resumable App, uvloop (as adk-asgi runs ADK)",
+            knobs=Knobs(loop="uvloop"),
+        ),
+        Base(
+            "ceiling-plain",
+            "ceiling",
+            ("benchmarks.ceiling", "--worker", "--runner", "plain"),
+            None,
+            "google.adk",
+            "plain ceiling: `Runner(agent=…)`, Python defaults",
+        ),
+        Base(
+            "adk-asgi-live",
+            "ws",
+            _CLI,
+            "adk-asgi-live",
+            "adk_asgi",
+            "adk-asgi serve (CLI), WebSocket protocol A",
+        ),
+        Base(
+            "adk-asgi-live-ws-legacy",
+            "ws",
+            (*_CLI, "--ws", "websockets"),
+            "adk-asgi-live",
+            "adk_asgi",
+            "adk-asgi serve --ws websockets (uvicorn's legacy WebSocket "
+            "implementation), WebSocket protocol A",
+        ),
+        Base(
+            "adk-asgi-live-b",
+            "ws",
+            _CLI,
+            "adk-asgi-live-b",
+            "adk_asgi",
+            "adk-asgi serve (CLI), WebSocket protocol B (AI SDK v7)",
+        ),
+        Base(
+            "adk-asgi-live-bare",
+            "ws",
+            _serve("adk-asgi-live"),
+            "adk-asgi-live",
+            "adk_asgi",
+            "AdkMiddleware under plain uvicorn (deflate on), WebSocket protocol A",
+            cprofile=True,
+        ),
+        Base(
+            "adk-api-server-live",
+            "ws",
+            _serve("adk-api-server-live"),
+            "adk-api-server-live",
+            "google.adk.cli.fast_api",
+            "ADK api_server `/run_live` (WebSocket)",
+        ),
+        Base(
+            "ceiling-live",
+            "ceiling",
+            ("benchmarks.ceiling", "--worker", "--runner", "resumable", "--live"),
+            None,
+            "google.adk",
+            "live ceiling: `Runner.run_live`, resumable App, uvloop",
+            knobs=Knobs(loop="uvloop"),
+            live=True,
+        ),
+    )
+}
 
 # The default run: the floor rows, the GC and SSE-channel A/B rows, ADK's api_server and
 # the WebSocket rows (ag-ui-adk on request: `--contenders ag-ui-adk ... --sweep ...`).
-DEFAULT_ROWS = ("adk-asgi", "adk-asgi-gc-off", "adk-asgi-bare", "adk-asgi-sse-starlette",
-                "adk-naive", "ceiling", "ceiling-plain", "adk-api-server", "adk-asgi-live",
-                "adk-api-server-live", "ceiling-live")
+DEFAULT_ROWS = (
+    "adk-asgi",
+    "adk-asgi-gc-off",
+    "adk-asgi-bare",
+    "adk-asgi-sse-starlette",
+    "adk-naive",
+    "ceiling",
+    "ceiling-plain",
+    "adk-api-server",
+    "adk-asgi-live",
+    "adk-api-server-live",
+    "ceiling-live",
+)
 # The quick run's one @gemini row: a smoke test of the emulator mode (cheap: one process).
-QUICK_ROWS = ("adk-asgi", "adk-naive", "ceiling", "ceiling-plain", "adk-api-server",
-              "ag-ui-adk", "adk-asgi-live", "adk-api-server-live", "ceiling-live",
-              "adk-asgi@gemini")
+QUICK_ROWS = (
+    "adk-asgi",
+    "adk-naive",
+    "ceiling",
+    "ceiling-plain",
+    "adk-api-server",
+    "ag-ui-adk",
+    "adk-asgi-live",
+    "adk-api-server-live",
+    "ceiling-live",
+    "adk-asgi@gemini",
+)
 
 
 @dataclass(frozen=True)
@@ -145,8 +260,12 @@ def parse_row(text: str, extra: Knobs | None = None) -> Row:
     base = BASES[name]
     knobs = base.knobs
     if extra is not None:
-        knobs = Knobs(gc_threshold=extra.gc_threshold or knobs.gc_threshold,
-                      gc_freeze=extra.gc_freeze or knobs.gc_freeze,
-                      loop=extra.loop or knobs.loop, gc_time=extra.gc_time and knobs.gc_time,
-                      env=(*knobs.env, *extra.env), gemini=extra.gemini or knobs.gemini)
+        knobs = Knobs(
+            gc_threshold=extra.gc_threshold or knobs.gc_threshold,
+            gc_freeze=extra.gc_freeze or knobs.gc_freeze,
+            loop=extra.loop or knobs.loop,
+            gc_time=extra.gc_time and knobs.gc_time,
+            env=(*knobs.env, *extra.env),
+            gemini=extra.gemini or knobs.gemini,
+        )
     return Row(text, base, Knobs.parse(spec, knobs))

@@ -61,9 +61,11 @@ class Sweep:
     gemini: bool | None = None  # the @gemini rows only (True), none of them (False), or any
 
     def has(self, row: Row, concurrency: int) -> bool:
-        return ((self.rows is None or row.base.name in self.rows)
-                and (self.gemini is None or self.gemini == row.knobs.gemini)
-                and (concurrency, row.base.name) not in self.skip)
+        return (
+            (self.rows is None or row.base.name in self.rows)
+            and (self.gemini is None or self.gemini == row.knobs.gemini)
+            and (concurrency, row.base.name) not in self.skip
+        )
 
 
 @dataclass(frozen=True)
@@ -92,10 +94,19 @@ class Plan:
     fresh_per_level: bool = True  # restart the rows' processes before each level
 
 
-QUICK = Plan(mode="quick", single_runs=3, min_rep_tokens=500,
-             sweeps=(Sweep(20, ((1, 2), (50, 2))),), sweep_timeout=30.0, pause=0.1,
-             idle_streams=100, idle_settle=1.5, micro_quick=True, profile_rows=(),
-             fresh_per_level=False)
+QUICK = Plan(
+    mode="quick",
+    single_runs=3,
+    min_rep_tokens=500,
+    sweeps=(Sweep(20, ((1, 2), (50, 2))),),
+    sweep_timeout=30.0,
+    pause=0.1,
+    idle_streams=100,
+    idle_settle=1.5,
+    micro_quick=True,
+    profile_rows=(),
+    fresh_per_level=False,
+)
 # The full run (≈ 40 min on a quiet 2-core VM). 3 reps: the issue's workload, 500-token
 # replies, at 1, 50 and 200 streams for adk-asgi (the CLI, with and without its GC
 # tuning), the naive bridge, the plain ceiling, and at 1 and 50 streams for the
@@ -104,17 +115,40 @@ QUICK = Plan(mode="quick", single_runs=3, min_rep_tokens=500,
 # 1000 streams with 200-token replies for adk-asgi with and without the GC tuning and the
 # naive bridge (≈ 3 min per rep and row; memory at 1000 streams). The @gemini rows
 # (--emulator, or named): 200-token replies at 1 and 50 streams, 3 reps.
-FULL = Plan(mode="full", sweeps=(
-    Sweep(500, ((1, 3), (50, 3), (200, 3)),
-          ("adk-asgi", "adk-asgi-gc-off", "adk-asgi-bare", "adk-asgi-sse-starlette",
-           "adk-naive", "ceiling-plain", "ceiling", "adk-api-server"),
-          skip=((200, "ceiling"), (200, "adk-api-server"), (200, "adk-asgi-bare"),
-                (200, "adk-asgi-sse-starlette")), gemini=False),
-    Sweep(200, ((1, 3), (50, 3), (200, 3)), ("adk-asgi-live", "adk-api-server-live",
-                                             "ceiling-live"), gemini=False),
-    Sweep(200, ((1000, 1),), ("adk-asgi", "adk-asgi-gc-off", "adk-naive"), gemini=False),
-    Sweep(200, ((1, 3), (50, 3)), gemini=True),
-))
+FULL = Plan(
+    mode="full",
+    sweeps=(
+        Sweep(
+            500,
+            ((1, 3), (50, 3), (200, 3)),
+            (
+                "adk-asgi",
+                "adk-asgi-gc-off",
+                "adk-asgi-bare",
+                "adk-asgi-sse-starlette",
+                "adk-naive",
+                "ceiling-plain",
+                "ceiling",
+                "adk-api-server",
+            ),
+            skip=(
+                (200, "ceiling"),
+                (200, "adk-api-server"),
+                (200, "adk-asgi-bare"),
+                (200, "adk-asgi-sse-starlette"),
+            ),
+            gemini=False,
+        ),
+        Sweep(
+            200,
+            ((1, 3), (50, 3), (200, 3)),
+            ("adk-asgi-live", "adk-api-server-live", "ceiling-live"),
+            gemini=False,
+        ),
+        Sweep(200, ((1000, 1),), ("adk-asgi", "adk-asgi-gc-off", "adk-naive"), gemini=False),
+        Sweep(200, ((1, 3), (50, 3)), gemini=True),
+    ),
+)
 
 
 def log(msg: str) -> None:
@@ -134,8 +168,14 @@ class Live:
     drivers: dict[str, Driver] = field(default_factory=dict)
 
 
-async def _start(rows: list[Row], results: dict[str, Any], args: argparse.Namespace,
-                 live: Live, log_dir: Path, first: bool) -> None:
+async def _start(
+    rows: list[Row],
+    results: dict[str, Any],
+    args: argparse.Namespace,
+    live: Live,
+    log_dir: Path,
+    first: bool,
+) -> None:
     """Start and warm up ``rows`` side by side; the first start also records start-up
     time, a tool-call turn and what the process reports about itself."""
     out: dict[str, Any] = results["contenders"]
@@ -151,8 +191,11 @@ async def _start(rows: list[Row], results: dict[str, Any], args: argparse.Namesp
             for _ in range(3):
                 await d.stream("bench 20", limit_s=60)
             if first:
-                out[row.name] = {"status": "measured", "startup_s": startup,
-                                 "tool_call": await tool_call(d)}
+                out[row.name] = {
+                    "status": "measured",
+                    "startup_s": startup,
+                    "tool_call": await tool_call(d),
+                }
             proc.warm()
             stats = await proc.gc_stats()
             if first:
@@ -171,8 +214,13 @@ async def _start(rows: list[Row], results: dict[str, Any], args: argparse.Namesp
 
 
 @contextlib.asynccontextmanager
-async def fleet(rows: list[Row], results: dict[str, Any], args: argparse.Namespace,
-                log_dir: Path, first: bool = False) -> AsyncIterator[Live]:
+async def fleet(
+    rows: list[Row],
+    results: dict[str, Any],
+    args: argparse.Namespace,
+    log_dir: Path,
+    first: bool = False,
+) -> AsyncIterator[Live]:
     """``rows`` running side by side (fresh processes), stopped on exit."""
     live = Live()
     try:
@@ -182,18 +230,27 @@ async def fleet(rows: list[Row], results: dict[str, Any], args: argparse.Namespa
         for d in live.drivers.values():
             with contextlib.suppress(Exception):
                 await d.close()
-        await asyncio.gather(*[p.stop() for p in live.procs.values()],
-                             return_exceptions=True)
+        await asyncio.gather(*[p.stop() for p in live.procs.values()], return_exceptions=True)
 
 
-async def run_level(sweep: Sweep, concurrency: int, reps: int, names: list[str], plan: Plan,
-                    live: Live, results: dict[str, Any]) -> None:
+async def run_level(
+    sweep: Sweep,
+    concurrency: int,
+    reps: int,
+    names: list[str],
+    plan: Plan,
+    live: Live,
+    results: dict[str, Any],
+) -> None:
     """The reps of one level, round-robin over ``names`` (the order rotates per rep)."""
     out: dict[str, dict[str, Any]] = results["contenders"]
     waves = 1 if concurrency > 1 else max(1, -(-plan.min_rep_tokens // sweep.tokens))
-    log(f"sweep: {concurrency} streams × {sweep.tokens} tokens"
-        + (f" ({waves} in a row)" if waves > 1 else "") + f", {reps} reps, "
-        f"{len(names)} rows")
+    log(
+        f"sweep: {concurrency} streams × {sweep.tokens} tokens"
+        + (f" ({waves} in a row)" if waves > 1 else "")
+        + f", {reps} reps, "
+        f"{len(names)} rows"
+    )
     limit = max(plan.sweep_timeout, concurrency * sweep.tokens / 500)
     runs: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
     for rep in range(reps):
@@ -202,30 +259,33 @@ async def run_level(sweep: Sweep, concurrency: int, reps: int, names: list[str],
             if d is None or (runs[name] and runs[name][-1]["completion"] < 0.5):
                 continue  # failing at this level: more reps only burn time
             try:
-                run = await level(live.procs[name], d, sweep.tokens, concurrency, waves,
-                                  limit)
+                run = await level(live.procs[name], d, sweep.tokens, concurrency, waves, limit)
             except Exception as exc:
                 out[name]["status"] = f"error in sweep: {type(exc).__name__}: {exc}"
                 live.drivers.pop(name, None)
                 log(f"{name}: {out[name]['status']}")
                 continue
             runs[name].append(run)
-            log(f"  {name}: {run['completed']}/{run['streams']} in {run['wall']:.2f}s, "
+            log(
+                f"  {name}: {run['completed']}/{run['streams']} in {run['wall']:.2f}s, "
                 f"{run['tokens_per_s']:.0f} tok/s, {run['cpu_us_per_token']:.0f} µs "
-                "CPU/token" + (f" (GC {run['gc_us_per_token']:.0f})"
-                               if "gc_us_per_token" in run else ""))
+                "CPU/token"
+                + (f" (GC {run['gc_us_per_token']:.0f})" if "gc_us_per_token" in run else "")
+            )
             await asyncio.sleep(plan.pause)
     for name, name_runs in runs.items():
         if name_runs:
             proc = live.procs[name]
             summary = summarize_level(name_runs, proc.hwm_kb())
             out[name].setdefault("sweep", []).append(summary)
-            out[name]["peak_rss_sweep_kb"] = max(out[name].get("peak_rss_sweep_kb", 0),
-                                                 summary["peak_rss_kb"])
+            out[name]["peak_rss_sweep_kb"] = max(
+                out[name].get("peak_rss_sweep_kb", 0), summary["peak_rss_kb"]
+            )
 
 
-async def measure_all(rows: list[Row], plan: Plan, args: argparse.Namespace, log_dir: Path,
-                      results: dict[str, Any]) -> None:
+async def measure_all(
+    rows: list[Row], plan: Plan, args: argparse.Namespace, log_dir: Path, results: dict[str, Any]
+) -> None:
     """Start every row, measure single streams; then each sweep level, on fresh
     processes of the rows it covers (``plan.fresh_per_level``: a level's numbers do not
     depend on what the process served before, e.g. the sessions an in-memory store keeps,
@@ -244,11 +304,9 @@ async def measure_all(rows: list[Row], plan: Plan, args: argparse.Namespace, log
                 for name in _rotated(list(singles), k):
                     if name in live.drivers:
                         try:
-                            singles[name].append(await single(live.drivers[name],
-                                                              plan.tokens))
+                            singles[name].append(await single(live.drivers[name], plan.tokens))
                         except Exception as exc:
-                            out[name]["status"] = (f"error in single: {type(exc).__name__}: "
-                                                   f"{exc}")
+                            out[name]["status"] = f"error in single: {type(exc).__name__}: {exc}"
                             live.drivers.pop(name, None)
             for name, name_singles in singles.items():
                 if name in live.drivers:
@@ -265,8 +323,15 @@ async def measure_all(rows: list[Row], plan: Plan, args: argparse.Namespace, log
             here = [r for r in measured(rows) if sweep.has(r, c)]
             if here:
                 async with fleet(here, results, args, log_dir) as live:
-                    await run_level(sweep, c, reps, [r.name for r in here if r.name in
-                                                     live.drivers], plan, live, results)
+                    await run_level(
+                        sweep,
+                        c,
+                        reps,
+                        [r.name for r in here if r.name in live.drivers],
+                        plan,
+                        live,
+                        results,
+                    )
         wanted = [r for r in measured(rows) if r.name in plan.profile_rows]
         if wanted and not args.skip_profile:
             for c in plan.profile_levels:
@@ -276,17 +341,18 @@ async def measure_all(rows: list[Row], plan: Plan, args: argparse.Namespace, log
         return
     # The @gemini rows: idle streams measure the server, not the model behind it.
     servers = [r for r in measured(rows) if r.kind != "ceiling" and not r.knobs.gemini]
-    log(f"idle streams/sockets: {', '.join(r.name for r in servers)} (fresh servers, "
-        "side by side)")
+    log(f"idle streams/sockets: {', '.join(r.name for r in servers)} (fresh servers, side by side)")
 
     async def idle(row: Row) -> None:
         try:
             if row.kind == "ws":
-                out[row.name]["idle"] = await idle_ws(row, plan.idle_streams, plan.idle_settle,
-                                                      log_dir, args.ws_compression)
+                out[row.name]["idle"] = await idle_ws(
+                    row, plan.idle_streams, plan.idle_settle, log_dir, args.ws_compression
+                )
             else:
-                out[row.name]["idle"] = await idle_sse(row, plan.idle_streams, plan.idle_delay,
-                                                       plan.idle_settle, log_dir)
+                out[row.name]["idle"] = await idle_sse(
+                    row, plan.idle_streams, plan.idle_delay, plan.idle_settle, log_dir
+                )
         except Exception as exc:
             out[row.name]["idle"] = {"error": f"{type(exc).__name__}: {exc}"}
 
@@ -294,8 +360,9 @@ async def measure_all(rows: list[Row], plan: Plan, args: argparse.Namespace, log
     await asyncio.gather(*[idle(row) for row in servers])
 
 
-async def profiles(plan: Plan, args: argparse.Namespace, live: Live,
-                   results: dict[str, Any]) -> None:
+async def profiles(
+    plan: Plan, args: argparse.Namespace, live: Live, results: dict[str, Any]
+) -> None:
     """py-spy over one level per profiled row, ``plan.profile_rounds`` times with the rows
     interleaved (the VM's drifts hit every row alike), rows one at a time (the profiler
     needs the other core). The raw stacks of a row's rounds are added up."""
@@ -318,27 +385,40 @@ async def profiles(plan: Plan, args: argparse.Namespace, live: Live,
             for name in _rotated(wanted, k):
                 proc, d = live.procs[name], live.drivers[name]
                 path = args.out / f"spy-{name.replace('@', '_')}-c{concurrency}-{k}.txt"
-                log(f"profile {k + 1}/{plan.profile_rounds} (py-spy --native, "
+                log(
+                    f"profile {k + 1}/{plan.profile_rounds} (py-spy --native, "
                     f"{plan.profile_rate} Hz): {name}, {concurrency} streams × "
-                    f"{plan.profile_tokens} tokens")
+                    f"{plan.profile_tokens} tokens"
+                )
                 recorder = Recorder(proc.pid, path, plan.profile_rate)
                 try:
                     await recorder.start()
-                    runs[name].append(await level(
-                        proc, d, plan.profile_tokens, concurrency, 1,
-                        max(plan.sweep_timeout, concurrency * plan.profile_tokens / 500)))
+                    runs[name].append(
+                        await level(
+                            proc,
+                            d,
+                            plan.profile_tokens,
+                            concurrency,
+                            1,
+                            max(plan.sweep_timeout, concurrency * plan.profile_tokens / 500),
+                        )
+                    )
                 finally:
                     await recorder.stop()
                 stacks[name] += read_raw(path)
         for name in wanted:
             prof[f"{name} c={concurrency}"] = {
-                "row": name, "concurrency": concurrency, "tokens": plan.profile_tokens,
+                "row": name,
+                "concurrency": concurrency,
+                "tokens": plan.profile_tokens,
                 "rounds": plan.profile_rounds,
                 # Under the profiler (its pauses inflate these; the account uses the
                 # sweep's unprofiled numbers).
                 "profiled_cpu_us_per_token": med([r["cpu_us_per_token"] for r in runs[name]]),
                 "completion": min(r["completion"] for r in runs[name]),
-                **account(stacks[name]), "top_self": top_self(stacks[name])}
+                **account(stacks[name]),
+                "top_self": top_self(stacks[name]),
+            }
 
 
 async def _get(port: int, path: str) -> None:
@@ -348,8 +428,9 @@ async def _get(port: int, path: str) -> None:
     writer.close()
 
 
-async def run_cprofile(row: Row, streams: int, tokens: int, args: argparse.Namespace,
-                       log_dir: Path) -> dict[str, Any]:
+async def run_cprofile(
+    row: Row, streams: int, tokens: int, args: argparse.Namespace, log_dir: Path
+) -> dict[str, Any]:
     """cProfile of one ``benchmarks.serve`` row over ``streams`` sequential streams,
     switched on after the warm-up (``/__profile/start|stop``)."""
     from .profile import summarize
@@ -382,18 +463,38 @@ def machine_info() -> dict[str, Any]:
     versions: dict[str, str] = {}
     from importlib.metadata import PackageNotFoundError, version
 
-    for pkg in ("adk-asgi", "google-adk", "google-genai", "ag-ui-adk", "ag-ui-protocol",
-                "uvicorn", "uvloop", "httptools", "starlette", "sse-starlette", "fastapi",
-                "msgspec", "pydantic", "httpx", "psutil", "py-spy"):
+    for pkg in (
+        "adk-asgi",
+        "google-adk",
+        "google-genai",
+        "ag-ui-adk",
+        "ag-ui-protocol",
+        "uvicorn",
+        "uvloop",
+        "httptools",
+        "starlette",
+        "sse-starlette",
+        "fastapi",
+        "msgspec",
+        "pydantic",
+        "httpx",
+        "psutil",
+        "py-spy",
+    ):
         try:
             versions[pkg] = version(pkg)
         except PackageNotFoundError:
             versions[pkg] = "not installed"
-    return {"nproc": os.cpu_count(), "cpu_model": model,
-            "python": sys.version.split()[0], "platform": sys.platform,
-            "mem_total_gb": round(psutil.virtual_memory().total / 2**30, 1),
-            "kernel": os.uname().release, "versions": versions,
-            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+    return {
+        "nproc": os.cpu_count(),
+        "cpu_model": model,
+        "python": sys.version.split()[0],
+        "platform": sys.platform,
+        "mem_total_gb": round(psutil.virtual_memory().total / 2**30, 1),
+        "kernel": os.uname().release,
+        "versions": versions,
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+    }
 
 
 def _loadavg() -> list[float]:
@@ -405,12 +506,24 @@ def _loadavg() -> list[float]:
 async def main_async(args: argparse.Namespace, plan: Plan, rows: list[Row]) -> dict[str, Any]:
     log_dir: Path = args.out / "logs"
     results: dict[str, Any] = {
-        "plan": asdict(plan), "machine": machine_info(),
+        "plan": asdict(plan),
+        "machine": machine_info(),
         "command": " ".join(["python -m benchmarks", *sys.argv[1:]]),
-        "client": args.client, "ws_compression": args.ws_compression,
-        "rows": {r.name: {"base": r.base.name, "kind": r.kind, "live": r.live,
-                          "label": r.base.label, "knobs": r.knobs.describe()} for r in rows},
-        "contenders": {}, "loadavg": {"start": _loadavg()}}
+        "client": args.client,
+        "ws_compression": args.ws_compression,
+        "rows": {
+            r.name: {
+                "base": r.base.name,
+                "kind": r.kind,
+                "live": r.live,
+                "label": r.base.label,
+                "knobs": r.knobs.describe(),
+            }
+            for r in rows
+        },
+        "contenders": {},
+        "loadavg": {"start": _loadavg()},
+    }
     started = time.perf_counter()
     measured: list[Row] = []
     for row in rows:
@@ -423,9 +536,11 @@ async def main_async(args: argparse.Namespace, plan: Plan, rows: list[Row]) -> d
     async with contextlib.AsyncExitStack() as stack:
         if any(r.knobs.gemini for r in measured):
             await stack.enter_async_context(emulator.running(log_dir))
-            results["emulator"] = {"tokens_per_chunk": emulator.TOKENS_PER_CHUNK,
-                                   "model": emulator.TEXT_MODEL,
-                                   "live_model": emulator.LIVE_MODEL}
+            results["emulator"] = {
+                "tokens_per_chunk": emulator.TOKENS_PER_CHUNK,
+                "model": emulator.TEXT_MODEL,
+                "live_model": emulator.LIVE_MODEL,
+            }
             log(f"Gemini API emulator up ({emulator.TOKENS_PER_CHUNK} tokens per chunk)")
         await measure_all(measured, plan, args, log_dir, results)
     results["loadavg"]["after_measurements"] = _loadavg()
@@ -440,10 +555,12 @@ async def main_async(args: argparse.Namespace, plan: Plan, rows: list[Row]) -> d
                 log(f"cProfile ({row.name}, {plan.cprofile_streams} streams)")
                 try:
                     results.setdefault("cprofile", {})[row.name] = await run_cprofile(
-                        row, plan.cprofile_streams, plan.tokens, args, log_dir)
+                        row, plan.cprofile_streams, plan.tokens, args, log_dir
+                    )
                 except Exception as exc:
                     results.setdefault("cprofile", {})[row.name] = {
-                        "status": f"error: {type(exc).__name__}: {exc}"}
+                        "status": f"error: {type(exc).__name__}: {exc}"
+                    }
     results["elapsed_s"] = time.perf_counter() - started
     results["loadavg"]["end"] = _loadavg()
     return results
@@ -458,16 +575,20 @@ def _plan(args: argparse.Namespace) -> Plan:
     if args.sweep or args.tokens or args.reps:
         default_levels = tuple(c for s in plan.sweeps for c, _ in s.levels)
         levels = _ints(args.sweep) if args.sweep else tuple(dict.fromkeys(default_levels))
-        tokens = _ints(args.tokens) if args.tokens else tuple(dict.fromkeys(
-            s.tokens for s in plan.sweeps))
+        tokens = (
+            _ints(args.tokens)
+            if args.tokens
+            else tuple(dict.fromkeys(s.tokens for s in plan.sweeps))
+        )
 
         def reps(c: int) -> int:
             if args.reps:
                 return int(args.reps)
             return 2 if args.quick else (3 if c >= 1000 else 5)
 
-        plan = replace(plan, sweeps=tuple(Sweep(t, tuple((c, reps(c)) for c in levels))
-                                          for t in tokens))
+        plan = replace(
+            plan, sweeps=tuple(Sweep(t, tuple((c, reps(c)) for c in levels)) for t in tokens)
+        )
     if args.single_runs is not None:
         plan = replace(plan, single_runs=args.single_runs)
     if args.profile_rows is not None:
@@ -484,54 +605,96 @@ def _plan(args: argparse.Namespace) -> Plan:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true",
-                        help="CI smoke run (≈ 1 min): short replies, levels 1 and 50")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="result directory (default benchmarks/results/<mode>)")
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="CI smoke run (≈ 1 min): short replies, levels 1 and 50",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="result directory (default benchmarks/results/<mode>)",
+    )
     parser.add_argument("--client", choices=("raw", "httpx"), default="raw")
-    parser.add_argument("--contenders", nargs="+", default=None, metavar="ROW[@KNOBS]",
-                        help="rows to run (default: all but the opt-in ones); see "
-                             "benchmarks/rows.py; ROW@gc=20000,50,50+freeze+loop=uvloop"
-                             "+otel-off+env=K=V+gctime=off adds knobs to one row")
-    parser.add_argument("--sweep", default=None,
-                        help="concurrency levels, e.g. 1,50,200,1000 (replaces the plan's "
-                             "sweeps: every level for every row and --tokens)")
+    parser.add_argument(
+        "--contenders",
+        nargs="+",
+        default=None,
+        metavar="ROW[@KNOBS]",
+        help="rows to run (default: all but the opt-in ones); see "
+        "benchmarks/rows.py; ROW@gc=20000,50,50+freeze+loop=uvloop"
+        "+otel-off+env=K=V+gctime=off adds knobs to one row",
+    )
+    parser.add_argument(
+        "--sweep",
+        default=None,
+        help="concurrency levels, e.g. 1,50,200,1000 (replaces the plan's "
+        "sweeps: every level for every row and --tokens)",
+    )
     parser.add_argument("--tokens", default=None, help="reply lengths of the sweep, e.g. 500")
-    parser.add_argument("--reps", type=int, default=None,
-                        help="repetitions per level (default 5, 3 at 1000 streams)")
-    parser.add_argument("--single-runs", type=int, default=None,
-                        help="single-stream rounds (0 skips the phase)")
+    parser.add_argument(
+        "--reps",
+        type=int,
+        default=None,
+        help="repetitions per level (default 5, 3 at 1000 streams)",
+    )
+    parser.add_argument(
+        "--single-runs", type=int, default=None, help="single-stream rounds (0 skips the phase)"
+    )
     parser.add_argument("--skip-idle", action="store_true")
     parser.add_argument("--skip-micro", action="store_true")
     parser.add_argument("--skip-profile", action="store_true")
-    parser.add_argument("--profile-rows", default=None,
-                        help="rows py-spy profiles after the sweep (comma-separated)")
+    parser.add_argument(
+        "--profile-rows",
+        default=None,
+        help="rows py-spy profiles after the sweep (comma-separated)",
+    )
     parser.add_argument("--profile-levels", default=None, help="e.g. 50,200")
     parser.add_argument("--profile-tokens", type=int, default=None)
-    parser.add_argument("--keep-processes", action="store_true",
-                        help="one process per row for the whole run (default: fresh "
-                             "processes for every sweep level)")
-    parser.add_argument("--cprofile-streams", type=int, default=None,
-                        help="cProfile the -bare rows over N sequential streams")
+    parser.add_argument(
+        "--keep-processes",
+        action="store_true",
+        help="one process per row for the whole run (default: fresh "
+        "processes for every sweep level)",
+    )
+    parser.add_argument(
+        "--cprofile-streams",
+        type=int,
+        default=None,
+        help="cProfile the -bare rows over N sequential streams",
+    )
     knobs = parser.add_argument_group("process knobs for every row")
-    knobs.add_argument("--gc-threshold", type=parse_threshold, default=None,
-                       metavar="A,B,C")
-    knobs.add_argument("--gc-freeze", action="store_true",
-                       help="gc.collect(); gc.freeze() after each row's warm-up")
+    knobs.add_argument("--gc-threshold", type=parse_threshold, default=None, metavar="A,B,C")
+    knobs.add_argument(
+        "--gc-freeze",
+        action="store_true",
+        help="gc.collect(); gc.freeze() after each row's warm-up",
+    )
     knobs.add_argument("--loop", choices=("asyncio", "uvloop"), default=None)
     knobs.add_argument("--otel-off", action="store_true", help="OTEL_SDK_DISABLED=true")
     knobs.add_argument("--env", action="append", default=[], metavar="K=V")
-    knobs.add_argument("--no-gc-time", action="store_true",
-                       help="no gc.callbacks clock in the rows' processes")
-    parser.add_argument("--ws-compression", choices=("deflate", "none"), default="deflate",
-                        help="WebSocket client: offer permessage-deflate like browsers "
-                             "(default) or not")
-    parser.add_argument("--emulator", action="store_true",
-                        help="add ROW@gemini for every row: the same contender on ADK's "
-                             "real Gemini model against the Gemini API emulator (its own "
-                             "process; 8 tokens per chunk), reported as rows of their own")
+    knobs.add_argument(
+        "--no-gc-time", action="store_true", help="no gc.callbacks clock in the rows' processes"
+    )
+    parser.add_argument(
+        "--ws-compression",
+        choices=("deflate", "none"),
+        default="deflate",
+        help="WebSocket client: offer permessage-deflate like browsers (default) or not",
+    )
+    parser.add_argument(
+        "--emulator",
+        action="store_true",
+        help="add ROW@gemini for every row: the same contender on ADK's "
+        "real Gemini model against the Gemini API emulator (its own "
+        "process; 8 tokens per chunk), reported as rows of their own",
+    )
     parser.add_argument("--no-report", action="store_true", help="only write results.json")
     args = parser.parse_args(argv)
     if args.ws_compression == "none":
@@ -539,12 +702,20 @@ def main(argv: list[str] | None = None) -> int:
     env = [tuple(e.split("=", 1)) for e in args.env if "=" in e]
     if args.otel_off:
         env.append(("OTEL_SDK_DISABLED", "true"))
-    extra = Knobs(gc_threshold=args.gc_threshold, gc_freeze=args.gc_freeze, loop=args.loop,
-                  gc_time=not args.no_gc_time, env=tuple((k, v) for k, v in env))
+    extra = Knobs(
+        gc_threshold=args.gc_threshold,
+        gc_freeze=args.gc_freeze,
+        loop=args.loop,
+        gc_time=not args.no_gc_time,
+        env=tuple((k, v) for k, v in env),
+    )
     names = args.contenders or list(QUICK_ROWS if args.quick else DEFAULT_ROWS)
     if args.emulator:
-        names += [f"{n}{'+' if '@' in n else '@'}gemini" for n in names
-                  if "gemini" not in n.partition("@")[2].split("+")]
+        names += [
+            f"{n}{'+' if '@' in n else '@'}gemini"
+            for n in names
+            if "gemini" not in n.partition("@")[2].split("+")
+        ]
         names = list(dict.fromkeys(names))
     try:
         rows = [parse_row(n, extra) for n in names]

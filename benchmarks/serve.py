@@ -39,8 +39,16 @@ from typing import Any
 from .emulator import bench_model
 from .knobs import die_with_parent
 
-CONTENDERS = ("adk-asgi", "adk-asgi-sse-starlette", "adk-naive", "adk-api-server",
-              "ag-ui-adk", "adk-asgi-live", "adk-asgi-live-b", "adk-api-server-live")
+CONTENDERS = (
+    "adk-asgi",
+    "adk-asgi-sse-starlette",
+    "adk-naive",
+    "adk-api-server",
+    "ag-ui-adk",
+    "adk-asgi-live",
+    "adk-asgi-live-b",
+    "adk-api-server-live",
+)
 AGENTS_DIR = Path(__file__).parent / "_agents"
 
 
@@ -65,8 +73,11 @@ def build_app(name: str, token_delay: float) -> Any:
         from adk_asgi.cli.site import WEB_DIR, SiteApp  # what adk-asgi serve wraps
         from adk_asgi.demo import build_demo_agent
 
-        return AdkMiddleware(SiteApp(WEB_DIR), path="/api/chat",
-                             agent=build_demo_agent(model=bench_model(), token_delay=token_delay))
+        return AdkMiddleware(
+            SiteApp(WEB_DIR),
+            path="/api/chat",
+            agent=build_demo_agent(model=bench_model(), token_delay=token_delay),
+        )
     if name == "adk-naive":
         from .naive import build_naive_app
 
@@ -130,10 +141,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("contender", choices=CONTENDERS)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--token-delay", type=float, default=0.0,
-                        help="seconds the demo model waits before each token")
-    parser.add_argument("--profile", type=Path, default=None,
-                        help="enable /__profile/start|stop (cProfile, pstats written here)")
+    parser.add_argument(
+        "--token-delay",
+        type=float,
+        default=0.0,
+        help="seconds the demo model waits before each token",
+    )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        help="enable /__profile/start|stop (cProfile, pstats written here)",
+    )
     args = parser.parse_args(argv)
     die_with_parent()
     raise_fd_limit()
@@ -144,8 +163,15 @@ def main(argv: list[str] | None = None) -> int:
     app = build_app(args.contender, args.token_delay)
     if args.profile is not None:
         app = ProfileControl(app, args.profile)
-    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning",
-                            access_log=False, backlog=4096, timeout_graceful_shutdown=1)
+    config = uvicorn.Config(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        access_log=False,
+        backlog=4096,
+        timeout_graceful_shutdown=1,
+    )
     uvicorn.Server(config).run()
     return 0
 

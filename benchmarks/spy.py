@@ -48,8 +48,19 @@ class Recorder:
         exe = py_spy()
         if exe is None:
             raise RuntimeError("py-spy is not installed (pip install py-spy)")
-        cmd = [exe, "record", "--pid", str(self.pid), "--rate", str(self.rate),
-               "--format", "raw", "--output", str(self.out), "--full-filenames"]
+        cmd = [
+            exe,
+            "record",
+            "--pid",
+            str(self.pid),
+            "--rate",
+            str(self.rate),
+            "--format",
+            "raw",
+            "--output",
+            str(self.out),
+            "--full-filenames",
+        ]
         if self.native:
             cmd.append("--native")
         with self.log.open("wb") as log:
@@ -84,7 +95,7 @@ def read_raw(path: Path) -> Counter[Stack]:
 
 def _file(frame: str) -> str:
     # "name (path:line)" -> path
-    inner = frame[frame.rfind("(") + 1:-1] if frame.endswith(")") else ""
+    inner = frame[frame.rfind("(") + 1 : -1] if frame.endswith(")") else ""
     return inner.rpartition(":")[0] or inner
 
 
@@ -97,20 +108,41 @@ def _is_py(path: str) -> bool:
 
 
 def _is_stdlib(path: str) -> bool:
-    return path.startswith("<frozen") or (
-        "/lib/python3" in path and "/site-packages/" not in path)
+    return path.startswith("<frozen") or ("/lib/python3" in path and "/site-packages/" not in path)
 
 
 # Native frames where a thread waits (not CPU work): such samples are dropped.
-_IDLE = ("epoll_wait", "uv__io_poll", "PyThread_acquire_lock_timed", "select", "poll",
-         "sem_timedwait", "pthread_cond_wait", "pthread_cond_timedwait")
+_IDLE = (
+    "epoll_wait",
+    "uv__io_poll",
+    "PyThread_acquire_lock_timed",
+    "select",
+    "poll",
+    "sem_timedwait",
+    "pthread_cond_wait",
+    "pthread_cond_timedwait",
+)
 # Native frames that run the loop itself: the boundary above which a stack is the
 # loop's, not a coroutine's.
-_LOOP_NATIVE = ("task_step", "task_step_impl", "TaskStepMethWrapper_call", "Handle__run",
-                "task_wakeup", "TaskWakeupMethWrapper_call")
+_LOOP_NATIVE = (
+    "task_step",
+    "task_step_impl",
+    "TaskStepMethWrapper_call",
+    "Handle__run",
+    "task_wakeup",
+    "TaskWakeupMethWrapper_call",
+)
 _GC = ("gc_collect_main", "gc_collect_with_callback", "gc_collect_generations")
-_WRITE = ("UVStream__try_write", "UVStream_write", "UVStream__exec_write", "sock_sendmsg",
-          "__libc_send", "send", "sendmsg", "writev")
+_WRITE = (
+    "UVStream__try_write",
+    "UVStream_write",
+    "UVStream__exec_write",
+    "sock_sendmsg",
+    "__libc_send",
+    "send",
+    "sendmsg",
+    "writev",
+)
 
 IDLE = "(idle: waiting thread)"
 
@@ -123,9 +155,13 @@ def classify(stack: Stack) -> str:
         if "GcClock.__call__" in funcs:
             return "GC: the benchmark's gc.callbacks clock"
         return "GC (the collector, all generations)"
-    if funcs and (funcs[-1] in _IDLE or any(f in ("Condition.wait", "Queue.get")
-                                            and _is_stdlib(p) for f, p in
-                                            zip(funcs, files, strict=True))):
+    if funcs and (
+        funcs[-1] in _IDLE
+        or any(
+            f in ("Condition.wait", "Queue.get") and _is_stdlib(p)
+            for f, p in zip(funcs, files, strict=True)
+        )
+    ):
         return IDLE
     # The innermost Python frame, and the innermost frame that is not the stdlib (the
     # code that asked for the work); stop at the loop's own native frames.
@@ -140,12 +176,16 @@ def classify(stack: Stack) -> str:
                 owner = i
                 break
     if owner < 0:
-        if leaf >= 0 and "/asyncio/" not in files[leaf] and "/runpy" not in files[leaf] \
-                and "<frozen runpy>" not in files[leaf] and funcs[leaf] not in (
-                    "Runner.run", "run_forever", "run_until_complete"):
+        if (
+            leaf >= 0
+            and "/asyncio/" not in files[leaf]
+            and "/runpy" not in files[leaf]
+            and "<frozen runpy>" not in files[leaf]
+            and funcs[leaf] not in ("Runner.run", "run_forever", "run_until_complete")
+        ):
             return "other stdlib (no library caller on the stack)"
         return "event loop (uvloop/asyncio: scheduling, callbacks, I/O)"
-    native_after = funcs[(leaf if leaf >= 0 else owner) + 1:]
+    native_after = funcs[(leaf if leaf >= 0 else owner) + 1 :]
     if any(f in _WRITE for f in native_after) or (native_after and native_after[-1] == "write"):
         return "kernel: socket writes (one per send)"
     path, func = files[owner], funcs[owner]
@@ -153,8 +193,12 @@ def classify(stack: Stack) -> str:
         # Model code: charged to whoever builds, reads or copies the models.
         for j in range(owner - 1, -1, -1):
             p = files[j]
-            if _is_py(p) and not _is_stdlib(p) and "/pydantic" not in p \
-                    and "/google/genai/" not in p:
+            if (
+                _is_py(p)
+                and not _is_stdlib(p)
+                and "/pydantic" not in p
+                and "/google/genai/" not in p
+            ):
                 if "/adk_asgi/" in p and "/adk_asgi/demo/" not in p:
                     return "adk-asgi: pydantic/genai model calls"
                 if "/adk_asgi/demo/" in p:
@@ -176,9 +220,12 @@ def _owner_centre(path: str, func: str, files: list[str]) -> str:
     if "/opentelemetry/" in path or "/google/adk/telemetry/" in path:
         return "ADK: telemetry (spans, semconv attributes, OTel context)"
     if "/google/adk/sessions/" in path:
-        if any("/adk_asgi/http/endpoint.py" in p or "/benchmarks/naive.py" in p
-               or "/benchmarks/ceiling.py" in p for p in files) and not any(
-                "/google/adk/runners.py" in p or "/google/adk/flows/" in p for p in files):
+        if any(
+            "/adk_asgi/http/endpoint.py" in p
+            or "/benchmarks/naive.py" in p
+            or "/benchmarks/ceiling.py" in p
+            for p in files
+        ) and not any("/google/adk/runners.py" in p or "/google/adk/flows/" in p for p in files):
             return "session get/create (ADK InMemorySessionService)"
         return "ADK: session append_event (InMemorySessionService)"
     for needle, centre in _ADK_PARTS:
@@ -188,8 +235,12 @@ def _owner_centre(path: str, func: str, files: list[str]) -> str:
         return "ADK: other modules"
     if "/uvicorn/" in path or "/httptools/" in path:
         return "uvicorn + httptools"
-    if "/starlette/" in path or "/anyio/" in path or "/fastapi/" in path \
-            or "/sse_starlette/" in path:
+    if (
+        "/starlette/" in path
+        or "/anyio/" in path
+        or "/fastapi/" in path
+        or "/sse_starlette/" in path
+    ):
         return "starlette / anyio / fastapi"
     if "/websockets/" in path:
         return "websockets (uvicorn's WebSocket protocol)"
@@ -232,7 +283,10 @@ _OURS = (
     ("mount.py", "adk-asgi: middleware, app routing, CLI page app"),
     ("cli/", "adk-asgi: middleware, app routing, CLI page app"),
     ("live/protocol/socket.py", "adk-asgi: live socket (send lock, watchdog, limits)"),
-    ("live/turns/conversation.py", "adk-asgi: live turns (Conversation: emit, record, bookkeeping)"),
+    (
+        "live/turns/conversation.py",
+        "adk-asgi: live turns (Conversation: emit, record, bookkeeping)",
+    ),
     ("live/protocol/protocol_a.py", "adk-asgi: live frame codec (protocol A/B)"),
     ("live/protocol/protocol_b.py", "adk-asgi: live frame codec (protocol A/B)"),
     ("live/protocol/commands.py", "adk-asgi: live frame codec (protocol A/B)"),
@@ -276,9 +330,14 @@ def account(stacks: Counter[Stack]) -> dict[str, Any]:
         centres[classify(stack)] += n
     idle = centres.pop(IDLE, 0)
     total = sum(centres.values())
-    return {"samples": total, "idle_samples": idle,
-            "centres": {k: {"samples": v, "share": v / total if total else 0.0}
-                        for k, v in centres.most_common()}}
+    return {
+        "samples": total,
+        "idle_samples": idle,
+        "centres": {
+            k: {"samples": v, "share": v / total if total else 0.0}
+            for k, v in centres.most_common()
+        },
+    }
 
 
 def functions(stacks: Counter[Stack], *, self_time: bool) -> Counter[str]:
@@ -324,8 +383,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("--cpu", default=None, help="CPU µs per token of each file")
     parser.add_argument("--top", type=int, default=25)
-    parser.add_argument("--inclusive", action="store_true",
-                        help="compare two files by inclusive time (default: self time)")
+    parser.add_argument(
+        "--inclusive",
+        action="store_true",
+        help="compare two files by inclusive time (default: self time)",
+    )
     args = parser.parse_args(argv)
     stacks = [read_raw(f) for f in args.files]
     cpu = [float(x) for x in args.cpu.split(",")] if args.cpu else [100.0] * len(stacks)
@@ -336,20 +398,26 @@ def main(argv: list[str] | None = None) -> int:
         names.update(dict.fromkeys(a["centres"]))
     print(f"{'cost centre':<62}" + "".join(f"{f.stem[:18]:>20}" for f in args.files))
     for name in names:
-        vals = [(a["centres"].get(name, {}).get("share", 0.0)) * c
-                for a, c in zip(accounts, cpu, strict=True)]
+        vals = [
+            (a["centres"].get(name, {}).get("share", 0.0)) * c
+            for a, c in zip(accounts, cpu, strict=True)
+        ]
         print(f"{name[:62]:<62}" + "".join(f"{v:20.1f}" for v in vals))
     print(f"{'total (' + unit + ')':<62}" + "".join(f"{c:20.1f}" for c in cpu))
-    print(f"{'samples (idle dropped)':<62}"
-          + "".join(f"{a['samples']:>14} ({a['idle_samples']})" for a in accounts))
+    print(
+        f"{'samples (idle dropped)':<62}"
+        + "".join(f"{a['samples']:>14} ({a['idle_samples']})" for a in accounts)
+    )
     if len(stacks) == 2:
         inc = [functions(s, self_time=not args.inclusive) for s in stacks]
         tot = [a["samples"] or 1 for a in accounts]
-        diff = {k: inc[0][k] / tot[0] * cpu[0] - inc[1][k] / tot[1] * cpu[1]
-                for k in set(inc[0]) | set(inc[1])}
+        diff = {
+            k: inc[0][k] / tot[0] * cpu[0] - inc[1][k] / tot[1] * cpu[1]
+            for k in set(inc[0]) | set(inc[1])
+        }
         kind = "inclusive" if args.inclusive else "self"
         print(f"\n{kind} {unit}, largest differences (first − second):")
-        for k, v in sorted(diff.items(), key=lambda kv: -abs(kv[1]))[:args.top]:
+        for k, v in sorted(diff.items(), key=lambda kv: -abs(kv[1]))[: args.top]:
             print(f"  {v:+8.1f}  {k}")
     else:
         print(f"\nself time, top {args.top}:")

@@ -61,24 +61,34 @@ class SseStarletteTurn(TurnStream):
         recorder.on_stop(lambda: self.stop("stopped"))
         timeout = os.environ.get("BENCH_SSE_SEND_TIMEOUT")
         response = AdkEventSource(
-            self._frames(), headers=_HEADERS, ping=self.options.ping_interval or 0,
-            sep="\n", send_timeout=float(timeout) if timeout else None,
-            client_close_handler_callable=self._closed)
+            self._frames(),
+            headers=_HEADERS,
+            ping=self.options.ping_interval or 0,
+            sep="\n",
+            send_timeout=float(timeout) if timeout else None,
+            client_close_handler_callable=self._closed,
+        )
         METRICS.turn_started("sse")
         try:
             await response({"type": "http", "method": "POST"}, receive, send)
         finally:
             translator = self._translator
-            METRICS.turn_ended("sse", self.outcome, 0.0, tokens=translator.output_tokens,
-                               approvals=translator.approvals_requested)
+            METRICS.turn_ended(
+                "sse",
+                self.outcome,
+                0.0,
+                tokens=translator.output_tokens,
+                approvals=translator.approvals_requested,
+            )
             await recorder.end(resumable=False)
 
     async def _closed(self, _message: Any) -> None:
         self.stop("client")
 
     def _blob(self, chunks: list[UIChunk], done: bool = False) -> bytes:
-        blob = sse_frame(chunks[0]) if len(chunks) == 1 else b"".join(
-            [sse_frame(c) for c in chunks])
+        blob = (
+            sse_frame(chunks[0]) if len(chunks) == 1 else b"".join([sse_frame(c) for c in chunks])
+        )
         if done:
             blob += DONE_FRAME
         chunks.clear()
@@ -91,9 +101,13 @@ class SseStarletteTurn(TurnStream):
         out: list[UIChunk] = translator.start()
         yield self._blob(out)
         run = runtime.runner.run_async(
-            user_id=self.user_id, session_id=self.chat_id, new_message=plan.new_message,
+            user_id=self.user_id,
+            session_id=self.chat_id,
+            new_message=plan.new_message,
             state_delta=plan.state_delta or None,
-            run_config=runtime.run_config_for(plan.run_metadata()), abort_signal=self._abort)
+            run_config=runtime.run_config_for(plan.run_metadata()),
+            abort_signal=self._abort,
+        )
         finished = False
         try:
             with serving():

@@ -197,18 +197,36 @@ def run_chat_versions(
         return {alias: future.result() for alias, future in futures.items()}
 
 
-def run_ws_chat(url: str, steps: Sequence[Mapping[str, Any]], *, chat_id: str,
-                ai: str = "ai7", timeout: float = 90) -> dict[str, Any]:
+def run_ws_chat(
+    url: str,
+    steps: Sequence[Mapping[str, Any]],
+    *,
+    chat_id: str,
+    ai: str = "ai7",
+    timeout: float = 90,
+) -> dict[str, Any]:
     """Run one conversation through ``ai``'s own ``WebSocketChatTransport`` (live protocol
     B, ``tests/js/drive-ws.mjs``) against the WebSocket ``url``; its report (``messages``,
     ``frames``, ``invalid``, ``nullPaths``, ``stepResults``, ``problems``, ...)."""
     require_node_harness()
-    payload = {"ai": ai, "url": url, "chatId": chat_id, "steps": [dict(s) for s in steps],
-               "timeoutMs": math.floor(max(timeout - 5, timeout * 0.75) * 1000)}
-    done = subprocess.run(["node", str(JS_DIR / "drive-ws.mjs")], input=json.dumps(payload),
-                          text=True, capture_output=True, timeout=timeout, check=False)
+    payload = {
+        "ai": ai,
+        "url": url,
+        "chatId": chat_id,
+        "steps": [dict(s) for s in steps],
+        "timeoutMs": math.floor(max(timeout - 5, timeout * 0.75) * 1000),
+    }
+    done = subprocess.run(
+        ["node", str(JS_DIR / "drive-ws.mjs")],
+        input=json.dumps(payload),
+        text=True,
+        capture_output=True,
+        timeout=timeout,
+        check=False,
+    )
     if done.returncode != 0:
-        raise NodeHarnessError(f"drive-ws ({ai}) exited with {done.returncode}; stderr:\n"
-                               f"{done.stderr}")
+        raise NodeHarnessError(
+            f"drive-ws ({ai}) exited with {done.returncode}; stderr:\n{done.stderr}"
+        )
     report: dict[str, Any] = json.loads(done.stdout)
     return report

@@ -23,7 +23,9 @@ _real_connect = socket.socket.connect
 def _guarded_connect(self: socket.socket, address: Any) -> Any:
     host = address[0] if isinstance(address, tuple) else address
     if self.family in (socket.AF_INET, socket.AF_INET6) and host not in (
-        "127.0.0.1", "::1", "localhost"
+        "127.0.0.1",
+        "::1",
+        "localhost",
     ):
         raise OSError(f"tests are offline: refused connect to {address!r}")
     return _real_connect(self, address)
@@ -36,8 +38,11 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def user_message(text: str, msg_id: str | None = None) -> dict[str, Any]:
-    return {"id": msg_id or f"u-{abs(hash(text)) % 10**8}", "role": "user",
-            "parts": [{"type": "text", "text": text}]}
+    return {
+        "id": msg_id or f"u-{abs(hash(text)) % 10**8}",
+        "role": "user",
+        "parts": [{"type": "text", "text": text}],
+    }
 
 
 def chat_body(chat_id: str, *messages: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -107,8 +112,9 @@ class LoopbackServer:
     def __init__(self, app: Any, **config: Any) -> None:
         # The WebSocket implementation `adk-asgi serve` runs (tests see what users get).
         config.setdefault("ws", WS_PROTOCOL)
-        self.config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
-                                     lifespan="on", **config)
+        self.config = uvicorn.Config(
+            app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", **config
+        )
         self.server = uvicorn.Server(self.config)
         self.loop: asyncio.AbstractEventLoop | None = None
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -174,27 +180,40 @@ class Chat:
             if c["type"] == "tool-input-available":
                 part = next((p for p in parts if p.get("toolCallId") == c["toolCallId"]), None)
                 if part is None:
-                    parts.append({"type": f"tool-{c['toolName']}", "toolCallId": c["toolCallId"],
-                                  "state": "input-available", "input": c["input"]})
+                    parts.append(
+                        {
+                            "type": f"tool-{c['toolName']}",
+                            "toolCallId": c["toolCallId"],
+                            "state": "input-available",
+                            "input": c["input"],
+                        }
+                    )
             elif c["type"] == "tool-approval-request":
                 part = next(p for p in parts if p["toolCallId"] == c["toolCallId"])
                 part.update(state="approval-requested", approval={"id": c["approvalId"]})
             elif c["type"] in ("tool-output-available", "tool-output-denied"):
                 part = next(p for p in parts if p.get("toolCallId") == c["toolCallId"])
-                part["state"] = ("output-available" if c["type"] == "tool-output-available"
-                                 else "output-denied")
+                part["state"] = (
+                    "output-available" if c["type"] == "tool-output-available" else "output-denied"
+                )
         return message
 
     def approve(self, index: int, approved: bool) -> None:
-        parts = [p for p in self.messages[-1]["parts"] if p.get("state") == "approval-requested"
-                 or p.get("state") == "approval-responded"]
+        parts = [
+            p
+            for p in self.messages[-1]["parts"]
+            if p.get("state") == "approval-requested" or p.get("state") == "approval-responded"
+        ]
         part = parts[index]
-        part.update(state="approval-responded",
-                    approval={**part["approval"], "approved": approved})
+        part.update(state="approval-responded", approval={**part["approval"], "approved": approved})
 
     def body(self, **extra: Any) -> dict[str, Any]:
-        return {"id": self.id, "messages": copy.deepcopy(self.messages),
-                "trigger": "submit-message", **extra}
+        return {
+            "id": self.id,
+            "messages": copy.deepcopy(self.messages),
+            "trigger": "submit-message",
+            **extra,
+        }
 
 
 @pytest.fixture(scope="session")
@@ -226,12 +245,15 @@ def postgres() -> Iterator[Any]:
     from pg_server import PostgresServer, find_bindir
 
     if not all(importlib.util.find_spec(m) for m in ("sqlalchemy", "asyncpg")):
-        pytest.skip("needs the postgres extra: pip install -e '.[postgres]' "
-                    "(google-adk[db], asyncpg)")
+        pytest.skip(
+            "needs the postgres extra: pip install -e '.[postgres]' (google-adk[db], asyncpg)"
+        )
     bindir = find_bindir()
     if bindir is None:
-        pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl, postgres) on this machine; "
-                    "scripts/test installs Debian's postgresql package when it can")
+        pytest.skip(
+            "no PostgreSQL server binaries (initdb, pg_ctl, postgres) on this machine; "
+            "scripts/test installs Debian's postgresql package when it can"
+        )
     server = PostgresServer(bindir).start()
     try:
         yield server

@@ -82,8 +82,11 @@ class DocShell:
         self.venv = venv
         self.cwd = cwd
         self.package = package
-        self.env = {**env, "PATH": f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
-                    "VIRTUAL_ENV": str(venv)}
+        self.env = {
+            **env,
+            "PATH": f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+            "VIRTUAL_ENV": str(venv),
+        }
         self.port = DOC_PORT
         self.ran: list[str] = []
 
@@ -102,9 +105,15 @@ class DocShell:
     def run(self, command: str, *, timeout: float = 600) -> str:
         """Run ``command`` to its end; its output (it must succeed)."""
         self.ran.append(command)
-        done = subprocess.run(["bash", "-eo", "pipefail", "-c", self.rewrite(command)],
-                              cwd=self.cwd, env=self.env, capture_output=True, text=True,
-                              timeout=timeout, check=False)
+        done = subprocess.run(
+            ["bash", "-eo", "pipefail", "-c", self.rewrite(command)],
+            cwd=self.cwd,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
         assert done.returncode == 0, f"{command}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
         return done.stdout
 
@@ -112,13 +121,21 @@ class DocShell:
         """Run ``command`` (``set -a; . ./x.env; set +a``) and keep the environment it
         leaves, as the next commands of that shell would."""
         self.ran.append(command)
-        done = subprocess.run(["bash", "-c", f"{command}\nenv -0"], cwd=self.cwd, env=self.env,
-                              capture_output=True, text=True, timeout=60, check=True)
+        done = subprocess.run(
+            ["bash", "-c", f"{command}\nenv -0"],
+            cwd=self.cwd,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
         self.env = dict(item.split("=", 1) for item in done.stdout.split("\0") if "=" in item)
 
     @contextmanager
-    def serving(self, command: str, *, env_file: str | None = None, extra: str = "",
-                within: float = 240) -> Iterator[subprocess.Popen[str]]:
+    def serving(
+        self, command: str, *, env_file: str | None = None, extra: str = "", within: float = 240
+    ) -> Iterator[subprocess.Popen[str]]:
         """Run a server ``command`` (it runs until stopped) until the block ends: ready
         when ``env_file`` appears, else when its page answers on its port. ``extra``
         arguments are added (said where a test adds any)."""
@@ -126,9 +143,15 @@ class DocShell:
         if env_file:
             (self.cwd / env_file).unlink(missing_ok=True)
         text = self.rewrite(command) + (f" {extra}" if extra else "")
-        process = subprocess.Popen(["bash", "-c", text], cwd=self.cwd, env=self.env,
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            ["bash", "-c", text],
+            cwd=self.cwd,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
         try:
             deadline = time.monotonic() + within
             while not self._ready(env_file):
@@ -159,6 +182,8 @@ class DocShell:
 def clean_environment() -> dict[str, str]:
     """This process's environment without Python's, a virtual environment's or Google's
     settings (the documented commands get nothing else)."""
-    return {k: v for k, v in os.environ.items()
-            if not k.startswith(("GOOGLE_", "GEMINI_", "VIRTUAL_ENV", "PYTHON", "SSL_CERT"))}
-
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GOOGLE_", "GEMINI_", "VIRTUAL_ENV", "PYTHON", "SSL_CERT"))
+    }

@@ -35,8 +35,9 @@ async def assert_no_other_tasks(within: float = SETTLE) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within
     while True:
-        others = {t for t in asyncio.all_tasks()
-                  if t is not me and not t.done() and not _per_loop(t)}
+        others = {
+            t for t in asyncio.all_tasks() if t is not me and not t.done() and not _per_loop(t)
+        }
         if not others:
             return
         if loop.time() > deadline:
@@ -67,8 +68,12 @@ class ErrorLog(logging.Handler):
             logging.getLogger(name).removeHandler(self)
 
     def messages(self) -> list[str]:
-        return [f"{r.name}: {r.getMessage()} {r.exc_info[1]!r}" if r.exc_info
-                else f"{r.name}: {r.getMessage()}" for r in self.records]
+        return [
+            f"{r.name}: {r.getMessage()} {r.exc_info[1]!r}"
+            if r.exc_info
+            else f"{r.name}: {r.getMessage()}"
+            for r in self.records
+        ]
 
 
 DEMO_ERROR_CODE = "DEMO_ERROR"  # the demo model's error_code for "please fail"
@@ -90,13 +95,22 @@ def _deliberate(record: logging.LogRecord) -> bool:
 # -- HTTP -----------------------------------------------------------------------------
 
 
-def http_scope(headers: list[tuple[bytes, bytes]], path: str = "/",
-               method: str = "POST") -> dict[str, Any]:
+def http_scope(
+    headers: list[tuple[bytes, bytes]], path: str = "/", method: str = "POST"
+) -> dict[str, Any]:
     return {
-        "type": "http", "asgi": {"version": "3.0", "spec_version": "2.4"},
-        "http_version": "1.1", "method": method, "scheme": "http", "path": path,
-        "raw_path": path.encode(), "query_string": b"", "root_path": "", "headers": headers,
-        "client": ("127.0.0.1", 50000), "server": ("testserver", 80),
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.4"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 50000),
+        "server": ("testserver", 80),
     }
 
 
@@ -108,16 +122,21 @@ class HttpResult:
         self.complete = False
 
 
-async def asgi_post(app: Any, body_chunks: list[bytes], headers: list[tuple[bytes, bytes]],
-                    disconnect_after: int | None = None,
-                    leave_mid_stream: bool = False) -> HttpResult:
+async def asgi_post(
+    app: Any,
+    body_chunks: list[bytes],
+    headers: list[tuple[bytes, bytes]],
+    disconnect_after: int | None = None,
+    leave_mid_stream: bool = False,
+) -> HttpResult:
     """One request as raw ASGI messages: ``body_chunks`` as separate ``http.request``
     messages; ``disconnect_after``: the client goes away after that many of them.
     After the body the client waits (as a real one does) until the response is done,
     or, with ``leave_mid_stream``, until the first piece of the body arrives."""
     messages: list[dict[str, Any]] = [
         {"type": "http.request", "body": chunk, "more_body": i < len(body_chunks) - 1}
-        for i, chunk in enumerate(body_chunks or [b""])]
+        for i, chunk in enumerate(body_chunks or [b""])
+    ]
     if disconnect_after is not None:
         messages = [*messages[:disconnect_after], {"type": "http.disconnect"}]
     done = asyncio.Event()
@@ -191,11 +210,20 @@ class WsHarness:
         self.task: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> WsHarness:
-        scope = {"type": "websocket", "asgi": {"version": "3.0", "spec_version": "2.4"},
-                 "http_version": "1.1", "scheme": "ws", "path": "/", "raw_path": b"/",
-                 "query_string": self.query, "root_path": "", "headers": [],
-                 "subprotocols": [], "client": ("127.0.0.1", 50000),
-                 "server": ("testserver", 80)}
+        scope = {
+            "type": "websocket",
+            "asgi": {"version": "3.0", "spec_version": "2.4"},
+            "http_version": "1.1",
+            "scheme": "ws",
+            "path": "/",
+            "raw_path": b"/",
+            "query_string": self.query,
+            "root_path": "",
+            "headers": [],
+            "subprotocols": [],
+            "client": ("127.0.0.1", 50000),
+            "server": ("testserver", 80),
+        }
         self.task = asyncio.create_task(self.app(scope, self.inbox.get, self._send))
         await self.inbox.put({"type": "websocket.connect"})
         await self.wait(lambda: any(m["type"] == "websocket.accept" for m in self.sent))
@@ -269,9 +297,11 @@ class WsHarness:
         """A ping every protocol answers: protocol A with a pong, protocol B with an
         error frame for the unknown type, both carrying ``marker``. The answer shows
         the connection survived everything sent before."""
-        await self.text(json.dumps({"type": "ping", "version": "1.0", "timestamp": marker,
-                                    "requestId": marker}))
-        await self.wait(lambda: any(marker in f for f in self.frames)
-                        or self.close_code is not None)
+        await self.text(
+            json.dumps({"type": "ping", "version": "1.0", "timestamp": marker, "requestId": marker})
+        )
+        await self.wait(
+            lambda: any(marker in f for f in self.frames) or self.close_code is not None
+        )
         assert self.close_code is None, f"closed with {self.close_code}: {self.sent[-5:]}"
         assert any(marker in f for f in self.frames), self.sent[-5:]

@@ -35,8 +35,12 @@ def fuzz_settings(examples: int) -> settings:
         deadline=None,
         database=None,
         print_blob=True,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                               HealthCheck.large_base_example, HealthCheck.filter_too_much],
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+            HealthCheck.large_base_example,
+            HealthCheck.filter_too_much,
+        ],
     )
 
 
@@ -110,35 +114,66 @@ def to_bytes(value: Any) -> bytes:
 # -- scalars ----------------------------------------------------------------------
 
 EDGE_STRINGS = [
-    "", " ", "\u0000", "\t\n\r", "\u202e", "\ufeff", "\u200b", "\U0001f600", "e\u0301",
-    "\u00e9", "花子", "\uffff", "\U0010ffff", "%00", "../../etc/passwd", "<script>",
-    "data:", "null", "[DONE]", "\\", '"', "a" * 300,
+    "",
+    " ",
+    "\u0000",
+    "\t\n\r",
+    "\u202e",
+    "\ufeff",
+    "\u200b",
+    "\U0001f600",
+    "e\u0301",
+    "\u00e9",
+    "花子",
+    "\uffff",
+    "\U0010ffff",
+    "%00",
+    "../../etc/passwd",
+    "<script>",
+    "data:",
+    "null",
+    "[DONE]",
+    "\\",
+    '"',
+    "a" * 300,
 ]
 RAW_SCALARS = [
-    Raw('"\\ud800"'), Raw('"\\udc00x"'), Raw('"\\ud83d\\ude00"'), Raw('"\\u0000"'),
-    Raw("1e999"), Raw("-1e999"), Raw("-0"), Raw("123456789012345678901234567890"),
-    Raw("1.0e-400"), Raw("0.1e1"),
+    Raw('"\\ud800"'),
+    Raw('"\\udc00x"'),
+    Raw('"\\ud83d\\ude00"'),
+    Raw('"\\u0000"'),
+    Raw("1e999"),
+    Raw("-1e999"),
+    Raw("-0"),
+    Raw("123456789012345678901234567890"),
+    Raw("1.0e-400"),
+    Raw("0.1e1"),
 ]
 
 
 def long_strings() -> st.SearchStrategy[Repeat]:
-    return st.builds(Repeat, st.sampled_from(["a", "花", "\U0001f600", "ab%"]),
-                     st.sampled_from([1000, 70_000, 1_000_000]))
+    return st.builds(
+        Repeat,
+        st.sampled_from(["a", "花", "\U0001f600", "ab%"]),
+        st.sampled_from([1000, 70_000, 1_000_000]),
+    )
 
 
 text = st.one_of(st.text(max_size=40), st.sampled_from(EDGE_STRINGS))
 scalars: st.SearchStrategy[Any] = st.one_of(
-    st.none(), st.booleans(),
+    st.none(),
+    st.booleans(),
     st.integers(min_value=-(2**70), max_value=2**70),
     st.floats(allow_nan=False, allow_infinity=False),
-    text, st.sampled_from(RAW_SCALARS),
+    text,
+    st.sampled_from(RAW_SCALARS),
 )
-deep = st.builds(Deep, st.sampled_from(["array", "object"]),
-                st.integers(min_value=1, max_value=3000))
+deep = st.builds(
+    Deep, st.sampled_from(["array", "object"]), st.integers(min_value=1, max_value=3000)
+)
 anything: st.SearchStrategy[Any] = st.recursive(
     st.one_of(scalars, deep),
-    lambda inner: st.one_of(st.lists(inner, max_size=4),
-                            st.dictionaries(text, inner, max_size=4)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(text, inner, max_size=4)),
     max_leaves=8,
 )
 
@@ -169,59 +204,126 @@ def with_duplicates(obj: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy
 
 # -- the chat request -----------------------------------------------------------
 
-TOOL_NAMES = ["process_payment", "get_weather", "get_location", "change_bgm",
-              "adk_request_confirmation", "nope", ""]
-TOOL_STATES = ["input-streaming", "input-available", "approval-requested",
-               "approval-responded", "output-available", "output-error", "output-denied"]
-ids = st.one_of(st.sampled_from(["c1", "chat-1", "u1", "adk-1", "adk-forged", "approval-adk-1",
-                                 "msg-1", "x" * 256, "x" * 257, ""]),
-                st.text(min_size=1, max_size=12))
+TOOL_NAMES = [
+    "process_payment",
+    "get_weather",
+    "get_location",
+    "change_bgm",
+    "adk_request_confirmation",
+    "nope",
+    "",
+]
+TOOL_STATES = [
+    "input-streaming",
+    "input-available",
+    "approval-requested",
+    "approval-responded",
+    "output-available",
+    "output-error",
+    "output-denied",
+]
+ids = st.one_of(
+    st.sampled_from(
+        [
+            "c1",
+            "chat-1",
+            "u1",
+            "adk-1",
+            "adk-forged",
+            "approval-adk-1",
+            "msg-1",
+            "x" * 256,
+            "x" * 257,
+            "",
+        ]
+    ),
+    st.text(min_size=1, max_size=12),
+)
 DATA_URLS = [
-    "data:", "data:,", "data:,hello%20world", "data:,%zz%", "data:text/plain,caf%C3%A9",
-    "data:image/png;base64", "data:image/png;base64,", "data:image/png;base64,!!!!",
-    "data:image/png;base64,aGVsbG8", "data:;base64,aGVsbG8=", "data:;;;base64,aGk=",
-    "data:image/png;base64,aGVs\nbG8=", "data:text/plain;charset=utf-8;base64,aGk=",
+    "data:",
+    "data:,",
+    "data:,hello%20world",
+    "data:,%zz%",
+    "data:text/plain,caf%C3%A9",
+    "data:image/png;base64",
+    "data:image/png;base64,",
+    "data:image/png;base64,!!!!",
+    "data:image/png;base64,aGVsbG8",
+    "data:;base64,aGVsbG8=",
+    "data:;;;base64,aGk=",
+    "data:image/png;base64,aGVs\nbG8=",
+    "data:text/plain;charset=utf-8;base64,aGk=",
     "data:" + "a" * 5000 + ",x",
-    "http://example.com/a.png", "https://example.com/a.pdf", "https://", "http:x",
-    "ftp://example.com/x", "file:///etc/passwd", "javascript:alert(1)", "gs://b/x", "",
+    "http://example.com/a.png",
+    "https://example.com/a.pdf",
+    "https://",
+    "http:x",
+    "ftp://example.com/x",
+    "file:///etc/passwd",
+    "javascript:alert(1)",
+    "gs://b/x",
+    "",
 ]
 urls = st.one_of(
     st.sampled_from(DATA_URLS),
-    st.builds(lambda b, m: f"data:{m};base64,{base64.b64encode(b).decode()}",
-              st.binary(max_size=64), st.sampled_from(["image/png", "text/plain", "", "x/y;z"])),
+    st.builds(
+        lambda b, m: f"data:{m};base64,{base64.b64encode(b).decode()}",
+        st.binary(max_size=64),
+        st.sampled_from(["image/png", "text/plain", "", "x/y;z"]),
+    ),
     st.builds(lambda s: "data:," + s, text),
     text,
 )
-mime_types = st.one_of(st.sampled_from(["image/png", "text/plain", "application/pdf", "",
-                                        "audio/pcm;rate=16000", "x" * 200]), text)
+mime_types = st.one_of(
+    st.sampled_from(
+        ["image/png", "text/plain", "application/pdf", "", "audio/pcm;rate=16000", "x" * 200]
+    ),
+    text,
+)
 
 
 def _part(kind: str, **fields: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    return with_duplicates(st.fixed_dictionaries(
-        {"type": valid_or(st.just(kind))},
-        optional={k: valid_or(v) for k, v in fields.items()}))
+    return with_duplicates(
+        st.fixed_dictionaries(
+            {"type": valid_or(st.just(kind))}, optional={k: valid_or(v) for k, v in fields.items()}
+        )
+    )
 
 
-tool_types = st.one_of(st.builds(lambda n: "tool-" + n, st.sampled_from(TOOL_NAMES)),
-                       st.builds(lambda n: "tool-" + n, text), st.just("dynamic-tool"))
+tool_types = st.one_of(
+    st.builds(lambda n: "tool-" + n, st.sampled_from(TOOL_NAMES)),
+    st.builds(lambda n: "tool-" + n, text),
+    st.just("dynamic-tool"),
+)
 approvals = st.fixed_dictionaries(
-    {"id": valid_or(ids)},
-    optional={"approved": valid_or(st.booleans()), "reason": valid_or(text)})
+    {"id": valid_or(ids)}, optional={"approved": valid_or(st.booleans()), "reason": valid_or(text)}
+)
 
-text_part = _part("text", text=st.one_of(text, long_strings()),
-                  state=st.sampled_from(["done", "streaming"]))
+text_part = _part(
+    "text", text=st.one_of(text, long_strings()), state=st.sampled_from(["done", "streaming"])
+)
 file_part = _part("file", url=urls, mediaType=mime_types, filename=text)
-tool_part = with_duplicates(st.fixed_dictionaries(
-    {"type": tool_types},
-    optional={
-        "toolCallId": valid_or(ids), "toolName": valid_or(st.sampled_from(TOOL_NAMES)),
-        "state": valid_or(st.sampled_from(TOOL_STATES)), "input": anything, "output": anything,
-        "errorText": valid_or(text), "approval": valid_or(approvals),
-        "providerExecuted": valid_or(st.booleans()), "callProviderMetadata": anything,
-    }))
+tool_part = with_duplicates(
+    st.fixed_dictionaries(
+        {"type": tool_types},
+        optional={
+            "toolCallId": valid_or(ids),
+            "toolName": valid_or(st.sampled_from(TOOL_NAMES)),
+            "state": valid_or(st.sampled_from(TOOL_STATES)),
+            "input": anything,
+            "output": anything,
+            "errorText": valid_or(text),
+            "approval": valid_or(approvals),
+            "providerExecuted": valid_or(st.booleans()),
+            "callProviderMetadata": anything,
+        },
+    )
+)
 other_part = st.one_of(
-    _part("reasoning", text=text), _part("step-start"),
-    _part("source-url", sourceId=text, url=urls), _part("source-document", sourceId=text),
+    _part("reasoning", text=text),
+    _part("step-start"),
+    _part("source-url", sourceId=text, url=urls),
+    _part("source-document", sourceId=text),
     _part("data-weather", id=ids, data=anything),
     st.builds(lambda t, v: {"type": t, "value": v}, text, anything),
 )
@@ -230,33 +332,51 @@ ROLES = ["user", "assistant", "system"]
 
 
 def messages_of(role: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    return with_duplicates(st.fixed_dictionaries(
-        {"role": role, "parts": valid_or(st.lists(parts, max_size=5))},
-        optional={"id": valid_or(ids), "metadata": anything, "content": anything,
-                  "createdAt": anything}))
+    return with_duplicates(
+        st.fixed_dictionaries(
+            {"role": role, "parts": valid_or(st.lists(parts, max_size=5))},
+            optional={
+                "id": valid_or(ids),
+                "metadata": anything,
+                "content": anything,
+                "createdAt": anything,
+            },
+        )
+    )
 
 
 message = messages_of(valid_or(st.sampled_from(ROLES)))
 user_message = st.builds(
     lambda t, i: {"id": i, "role": "user", "parts": [{"type": "text", "text": t}]},
-    st.one_of(text.filter(bool), long_strings()), ids)
+    st.one_of(text.filter(bool), long_strings()),
+    ids,
+)
 message_lists = st.one_of(
     st.lists(message, max_size=4),
     st.builds(lambda ms, last: [*ms, last], st.lists(message, max_size=3), user_message),
     # many messages: an unknown chat gets them all seeded as history
-    st.builds(lambda r, t, n, last: [{"role": r, "parts": [{"type": "text", "text": t}]}] * n
-              + [last], st.sampled_from(ROLES), text, st.sampled_from([50, 500, 3000]),
-              user_message),
+    st.builds(
+        lambda r, t, n, last: [{"role": r, "parts": [{"type": "text", "text": t}]}] * n + [last],
+        st.sampled_from(ROLES),
+        text,
+        st.sampled_from([50, 500, 3000]),
+        user_message,
+    ),
 )
-request_bodies = with_duplicates(st.fixed_dictionaries(
-    {"id": valid_or(ids)},
-    optional={
-        "messages": valid_or(message_lists),
-        "message": valid_or(message),
-        "trigger": valid_or(st.sampled_from(["submit-message", "regenerate-message"])),
-        "messageId": valid_or(ids),
-        "body": anything, "headers": anything, "extra": anything,
-    }))
+request_bodies = with_duplicates(
+    st.fixed_dictionaries(
+        {"id": valid_or(ids)},
+        optional={
+            "messages": valid_or(message_lists),
+            "message": valid_or(message),
+            "trigger": valid_or(st.sampled_from(["submit-message", "regenerate-message"])),
+            "messageId": valid_or(ids),
+            "body": anything,
+            "headers": anything,
+            "extra": anything,
+        },
+    )
+)
 json_documents = st.one_of(anything, request_bodies, request_bodies)
 
 
@@ -267,16 +387,32 @@ def mutated(draw: st.DrawFn, documents: st.SearchStrategy[Any]) -> bytes:
     raw = bytearray(to_bytes(draw(documents)))
     for _ in range(draw(st.integers(1, 3))):
         pos = draw(st.integers(0, len(raw)))
-        blob = draw(st.one_of(st.binary(min_size=1, max_size=4),
-                              st.sampled_from([b"\xff", b"\xed\xa0\x80", b"\xc3", b"\x00",
-                                               b'"', b"}", b"]", b"\\u", b"\\", b",,"])))
+        blob = draw(
+            st.one_of(
+                st.binary(min_size=1, max_size=4),
+                st.sampled_from(
+                    [
+                        b"\xff",
+                        b"\xed\xa0\x80",
+                        b"\xc3",
+                        b"\x00",
+                        b'"',
+                        b"}",
+                        b"]",
+                        b"\\u",
+                        b"\\",
+                        b",,",
+                    ]
+                ),
+            )
+        )
         op = draw(st.sampled_from(["insert", "replace", "delete", "truncate"]))
         if op == "insert":
             raw[pos:pos] = blob
         elif op == "replace":
-            raw[pos:pos + len(blob)] = blob
+            raw[pos : pos + len(blob)] = blob
         elif op == "delete":
-            del raw[pos:pos + len(blob)]
+            del raw[pos : pos + len(blob)]
         else:
             del raw[pos:]
     return bytes(raw)
@@ -287,37 +423,64 @@ def mutated(draw: st.DrawFn, documents: st.SearchStrategy[Any]) -> bytes:
 # with zero to two defects planted somewhere deep, so the hostile value reaches
 # planning, session seeding, ADK content and the model.
 
-printable_ids = st.text(st.characters(min_codepoint=33, max_codepoint=0x2FFF,
-                                      exclude_categories=("Cs", "Cc", "Zl", "Zp")),
-                        min_size=1, max_size=12)
+printable_ids = st.text(
+    st.characters(
+        min_codepoint=33, max_codepoint=0x2FFF, exclude_categories=("Cs", "Cc", "Zl", "Zp")
+    ),
+    min_size=1,
+    max_size=12,
+)
 plain_parts = st.one_of(
     st.builds(lambda t: {"type": "text", "text": t, "state": "done"}, text),
     st.builds(lambda t: {"type": "reasoning", "text": t}, text),
     st.just({"type": "step-start"}),
     st.builds(lambda u, m: {"type": "file", "url": u, "mediaType": m}, urls, mime_types),
-    st.builds(lambda n, i, s, o: {"type": "tool-" + n, "toolCallId": i, "state": s,
-                                  "input": {}, "output": o},
-              st.sampled_from(TOOL_NAMES), ids, st.sampled_from(TOOL_STATES), anything),
+    st.builds(
+        lambda n, i, s, o: {
+            "type": "tool-" + n,
+            "toolCallId": i,
+            "state": s,
+            "input": {},
+            "output": o,
+        },
+        st.sampled_from(TOOL_NAMES),
+        ids,
+        st.sampled_from(TOOL_STATES),
+        anything,
+    ),
     st.builds(lambda d: {"type": "data-x", "data": d}, anything),
     st.builds(lambda u: {"type": "source-url", "sourceId": "s", "url": u}, urls),
 )
 new_user_parts = st.builds(
     lambda first, rest, order: [first, *rest][::order],
     st.builds(lambda t: {"type": "text", "text": t}, st.one_of(text, long_strings())),
-    st.lists(st.one_of(
-        st.builds(lambda u, m, f: {"type": "file", "url": u, "mediaType": m, "filename": f},
-                  urls, mime_types, text),
-        plain_parts), max_size=2),
-    st.sampled_from([1, -1]))
-plain_messages = st.builds(lambda r, i, ps: {"id": i, "role": r, "parts": ps},
-                           st.sampled_from(["user", "assistant"]), ids,
-                           st.lists(plain_parts, max_size=3))
+    st.lists(
+        st.one_of(
+            st.builds(
+                lambda u, m, f: {"type": "file", "url": u, "mediaType": m, "filename": f},
+                urls,
+                mime_types,
+                text,
+            ),
+            plain_parts,
+        ),
+        max_size=2,
+    ),
+    st.sampled_from([1, -1]),
+)
+plain_messages = st.builds(
+    lambda r, i, ps: {"id": i, "role": r, "parts": ps},
+    st.sampled_from(["user", "assistant"]),
+    ids,
+    st.lists(plain_parts, max_size=3),
+)
 plain_bodies = st.builds(
-    lambda i, history, last, trigger: {"id": i, "messages": [*history, last],
-                                       "trigger": trigger},
-    printable_ids, st.lists(plain_messages, max_size=3),
+    lambda i, history, last, trigger: {"id": i, "messages": [*history, last], "trigger": trigger},
+    printable_ids,
+    st.lists(plain_messages, max_size=3),
     st.builds(lambda i, ps: {"id": i, "role": "user", "parts": ps}, ids, new_user_parts),
-    st.sampled_from(["submit-message", "regenerate-message"]))
+    st.sampled_from(["submit-message", "regenerate-message"]),
+)
 
 
 @st.composite
@@ -359,8 +522,13 @@ def _replace(root: Any, old: Any, new: Any) -> None:
     stack = [root]
     while stack:
         node = stack.pop()
-        items = list(node.items()) if isinstance(node, dict) else list(enumerate(node)) \
-            if isinstance(node, list) else []
+        items = (
+            list(node.items())
+            if isinstance(node, dict)
+            else list(enumerate(node))
+            if isinstance(node, list)
+            else []
+        )
         for k, v in items:
             if v is old:
                 node[k] = new

@@ -28,8 +28,9 @@ def nginx_binary() -> str | None:
 def example_site(upstream_port: int, listen_port: int, text: str | None = None) -> str:
     """The example with our upstream and listen port (everything else untouched)."""
     text = EXAMPLE.read_text() if text is None else text
-    text, n = re.subn(r"(?m)^(\s*server\s+)127\.0\.0\.1:8000;",
-                      rf"\g<1>127.0.0.1:{upstream_port};", text)
+    text, n = re.subn(
+        r"(?m)^(\s*server\s+)127\.0\.0\.1:8000;", rf"\g<1>127.0.0.1:{upstream_port};", text
+    )
     assert n == 1, "examples/nginx.conf: expected one `server 127.0.0.1:8000;` upstream line"
     text, n = re.subn(r"(?m)^(\s*listen\s+)80;", rf"\g<1>127.0.0.1:{listen_port};", text)
     assert n == 1, "examples/nginx.conf: expected one `listen 80;` line"
@@ -109,7 +110,10 @@ class Nginx:
             stderr = (self.dir / "stderr.log").open("ab")
             self.process = subprocess.Popen(
                 [self.binary, "-p", f"{self.dir}/", "-c", str(conf), "-e", str(self.error_log)],
-                stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr)
+                stdin=subprocess.DEVNULL,
+                stdout=stderr,
+                stderr=stderr,
+            )
             stderr.close()
             if self._wait_listening():
                 return self

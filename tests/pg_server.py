@@ -28,8 +28,7 @@ def find_bindir() -> Path | None:
     candidates: list[Path] = []
     pg_config = shutil.which("pg_config")
     if pg_config:
-        out = subprocess.run([pg_config, "--bindir"], capture_output=True, text=True,
-                             check=False)
+        out = subprocess.run([pg_config, "--bindir"], capture_output=True, text=True, check=False)
         if out.returncode == 0 and out.stdout.strip():
             candidates.append(Path(out.stdout.strip()))
     versions = glob.glob("/usr/lib/postgresql/*/bin")
@@ -65,8 +64,9 @@ class PostgresServer:
             try:
                 entry = pwd.getpwnam("postgres")
             except KeyError:
-                raise RuntimeError("running as root and there is no `postgres` user "
-                                   "to run the server as") from None
+                raise RuntimeError(
+                    "running as root and there is no `postgres` user to run the server as"
+                ) from None
             self.user = "postgres"
             os.chown(self.root, entry.pw_uid, entry.pw_gid)
 
@@ -74,25 +74,51 @@ class PostgresServer:
         command = [str(self.bindir / argv[0]), *argv[1:]]
         if self.user is not None:
             command = ["runuser", "-u", self.user, "--", *command]
-        result = subprocess.run(command, cwd=self.root, capture_output=True, text=True,
-                                timeout=timeout, check=False)
+        result = subprocess.run(
+            command, cwd=self.root, capture_output=True, text=True, timeout=timeout, check=False
+        )
         if result.returncode != 0:
             log = self.root / "server.log"
             tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
-            raise RuntimeError(f"{' '.join(argv[:2])} failed ({result.returncode}):\n"
-                               f"{result.stdout}{result.stderr}{tail}")
+            raise RuntimeError(
+                f"{' '.join(argv[:2])} failed ({result.returncode}):\n"
+                f"{result.stdout}{result.stderr}{tail}"
+            )
 
     @property
     def _options(self) -> str:
-        return (f"-p {self.port} -c listen_addresses=127.0.0.1 "
-                f"-c unix_socket_directories={self.root} -c fsync=off "
-                "-c synchronous_commit=off -c full_page_writes=off")
+        return (
+            f"-p {self.port} -c listen_addresses=127.0.0.1 "
+            f"-c unix_socket_directories={self.root} -c fsync=off "
+            "-c synchronous_commit=off -c full_page_writes=off"
+        )
 
     def start(self) -> PostgresServer:
-        self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust",
-                  "-E", "UTF8", "--no-locale", "--no-sync")
-        self._run("pg_ctl", "-D", str(self.data), "-o", self._options,
-                  "-l", str(self.root / "server.log"), "-w", "-t", "60", "start")
+        self._run(
+            "initdb",
+            "-D",
+            str(self.data),
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--no-locale",
+            "--no-sync",
+        )
+        self._run(
+            "pg_ctl",
+            "-D",
+            str(self.data),
+            "-o",
+            self._options,
+            "-l",
+            str(self.root / "server.log"),
+            "-w",
+            "-t",
+            "60",
+            "start",
+        )
         return self
 
     def halt(self) -> None:
@@ -100,8 +126,19 @@ class PostgresServer:
         self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
 
     def resume(self) -> None:
-        self._run("pg_ctl", "-D", str(self.data), "-o", self._options,
-                  "-l", str(self.root / "server.log"), "-w", "-t", "60", "start")
+        self._run(
+            "pg_ctl",
+            "-D",
+            str(self.data),
+            "-o",
+            self._options,
+            "-l",
+            str(self.root / "server.log"),
+            "-w",
+            "-t",
+            "60",
+            "start",
+        )
 
     def stop(self) -> None:
         try:
@@ -112,8 +149,16 @@ class PostgresServer:
 
     def create_database(self, name: str) -> str:
         """A new empty database; its ``postgresql+asyncpg://`` URL."""
-        command = [str(self.bindir / "createdb"), "-h", "127.0.0.1", "-p", str(self.port),
-                   "-U", "postgres", name]
+        command = [
+            str(self.bindir / "createdb"),
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(self.port),
+            "-U",
+            "postgres",
+            name,
+        ]
         if not (self.bindir / "createdb").is_file():
             command = ["createdb", *command[1:]]
         subprocess.run(command, check=True, capture_output=True, timeout=30)

@@ -33,8 +33,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-__all__ = ("CLIENT_ID", "CLIENT_SECRET", "NOTES_TOKEN", "WEATHER_KEY", "Provider",
-           "ProviderProcess")
+__all__ = (
+    "CLIENT_ID",
+    "CLIENT_SECRET",
+    "NOTES_TOKEN",
+    "WEATHER_KEY",
+    "Provider",
+    "ProviderProcess",
+)
 
 CLIENT_ID = "adk-asgi-tests"
 CLIENT_SECRET = "client-secret-" + "9f2c1e"  # the agent's, never the user's
@@ -107,16 +113,21 @@ class ProviderState:
 
 
 class _CodeGrant(grants.AuthorizationCodeGrant):
-    TOKEN_ENDPOINT_AUTH_METHODS: ClassVar[list[str]] = ["client_secret_basic",
-                                                        "client_secret_post"]
+    TOKEN_ENDPOINT_AUTH_METHODS: ClassVar[list[str]] = ["client_secret_basic", "client_secret_post"]
 
     def save_authorization_code(self, code: str, request: OAuth2Request) -> None:
         data = request.payload.data
         state: ProviderState = self.server.state  # type: ignore[attr-defined]
-        state.codes[code] = _Code(code, CLIENT_ID, request.payload.redirect_uri,
-                                  request.payload.scope or "", request.user,
-                                  data.get("code_challenge"), data.get("code_challenge_method"),
-                                  time.time() + 300)
+        state.codes[code] = _Code(
+            code,
+            CLIENT_ID,
+            request.payload.redirect_uri,
+            request.payload.scope or "",
+            request.user,
+            data.get("code_challenge"),
+            data.get("code_challenge_method"),
+            time.time() + 300,
+        )
 
     def query_authorization_code(self, code: str, client: _Client) -> _Code | None:
         return self.server.state.codes.get(code)  # type: ignore[attr-defined, no-any-return]
@@ -129,8 +140,9 @@ class _CodeGrant(grants.AuthorizationCodeGrant):
 
 
 class _Request(OAuth2Request):
-    def __init__(self, method: str, uri: str, headers: Any,
-                 args: dict[str, str], form: dict[str, str]) -> None:
+    def __init__(
+        self, method: str, uri: str, headers: Any, args: dict[str, str], form: dict[str, str]
+    ) -> None:
         super().__init__(method, uri, headers=headers)
         self._args, self._form = args, form
         self.payload = BasicOAuth2Payload({**args, **form})
@@ -149,9 +161,13 @@ class _Server(AuthorizationServer):
         super().__init__(scopes_supported=["repo:read", "profile"])
         self.state = state
         self.client = client
-        self.register_token_generator("default", BearerTokenGenerator(
-            access_token_generator=lambda **_: "at-" + secrets.token_hex(16),
-            refresh_token_generator=lambda **_: "rt-" + secrets.token_hex(16)))
+        self.register_token_generator(
+            "default",
+            BearerTokenGenerator(
+                access_token_generator=lambda **_: "at-" + secrets.token_hex(16),
+                refresh_token_generator=lambda **_: "rt-" + secrets.token_hex(16),
+            ),
+        )
         self.register_grant(_CodeGrant, [CodeChallenge(required=False)])
 
     def query_client(self, client_id: str) -> _Client | None:
@@ -169,8 +185,7 @@ class _Server(AuthorizationServer):
     def create_json_request(self, request: Any) -> JsonRequest:
         raise NotImplementedError
 
-    def handle_response(self, status: int, body: Any, headers: list[tuple[str, str]]
-                        ) -> Response:
+    def handle_response(self, status: int, body: Any, headers: list[tuple[str, str]]) -> Response:
         headers_dict = dict(headers)
         if isinstance(body, dict):
             return JSONResponse(body, status, headers=headers_dict)
@@ -181,10 +196,12 @@ class _Server(AuthorizationServer):
 
 
 async def _oauth_request(request: Request) -> _Request:
-    form = {k: str(v) for k, v in (await request.form()).items()} \
-        if request.method == "POST" else {}
-    return _Request(request.method, str(request.url), request.headers,
-                    dict(request.query_params), form)
+    form = (
+        {k: str(v) for k, v in (await request.form()).items()} if request.method == "POST" else {}
+    )
+    return _Request(
+        request.method, str(request.url), request.headers, dict(request.query_params), form
+    )
 
 
 class Provider:
@@ -195,15 +212,17 @@ class Provider:
         self.state = ProviderState()
         self.client = _Client(list(redirect_uris or []))
         self.server = _Server(self.state, self.client)
-        self.app = Starlette(routes=[
-            Route("/authorize", self.authorize, methods=["GET", "POST"]),
-            Route("/token", self.token, methods=["POST"]),
-            Route("/api/repos", self.repos),
-            Route("/api/weather", self.weather),
-            Route("/api/notes", self.notes),
-            Route("/_state", self.dump),
-            Route("/_redirect", self.register, methods=["POST"]),
-        ])
+        self.app = Starlette(
+            routes=[
+                Route("/authorize", self.authorize, methods=["GET", "POST"]),
+                Route("/token", self.token, methods=["POST"]),
+                Route("/api/repos", self.repos),
+                Route("/api/weather", self.weather),
+                Route("/api/notes", self.notes),
+                Route("/_state", self.dump),
+                Route("/_redirect", self.register, methods=["POST"]),
+            ]
+        )
 
     @property
     def access_tokens(self) -> list[str]:
@@ -216,9 +235,13 @@ class Provider:
     async def dump(self, request: Request) -> Response:
         """What the service saw (for tests driving it in another process)."""
         with self.state.lock:
-            return JSONResponse({"issued": self.state.issued,
-                                 "seen": [list(s) for s in self.state.seen],
-                                 "consents": self.state.consents})
+            return JSONResponse(
+                {
+                    "issued": self.state.issued,
+                    "seen": [list(s) for s in self.state.seen],
+                    "consents": self.state.consents,
+                }
+            )
 
     async def register(self, request: Request) -> Response:
         self.client.redirect_uris.append((await request.json())["uri"])
@@ -232,14 +255,17 @@ class Provider:
             except Exception as exc:  # shown to the user, like a real provider
                 return HTMLResponse(f"<p id=error>{html.escape(str(exc))}</p>", 400)
             scope = grant.request.payload.scope or ""
-            hidden = "".join(f'<input type=hidden name="{html.escape(k)}" '
-                             f'value="{html.escape(v)}">' for k, v in oauth.args.items())
+            hidden = "".join(
+                f'<input type=hidden name="{html.escape(k)}" value="{html.escape(v)}">'
+                for k, v in oauth.args.items()
+            )
             return HTMLResponse(
                 "<!doctype html><title>Demo Repos — authorize</title>"
                 f"<h1>Allow adk-asgi tests to read your repositories ({html.escape(scope)})?</h1>"
                 f'<form method=post action="/authorize?{urlencode(oauth.args)}">{hidden}'
-                '<button name=decision value=allow>Allow</button> '
-                '<button name=decision value=deny>Deny</button></form>')
+                "<button name=decision value=allow>Allow</button> "
+                "<button name=decision value=deny>Deny</button></form>"
+            )
         decision = oauth.form.get("decision")
         with self.state.lock:
             self.state.consents.append(str(decision))
@@ -295,9 +321,12 @@ class ProviderProcess:
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, str(port)], stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, text=True,
-            env={k: v for k, v in os.environ.items() if not k.startswith("GOOGLE_")})
+            [sys.executable, __file__, str(port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env={k: v for k, v in os.environ.items() if not k.startswith("GOOGLE_")},
+        )
         deadline = time.monotonic() + 30
         while True:
             try:
@@ -309,8 +338,12 @@ class ProviderProcess:
                 raise RuntimeError("the provider did not start")
             time.sleep(0.1)
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
         if self.proc is not None:
             self.proc.terminate()
             self.proc.wait(timeout=10)
@@ -324,8 +357,12 @@ class ProviderProcess:
 
     def tokens(self) -> list[str]:
         """Every access and refresh token the service issued."""
-        return [t[k] for t in self.state()["issued"] for k in ("access_token", "refresh_token")
-                if t.get(k)]
+        return [
+            t[k]
+            for t in self.state()["issued"]
+            for k in ("access_token", "refresh_token")
+            if t.get(k)
+        ]
 
 
 if __name__ == "__main__":

@@ -61,15 +61,24 @@ STEPS: Final[dict[str, list[str]]] = {
     "fanout": ["Train or plane?"],
     "code": ["compute 2 + 2", "divide 1 by 0"],
 }
-FAILING: Final = {("workflow", 2): generic("PermissionError"),
-                  ("workflow", 3): generic("NodeTimeoutError")}
+FAILING: Final = {
+    ("workflow", 2): generic("PermissionError"),
+    ("workflow", 3): generic("NodeTimeoutError"),
+}
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LoopbackServer]:
     site = Starlette()
-    mount(site, "/parallel", AdkApp(agent=parallel.build_root_agent(),
-                                    surface=SurfaceOptions(agent_names=True), warm_up=False))
+    mount(
+        site,
+        "/parallel",
+        AdkApp(
+            agent=parallel.build_root_agent(),
+            surface=SurfaceOptions(agent_names=True),
+            warm_up=False,
+        ),
+    )
     mount(site, "/workflow", AdkApp(agent=workflow.build_workflow(), warm_up=False))
     mount(site, "/fanout", AdkApp(agent=fanout.build_workflow(), warm_up=False))
     mount(site, "/code", AdkApp(agent=code.build_root_agent(), warm_up=False))
@@ -97,49 +106,107 @@ def node(name: str, path: str, output: Any) -> Part:
 def expected(shape: str) -> list[tuple[list[Part], dict[str, Any] | None]]:
     """(parts, messageMetadata.adk) of every assistant message of the shape's chat."""
     if shape == "parallel":
-        return [([step(), ("data-agent", {"name": "research"}),
-                  text(parallel.HISTORY, "historian"), text(parallel.FUTURE, "futurist"),
-                  step(), ("data-agent", {"name": "writer"}), text(parallel.MERGED)],
-                 {"author": "writer", "authors": {"0": "research", "1": "writer"}})]
+        return [
+            (
+                [
+                    step(),
+                    ("data-agent", {"name": "research"}),
+                    text(parallel.HISTORY, "historian"),
+                    text(parallel.FUTURE, "futurist"),
+                    step(),
+                    ("data-agent", {"name": "writer"}),
+                    text(parallel.MERGED),
+                ],
+                {"author": "writer", "authors": {"0": "research", "1": "writer"}},
+            )
+        ]
     if shape == "workflow":
+
         def triage(request: str, kind: str) -> Part:
             return node("triage", "orders@1/triage@1", {"request": request, "kind": kind})
 
         return [
-            ([step(), triage("2 apples please", "order"),
-              step(), node("parse_order", "orders@1/parse_order@1",
-                           {"item": "apples", "quantity": 2}),
-              step(), node("price", "orders@1/price@1", {
-                  "item": "apples", "quantity": 2, "total": "3.00", "currency": "EUR",
-                  "valid_until": "2030-01-02T03:04:05Z"}),
-              step(), text("Your order: 2 apples for 3.00 EUR.")],
-             {"author": "confirm", "authors": {"0": "triage", "1": "parse_order",
-                                               "2": "price", "3": "confirm"}}),
-            ([step(), triage("is it in stock?", "stock"), step(), text("In stock: 12 left.")],
-             {"author": "check_stock", "authors": {"0": "triage", "1": "check_stock"}}),
+            (
+                [
+                    step(),
+                    triage("2 apples please", "order"),
+                    step(),
+                    node(
+                        "parse_order", "orders@1/parse_order@1", {"item": "apples", "quantity": 2}
+                    ),
+                    step(),
+                    node(
+                        "price",
+                        "orders@1/price@1",
+                        {
+                            "item": "apples",
+                            "quantity": 2,
+                            "total": "3.00",
+                            "currency": "EUR",
+                            "valid_until": "2030-01-02T03:04:05Z",
+                        },
+                    ),
+                    step(),
+                    text("Your order: 2 apples for 3.00 EUR."),
+                ],
+                {
+                    "author": "confirm",
+                    "authors": {"0": "triage", "1": "parse_order", "2": "price", "3": "confirm"},
+                },
+            ),
+            (
+                [step(), triage("is it in stock?", "stock"), step(), text("In stock: 12 left.")],
+                {"author": "check_stock", "authors": {"0": "triage", "1": "check_stock"}},
+            ),
             ([step(), triage("pay now", "pay")], None),
             ([step(), triage("track it", "track")], None),
         ]
     if shape == "fanout":
-        return [([step(), text(fanout.PROS, "pros"), text(fanout.CONS, "cons"),
-                  step(), node("join", "fanout@1/join@1", {"pros": fanout.PROS,
-                                                           "cons": fanout.CONS}),
-                  step(), text(fanout.verdict({"pros": fanout.PROS, "cons": fanout.CONS}))],
-                 {"author": "verdict", "authors": {"0": "fanout", "1": "join",
-                                                   "2": "verdict"}})]
+        return [
+            (
+                [
+                    step(),
+                    text(fanout.PROS, "pros"),
+                    text(fanout.CONS, "cons"),
+                    step(),
+                    node("join", "fanout@1/join@1", {"pros": fanout.PROS, "cons": fanout.CONS}),
+                    step(),
+                    text(fanout.verdict({"pros": fanout.PROS, "cons": fanout.CONS})),
+                ],
+                {"author": "verdict", "authors": {"0": "fanout", "1": "join", "2": "verdict"}},
+            )
+        ]
     assert shape == "code"
     return [
-        ([step(), text("Let me compute that. "),
-          ("tool-code_execution", "output-available", True,
-           {"language": "PYTHON", "code": "print(2 + 2)"},
-           {"outcome": "OUTCOME_OK", "output": "4\n"}),
-          text("The answer is 4.")],
-         {"author": "calculator", "authors": {"0": "calculator"}}),
-        ([step(), ("tool-code_execution", "output-error", True,
-                   {"language": "PYTHON", "code": "print(1 / 0)"},
-                   "ZeroDivisionError: division by zero"),
-          text("Dividing by zero fails.")],
-         {"author": "calculator", "authors": {"0": "calculator"}}),
+        (
+            [
+                step(),
+                text("Let me compute that. "),
+                (
+                    "tool-code_execution",
+                    "output-available",
+                    True,
+                    {"language": "PYTHON", "code": "print(2 + 2)"},
+                    {"outcome": "OUTCOME_OK", "output": "4\n"},
+                ),
+                text("The answer is 4."),
+            ],
+            {"author": "calculator", "authors": {"0": "calculator"}},
+        ),
+        (
+            [
+                step(),
+                (
+                    "tool-code_execution",
+                    "output-error",
+                    True,
+                    {"language": "PYTHON", "code": "print(1 / 0)"},
+                    "ZeroDivisionError: division by zero",
+                ),
+                text("Dividing by zero fails."),
+            ],
+            {"author": "calculator", "authors": {"0": "calculator"}},
+        ),
     ]
 
 
@@ -156,10 +223,10 @@ def parts_of(message: dict[str, Any]) -> list[Part]:
         elif kind.startswith("data-"):
             out.append((kind, part["data"]))
         elif kind.startswith("tool-"):
-            result = part.get("output") if part["state"] == "output-available" \
-                else part.get("errorText")
-            out.append((kind, part["state"], part.get("providerExecuted"), part["input"],
-                        result))
+            result = (
+                part.get("output") if part["state"] == "output-available" else part.get("errorText")
+            )
+            out.append((kind, part["state"], part.get("providerExecuted"), part["input"], result))
         else:
             out.append((kind,))
     return out
@@ -196,8 +263,13 @@ def check_chat(shape: str, messages: list[dict[str, Any]], where: str) -> None:
 def sse_reports(server: LoopbackServer) -> dict[str, dict[str, Any]]:
     def run(shape: str) -> dict[str, Any]:
         steps = [{"action": "send", "text": said} for said in STEPS[shape]]
-        return run_chat_versions(f"{server.url}/{shape}", steps, versions=SSE_VERSIONS,
-                                 chat_id=f"sse-{shape}", timeout=90)
+        return run_chat_versions(
+            f"{server.url}/{shape}",
+            steps,
+            versions=SSE_VERSIONS,
+            chat_id=f"sse-{shape}",
+            timeout=90,
+        )
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(zip(STEPS, pool.map(run, STEPS), strict=True))
@@ -234,10 +306,20 @@ def test_parallel_branches_really_interleave(sse_reports: dict[str, dict[str, An
 @pytest.fixture(scope="module")
 def b_reports(server: LoopbackServer) -> dict[str, dict[str, Any]]:
     with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(zip(STEPS, pool.map(lambda shape: run_ws_chat(
-            ws_url(f"{server.url}/{shape}"), [{"action": "send", "text": said}
-                                              for said in STEPS[shape]],
-            chat_id=f"b-{shape}"), STEPS), strict=True))
+        return dict(
+            zip(
+                STEPS,
+                pool.map(
+                    lambda shape: run_ws_chat(
+                        ws_url(f"{server.url}/{shape}"),
+                        [{"action": "send", "text": said} for said in STEPS[shape]],
+                        chat_id=f"b-{shape}",
+                    ),
+                    STEPS,
+                ),
+                strict=True,
+            )
+        )
 
 
 @pytest.mark.parametrize("shape", list(STEPS))
@@ -309,25 +391,39 @@ def test_protocol_a(a_turns: dict[str, list[list[Any]]], shape: str) -> None:
 
 
 def test_turn_by_turn_roots_drop_audio_with_one_log_line(
-        a_turns: dict[str, list[list[Any]]], dropped: list[str]) -> None:
+    a_turns: dict[str, list[list[Any]]], dropped: list[str]
+) -> None:
     """The workflow's protocol-A chat sent audio in its first turn (see ``a_turns``):
     dropped, logged once for the connection, and the chat went on (test_protocol_a)."""
     assert a_turns["workflow"]
-    assert dropped == ["Chat 'a-workflow': Workflow runs turn by turn (not on a live "
-                       "model); its audio and activity signals are dropped"]
+    assert dropped == [
+        "Chat 'a-workflow': Workflow runs turn by turn (not on a live "
+        "model); its audio and activity signals are dropped"
+    ]
 
 
 def test_node_outputs_can_be_turned_off() -> None:
     """``SurfaceOptions(node_outputs=False)``: no node outputs; the LLM nodes' text still
     streams."""
-    app = AdkApp(agent=fanout.build_workflow(delay=0),
-                 surface=SurfaceOptions(node_outputs=False), warm_up=False)
+    app = AdkApp(
+        agent=fanout.build_workflow(delay=0),
+        surface=SurfaceOptions(node_outputs=False),
+        warm_up=False,
+    )
 
     async def post() -> list[Any]:
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                     base_url="http://t", timeout=30) as client:
-            response = await client.post("/", json={"id": "quiet", "messages": [
-                {"id": "u", "role": "user", "parts": [{"type": "text", "text": "Train?"}]}]})
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://t", timeout=30
+        ) as client:
+            response = await client.post(
+                "/",
+                json={
+                    "id": "quiet",
+                    "messages": [
+                        {"id": "u", "role": "user", "parts": [{"type": "text", "text": "Train?"}]}
+                    ],
+                },
+            )
         return [c for c in parse_sse(response.text) if isinstance(c, dict)]
 
     chunks = asyncio.run(post())
@@ -376,26 +472,43 @@ def test_adk_middleware_serves_a_workflow() -> None:
     site = AdkMiddleware(Starlette(), path="/api/chat", agent=workflow.build_workflow())
 
     async def post() -> list[Any]:
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=site),
-                                     base_url="http://t", timeout=30) as client:
-            response = await client.post("/api/chat", json={"id": "mw", "messages": [
-                {"id": "u", "role": "user", "parts": [{"type": "text",
-                                                       "text": "3 pears please"}]}]})
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=site), base_url="http://t", timeout=30
+        ) as client:
+            response = await client.post(
+                "/api/chat",
+                json={
+                    "id": "mw",
+                    "messages": [
+                        {
+                            "id": "u",
+                            "role": "user",
+                            "parts": [{"type": "text", "text": "3 pears please"}],
+                        }
+                    ],
+                },
+            )
         return [c for c in parse_sse(response.text) if isinstance(c, dict)]
 
     chunks = asyncio.run(post())
     said = "".join(c["delta"] for c in chunks if c["type"] == "text-delta")
     assert said == "Your order: 3 pears for 4.50 EUR."
     assert [c["data"]["node"] for c in chunks if c["type"] == "data-node"] == [
-        "triage", "parse_order", "price"]
+        "triage",
+        "parse_order",
+        "price",
+    ]
 
 
 def test_a_loop_agent_is_steps_of_one_message_and_runs_turn_by_turn() -> None:
     """docs/your-own-agents.md's table: each iteration's model call is a step of the same
     message; ADK's run_live raises for a LoopAgent, so the WebSocket serves it turn by turn
     (also inside a SequentialAgent)."""
-    drafter = LlmAgent(name="drafter", instruction="Improve the draft.",
-                       model=ScriptedModel(planner=lambda contents: Said(text="Draft.")))
+    drafter = LlmAgent(
+        name="drafter",
+        instruction="Improve the draft.",
+        model=ScriptedModel(planner=lambda contents: Said(text="Draft.")),
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         loop = LoopAgent(name="polish", sub_agents=[drafter], max_iterations=2)
@@ -404,13 +517,20 @@ def test_a_loop_agent_is_steps_of_one_message_and_runs_turn_by_turn() -> None:
     app = AdkApp(agent=loop, warm_up=False)
 
     async def post() -> list[Any]:
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                     base_url="http://t", timeout=30) as client:
-            response = await client.post("/", json={"id": "loop", "messages": [
-                {"id": "u", "role": "user", "parts": [{"type": "text", "text": "go"}]}]})
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://t", timeout=30
+        ) as client:
+            response = await client.post(
+                "/",
+                json={
+                    "id": "loop",
+                    "messages": [
+                        {"id": "u", "role": "user", "parts": [{"type": "text", "text": "go"}]}
+                    ],
+                },
+            )
         return [c for c in parse_sse(response.text) if isinstance(c, dict)]
 
     chunks = asyncio.run(post())
     assert [c["type"] for c in chunks].count("start-step") == 2
-    assert chunks[-1]["messageMetadata"]["adk"]["authors"] == {"0": "drafter",
-                                                               "1": "drafter"}
+    assert chunks[-1]["messageMetadata"]["adk"]["authors"] == {"0": "drafter", "1": "drafter"}

@@ -55,23 +55,31 @@ def refused(answers: list[ClientAnswer], pending: Pending) -> RequestError:
 
 def test_unknown_replayed_and_echoed_answers() -> None:
     pending = Pending(APPROVAL, known=("conf-0", "call-0"))
-    assert refused([ClientAnswer("forged", "approval", fresh=True)], pending).code \
+    assert (
+        refused([ClientAnswer("forged", "approval", fresh=True)], pending).code
         == "unknown_tool_call"
+    )
     replay = refused([ClientAnswer("conf-0", "approval", fresh=True, confirmed=True)], pending)
     assert replay.code == "unknown_tool_call" and "already answered" in replay.message
     echo = ClientAnswer("call-0", "result", fresh=False, result={"ok": 1})
     [decision] = decide([echo, ClientAnswer("conf-1", "approval", fresh=True)], pending)
-    assert decision.call is APPROVAL and decision.response == {"confirmed": False,
-                                                                "payload": {"amount": 5, "to": "x"}}
+    assert decision.call is APPROVAL and decision.response == {
+        "confirmed": False,
+        "payload": {"amount": 5, "to": "x"},
+    }
 
 
 def test_kind_nothing_new_and_one_answer_per_call() -> None:
     pending = Pending(APPROVAL, BROWSER, BROWSER_APPROVAL)
-    assert refused([ClientAnswer("conf-1", "result", fresh=False)], pending).code \
+    assert (
+        refused([ClientAnswer("conf-1", "result", fresh=False)], pending).code
         == "wrong_answer_kind"
+    )
     assert refused([], pending).code == "nothing_to_continue"
-    twice = [ClientAnswer("conf-1", "approval", fresh=True, confirmed=True),
-             ClientAnswer("conf-1", "approval", fresh=True, confirmed=False)]
+    twice = [
+        ClientAnswer("conf-1", "approval", fresh=True, confirmed=True),
+        ClientAnswer("conf-1", "approval", fresh=True, confirmed=False),
+    ]
     [decision] = decide(twice, pending)
     assert decision.confirmed
 
@@ -83,18 +91,20 @@ def test_a_browser_tool_needs_its_approval_first() -> None:
     approval = ClientAnswer("approval-call-2", "approval", fresh=False, confirmed=True)
     first, second = decide([approval, result], pending)
     assert first.call.browser and first.confirmed and second.response == {"lat": 1}
-    denied = decide([ClientAnswer("approval-call-2", "approval", fresh=True, reason="no")],
-                    pending)
+    denied = decide([ClientAnswer("approval-call-2", "approval", fresh=True, reason="no")], pending)
     assert denied[0].response == {"error": "The user denied this tool call.", "reason": "no"}
     assert denied[0].reason == "no"
 
 
 def test_payload_defaults_to_the_tools_and_edits_keep_its_shape() -> None:
     pending = Pending(APPROVAL)
-    edited = ClientAnswer("conf-1", "approval", fresh=True, confirmed=True,
-                          payload={"amount": 3.5, "to": "y"})
-    assert decide([edited], pending)[0].response == {"confirmed": True,
-                                                     "payload": {"amount": 3.5, "to": "y"}}
+    edited = ClientAnswer(
+        "conf-1", "approval", fresh=True, confirmed=True, payload={"amount": 3.5, "to": "y"}
+    )
+    assert decide([edited], pending)[0].response == {
+        "confirmed": True,
+        "payload": {"amount": 3.5, "to": "y"},
+    }
     for bad in ({"amount": "3"}, {"amount": 3, "to": "y", "extra": 1}, [1], "x", None):
         answer = ClientAnswer("conf-1", "approval", fresh=True, confirmed=True, payload=bad)
         assert refused([answer], pending).code == "invalid_payload", bad
@@ -135,15 +145,19 @@ class SSE(Transport):
         self.tag = f"Sse{chat_id.rsplit('-', 1)[-1]}"
 
     async def _post(self) -> Outcome:
-        response = await self.client.post("/", json={"id": self.chat_id,
-                                                     "messages": self.messages})
+        response = await self.client.post("/", json={"id": self.chat_id, "messages": self.messages})
         if response.status_code != 200:
             return Outcome(True, response.json()["error"]["message"])
         return Outcome(False, chunks=[c for c in parse_sse(response.text) if c != "[DONE]"])
 
     async def ask(self, text: str) -> list[dict[str, Any]]:
-        self.messages.append({"id": f"u{len(self.messages)}", "role": "user",
-                              "parts": [{"type": "text", "text": text}]})
+        self.messages.append(
+            {
+                "id": f"u{len(self.messages)}",
+                "role": "user",
+                "parts": [{"type": "text", "text": text}],
+            }
+        )
         outcome = await self._post()
         assert not outcome.refused
         return outcome.chunks
@@ -162,8 +176,16 @@ class LiveB(Transport):
 
     async def _send(self) -> Outcome:
         request_id = f"r{next(self.ids)}"
-        await self.ws.send(json.dumps({"type": "send", "requestId": request_id,
-                                       "id": self.chat_id, "messages": self.messages}))
+        await self.ws.send(
+            json.dumps(
+                {
+                    "type": "send",
+                    "requestId": request_id,
+                    "id": self.chat_id,
+                    "messages": self.messages,
+                }
+            )
+        )
         chunks: list[dict[str, Any]] = []
         while True:
             frame = json.loads(await asyncio.wait_for(self.ws.recv(), 10))
@@ -177,8 +199,13 @@ class LiveB(Transport):
             chunks.append(frame["chunk"])
 
     async def ask(self, text: str) -> list[dict[str, Any]]:
-        self.messages.append({"id": f"u{len(self.messages)}", "role": "user",
-                              "parts": [{"type": "text", "text": text}]})
+        self.messages.append(
+            {
+                "id": f"u{len(self.messages)}",
+                "role": "user",
+                "parts": [{"type": "text", "text": text}],
+            }
+        )
         outcome = await self._send()
         assert not outcome.refused
         return outcome.chunks
@@ -188,17 +215,27 @@ class LiveB(Transport):
         return await self._send()
 
 
-def assistant(chunks: list[dict[str, Any]], earlier: dict[str, Any] | None = None
-              ) -> dict[str, Any]:
+def assistant(
+    chunks: list[dict[str, Any]], earlier: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The assistant message a client builds from the chunks (tool parts by state)."""
-    message = copy.deepcopy(earlier) or {"id": chunks[0]["messageId"], "role": "assistant",
-                                         "parts": []}
+    message = copy.deepcopy(earlier) or {
+        "id": chunks[0]["messageId"],
+        "role": "assistant",
+        "parts": [],
+    }
     parts = message["parts"]
     for c in chunks:
         if c["type"] == "tool-input-available":
             if not any(p.get("toolCallId") == c["toolCallId"] for p in parts):
-                parts.append({"type": f"tool-{c['toolName']}", "toolCallId": c["toolCallId"],
-                              "state": "input-available", "input": c["input"]})
+                parts.append(
+                    {
+                        "type": f"tool-{c['toolName']}",
+                        "toolCallId": c["toolCallId"],
+                        "state": "input-available",
+                        "input": c["input"],
+                    }
+                )
         elif c["type"] == "tool-approval-request":
             part = next(p for p in parts if p["toolCallId"] == c["toolCallId"])
             part.update(state="approval-requested", approval={"id": c["approvalId"]})
@@ -211,13 +248,13 @@ def assistant(chunks: list[dict[str, Any]], earlier: dict[str, Any] | None = Non
     return message
 
 
-def decided(message: dict[str, Any], index: int, approved: bool, **extra: Any
-            ) -> dict[str, Any]:
+def decided(message: dict[str, Any], index: int, approved: bool, **extra: Any) -> dict[str, Any]:
     message = copy.deepcopy(message)
     parts = [p for p in message["parts"] if "approval" in p]
     part = parts[index]
-    part.update(state="approval-responded",
-                approval={**part["approval"], "approved": approved, **extra})
+    part.update(
+        state="approval-responded", approval={**part["approval"], "approved": approved, **extra}
+    )
     return message
 
 
@@ -235,8 +272,7 @@ chat_numbers = itertools.count()
 
 
 @pytest.fixture(params=["sse", "live-b"])
-async def chat(request: pytest.FixtureRequest, server: LoopbackServer
-               ) -> AsyncIterator[Transport]:
+async def chat(request: pytest.FixtureRequest, server: LoopbackServer) -> AsyncIterator[Transport]:
     chat_id = f"rules-{request.param}-{next(chat_numbers)}"
     if request.param == "sse":
         async with httpx.AsyncClient(base_url=server.url, timeout=20) as client:
@@ -267,8 +303,9 @@ async def test_an_approval_runs_once_and_a_replay_is_refused(chat: Transport) ->
 
 
 async def test_earlier_answers_are_echoes(chat: Transport) -> None:
-    asked = assistant(await chat.ask(
-        f"Send 30 dollars to Echo1{chat.tag} and 40 dollars to Echo2{chat.tag}"))
+    asked = assistant(
+        await chat.ask(f"Send 30 dollars to Echo1{chat.tag} and 40 dollars to Echo2{chat.tag}")
+    )
     first = await chat.answer(decided(asked, 0, True))
     assert not first.refused and ran(f"Echo1{chat.tag}") == 1 and ran(f"Echo2{chat.tag}") == 0
     # The page re-sends the whole message: the first answer again (now an output) and the
@@ -288,8 +325,15 @@ async def test_an_approval_is_not_answered_with_a_result(chat: Transport) -> Non
     asked = assistant(await chat.ask(f"Send 50 dollars to Kind{chat.tag}"))
     part = next(p for p in asked["parts"] if "approval" in p)
     wrong = copy.deepcopy(asked)
-    wrong["parts"].append({"type": "tool-process_payment", "toolCallId": part["approval"]["id"],
-                           "state": "output-available", "input": {}, "output": {"ok": True}})
+    wrong["parts"].append(
+        {
+            "type": "tool-process_payment",
+            "toolCallId": part["approval"]["id"],
+            "state": "output-available",
+            "input": {},
+            "output": {"ok": True},
+        }
+    )
     outcome = await chat.answer(wrong)
     assert outcome.refused and "expects an approval" in outcome.error
     assert ran(f"Kind{chat.tag}") == 0
@@ -307,8 +351,9 @@ async def test_a_browser_result_needs_its_approval(chat: Transport) -> None:
 
 async def test_nothing_new_is_refused(chat: Transport) -> None:
     await chat.ask("hello")
-    outcome = await chat.answer({"id": "a-1", "role": "assistant",
-                                 "parts": [{"type": "text", "text": "hi"}]})
+    outcome = await chat.answer(
+        {"id": "a-1", "role": "assistant", "parts": [{"type": "text", "text": "hi"}]}
+    )
     assert outcome.refused and "no new answer" in outcome.error
 
 

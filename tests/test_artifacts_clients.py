@@ -51,24 +51,35 @@ def server() -> Iterator[LoopbackServer]:
         yield running
 
 
-def validate(messages: list[dict[str, Any]], versions: tuple[str, ...] = AI_VERSIONS
-             ) -> dict[str, str]:
-    done = subprocess.run(["node", "--input-type=module", "-e", VALIDATE, *versions],
-                          input=json.dumps(messages), cwd=JS_DIR, capture_output=True,
-                          text=True, timeout=60, check=False)
+def validate(
+    messages: list[dict[str, Any]], versions: tuple[str, ...] = AI_VERSIONS
+) -> dict[str, str]:
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", VALIDATE, *versions],
+        input=json.dumps(messages),
+        cwd=JS_DIR,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     problems: dict[str, str] = json.loads(done.stdout)
     return problems
 
 
-def check_chart(server: LoopbackServer, message: dict[str, Any], chat_id: str,
-                version: str = "ai7") -> None:
+def check_chart(
+    server: LoopbackServer, message: dict[str, Any], chat_id: str, version: str = "ai7"
+) -> None:
     """The assistant message ends its tool step with the chart's file part, which loads."""
     kinds = [p["type"] for p in message["parts"]]
     [file] = [p for p in message["parts"] if p["type"] == "file"]
     assert kinds.index("file") == kinds.index("tool-draw_chart") + 1
-    expected: dict[str, Any] = {"type": "file", "mediaType": "image/png",
-                                "url": f"{API}/{chat_id}/artifacts/chart.png?version=0"}
+    expected: dict[str, Any] = {
+        "type": "file",
+        "mediaType": "image/png",
+        "url": f"{API}/{chat_id}/artifacts/chart.png?version=0",
+    }
     if version != "ai5":  # ai 5 drops a file chunk's providerMetadata
         expected["providerMetadata"] = {"adk": {"artifact": "chart.png", "version": 0}}
     assert file == expected
@@ -78,8 +89,12 @@ def check_chart(server: LoopbackServer, message: dict[str, Any], chat_id: str,
 
 
 def test_sse_clients_get_the_file_part(server: LoopbackServer) -> None:
-    reports = run_chat_versions(server.url + API, [{"action": "send", "text": "chart sales"}],
-                                chat_id="sse-chart", timeout=60)
+    reports = run_chat_versions(
+        server.url + API,
+        [{"action": "send", "text": "chart sales"}],
+        chat_id="sse-chart",
+        timeout=60,
+    )
     for version, report in reports.items():
         assert report["ok"], (version, report["problems"])
         assert not any(r["invalid"] for r in report["requests"]), version
@@ -89,15 +104,26 @@ def test_sse_clients_get_the_file_part(server: LoopbackServer) -> None:
 
 
 def test_websocket_chat_transport_gets_the_file_part(server: LoopbackServer) -> None:
-    payload = {"ai": "ai7", "url": server.url.replace("http://", "ws://") + API,
-               "chatId": "ws-chart", "steps": [{"action": "send", "text": "chart sales"}],
-               "timeoutMs": 30000}
-    done = subprocess.run(["node", str(JS_DIR / "drive-ws.mjs")], input=json.dumps(payload),
-                          text=True, capture_output=True, timeout=60, check=False)
+    payload = {
+        "ai": "ai7",
+        "url": server.url.replace("http://", "ws://") + API,
+        "chatId": "ws-chart",
+        "steps": [{"action": "send", "text": "chart sales"}],
+        "timeoutMs": 30000,
+    }
+    done = subprocess.run(
+        ["node", str(JS_DIR / "drive-ws.mjs")],
+        input=json.dumps(payload),
+        text=True,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert report["ok"] and report["invalid"] == [] and report["nullPaths"] == [], \
-        report["problems"]
+    assert report["ok"] and report["invalid"] == [] and report["nullPaths"] == [], report[
+        "problems"
+    ]
     [_, assistant] = report["messages"]
     check_chart(server, assistant, "ws-chart")
     assert validate(report["messages"]) == {}

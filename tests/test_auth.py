@@ -35,8 +35,9 @@ def authenticate(scope: Any) -> str:
 
 
 def _app(**options: Any) -> AdkApp:
-    return AdkApp(build_demo_agent(token_delay=0), authenticate=authenticate, warm_up=False,
-                  **options)
+    return AdkApp(
+        build_demo_agent(token_delay=0), authenticate=authenticate, warm_up=False, **options
+    )
 
 
 def as_(user: str) -> dict[str, str]:
@@ -51,8 +52,9 @@ def server() -> Iterator[LoopbackServer]:
 
 async def test_http_refusals_are_401_and_403_json() -> None:
     app = _app()
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                 base_url="http://t") as client:
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://t"
+    ) as client:
         body = chat_body("c", user_message("hi"))
         response = await client.post("/", json=body)
         assert response.status_code == 401
@@ -70,8 +72,9 @@ async def test_async_hook_and_a_bad_user_id_is_a_refusal() -> None:
         return ""  # a bug in the hook must not become an ADK user id
 
     app = AdkApp(build_demo_agent(), authenticate=hook, warm_up=False)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                 base_url="http://t") as client:
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://t"
+    ) as client:
         response = await client.post("/", json=chat_body("c", user_message("hi")))
     assert response.status_code == 403
 
@@ -99,8 +102,9 @@ def test_another_users_chat_is_not_found_everywhere(server: LoopbackServer) -> N
         assert "tool-approval-request" in types_of(first)
 
         # Bob knows the chat id. Streaming, resuming, stopping, approving: all 404.
-        post = client.post("/", json=chat_body("alice-chat", user_message("hi")),
-                           headers=as_("bob"))
+        post = client.post(
+            "/", json=chat_body("alice-chat", user_message("hi")), headers=as_("bob")
+        )
         assert post.status_code == 404
         assert post.json()["error"] == {"code": "chat_not_found", "message": "No such chat."}
         assert client.get("/alice-chat/stream", headers=as_("bob")).status_code == 404
@@ -122,8 +126,7 @@ def test_another_users_chat_is_not_found_everywhere(server: LoopbackServer) -> N
 
 async def test_another_users_chat_over_websocket(server: LoopbackServer) -> None:
     async with httpx.AsyncClient(base_url=server.url) as client:
-        await client.post("/", json=chat_body("alice-ws", user_message("hi")),
-                          headers=as_("alice"))
+        await client.post("/", json=chat_body("alice-ws", user_message("hi")), headers=as_("alice"))
     # Protocol A: the chat named at the handshake.
     async with connect(ws_url(server.url, "token=token-bob&chatId=alice-ws")) as ws:
         with pytest.raises(ConnectionClosed) as closed:
@@ -138,11 +141,22 @@ async def test_another_users_chat_over_websocket(server: LoopbackServer) -> None
     await bob.close()
     # Protocol B: send and resume get error / no-active frames for that request.
     async with connect(ws_url(server.url, "token=token-bob")) as ws:
-        await ws.send(json.dumps({"type": "send", "requestId": "r1", "id": "alice-ws",
-                                  "trigger": "submit-message", "messages": [
-                                      user_message("hi")]}))
-        assert json.loads(await ws.recv()) == {"type": "error", "errorText": "No such chat.",
-                                               "requestId": "r1"}
+        await ws.send(
+            json.dumps(
+                {
+                    "type": "send",
+                    "requestId": "r1",
+                    "id": "alice-ws",
+                    "trigger": "submit-message",
+                    "messages": [user_message("hi")],
+                }
+            )
+        )
+        assert json.loads(await ws.recv()) == {
+            "type": "error",
+            "errorText": "No such chat.",
+            "requestId": "r1",
+        }
         await ws.send(json.dumps({"type": "resume", "requestId": "r2", "id": "alice-ws"}))
         assert json.loads(await ws.recv()) == {"type": "no-active", "requestId": "r2"}
 
@@ -152,20 +166,23 @@ async def test_sessions_stay_per_user_even_when_the_store_forgets() -> None:
     sessions are keyed by user, so after a restart of an in-memory store another user
     gets a chat of their own under the same id, never the first user's."""
     app = _app()
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                 base_url="http://t") as client:
-        await client.post("/", json=chat_body("shared-id", user_message("secret plan")),
-                          headers=as_("alice"))
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://t"
+    ) as client:
+        await client.post(
+            "/", json=chat_body("shared-id", user_message("secret plan")), headers=as_("alice")
+        )
         app.chat.store = app.live.store = app.store = MemoryStreamStore()  # a restart
-        response = await client.post("/", json=chat_body("shared-id", user_message("hi")),
-                                     headers=as_("mallory"))
+        response = await client.post(
+            "/", json=chat_body("shared-id", user_message("hi")), headers=as_("mallory")
+        )
         assert response.status_code == 200
     service = app.runtime.session_service
-    mallory = await service.get_session(app_name=app.runtime.app_name, user_id="mallory",
-                                        session_id="shared-id")
+    mallory = await service.get_session(
+        app_name=app.runtime.app_name, user_id="mallory", session_id="shared-id"
+    )
     assert mallory is not None
-    texts = [p.text for e in mallory.events if e.content for p in e.content.parts or ()
-             if p.text]
+    texts = [p.text for e in mallory.events if e.content for p in e.content.parts or () if p.text]
     assert not any("secret" in t for t in texts)
 
 

@@ -29,8 +29,14 @@ from aisdk_client import run_chat_versions
 from conftest import LoopbackServer, parse_sse
 
 ROOT = Path(__file__).resolve().parent.parent
-SERVERS = ("adk-asgi", "adk-naive", "adk-api-server", "ag-ui-adk", "adk-asgi-live",
-           "adk-api-server-live")
+SERVERS = (
+    "adk-asgi",
+    "adk-naive",
+    "adk-api-server",
+    "ag-ui-adk",
+    "adk-asgi-live",
+    "adk-api-server-live",
+)
 CEILINGS = ("ceiling", "ceiling-plain", "ceiling-live")
 GEMINI = ("adk-asgi@gemini",)  # no idle phase: it measures the server, not the model
 OURS = ("adk-asgi", "adk-naive", "adk-asgi-live", *CEILINGS, *GEMINI)
@@ -40,8 +46,13 @@ HARD_TIMEOUT_S = 360  # a hang guard, not a speed check (--quick takes ≈ 1 min
 
 def _copy_of_the_repository(where: Path) -> Path:
     """The files git tracks or would track, as a clone has them."""
-    names = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-                           cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    names = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     clone = where / "adk-asgi"
     for name in names:
         source = ROOT / name
@@ -75,8 +86,10 @@ def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (curl,) = [c for c in readme if c.startswith("curl -N")]
         chunks = [c for c in parse_sse(shell.run(curl)) if isinstance(c, dict)]
         assert "Tokyo is sunny" in "".join(c.get("delta", "") for c in chunks)
-    print(f"\n  fresh .venv, pip install -e '.[bench]': {installed:.0f} s"
-          f"\n  scripts/demo (its pip install -e ., serving): {demo:.0f} s")
+    print(
+        f"\n  fresh .venv, pip install -e '.[bench]': {installed:.0f} s"
+        f"\n  scripts/demo (its pip install -e ., serving): {demo:.0f} s"
+    )
     return copy
 
 
@@ -85,10 +98,13 @@ def _run_quick(clone: Path, out: Path) -> tuple[int, str, float]:
 
     start = time.monotonic()
     proc = subprocess.Popen(
-        [str(clone / ".venv" / "bin" / "python"), "-m", "benchmarks", "--quick", "--out",
-         str(out)],
-        cwd=clone, env=clean_environment(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True)
+        [str(clone / ".venv" / "bin" / "python"), "-m", "benchmarks", "--quick", "--out", str(out)],
+        cwd=clone,
+        env=clean_environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         output, _ = proc.communicate(timeout=HARD_TIMEOUT_S)
     except subprocess.TimeoutExpired:
@@ -100,8 +116,10 @@ def _run_quick(clone: Path, out: Path) -> tuple[int, str, float]:
         except subprocess.TimeoutExpired:
             proc.kill()
             output, _ = proc.communicate()
-        pytest.fail(f"python -m benchmarks --quick still running after {HARD_TIMEOUT_S} s:\n"
-                    + output[-4000:])
+        pytest.fail(
+            f"python -m benchmarks --quick still running after {HARD_TIMEOUT_S} s:\n"
+            + output[-4000:]
+        )
     return proc.returncode, output, time.monotonic() - start
 
 
@@ -124,7 +142,8 @@ def test_quick_benchmark_run_reports_every_contender(clone: Path, tmp_path: Path
         if idle:
             assert "error" not in row["idle"], f"{name}: idle phase: {row['idle']['error']}"
         assert [(lv["tokens"], lv["concurrency"]) for lv in row["sweep"]] == levels, (
-            f"{name}: sweep levels missing")
+            f"{name}: sweep levels missing"
+        )
         if name in OURS:  # a broken harness or bridge shows up as missing tokens
             for lv in row["sweep"]:
                 assert lv["completion"] == 1.0, f"{name}: {lv['reps'][-1]['errors']}"
@@ -141,19 +160,25 @@ def test_naive_bridge_streams_what_every_ai_sdk_client_accepts() -> None:
     whole, and a second turn on the same chat works."""
     from benchmarks.naive import build_naive_app
 
-    steps = [{"action": "send", "text": "bench 5"},
-             {"action": "send", "text": "What's the weather in Tokyo?"}]
+    steps = [
+        {"action": "send", "text": "bench 5"},
+        {"action": "send", "text": "What's the weather in Tokyo?"},
+    ]
     with LoopbackServer(build_naive_app()) as server:
         reports = run_chat_versions(f"{server.url}/api/chat", steps, chat_id="naive-1")
     for version, report in reports.items():
         assert report["ok"], (version, report["problems"], report["chatErrors"])
         assert [r["status"] for r in report["requests"]] == [200, 200], version
         assert all(r["sawDone"] and not r["invalid"] for r in report["requests"]), version
-        texts = ["".join(p.get("text", "") for p in m["parts"] if p["type"] == "text")
-                 for m in report["messages"] if m["role"] == "assistant"]
-        assert texts == ["w1 w2 w3 w4 w5",
-                         "Let me check the weather in Tokyo.The weather in Tokyo is sunny, "
-                         "22°C."], (version, texts)
+        texts = [
+            "".join(p.get("text", "") for p in m["parts"] if p["type"] == "text")
+            for m in report["messages"]
+            if m["role"] == "assistant"
+        ]
+        assert texts == [
+            "w1 w2 w3 w4 w5",
+            "Let me check the weather in Tokyo.The weather in Tokyo is sunny, 22°C.",
+        ], (version, texts)
 
 
 @pytest.mark.slow
@@ -163,14 +188,22 @@ def test_the_docs_extra_builds_the_site(clone: Path) -> None:
     from doc_commands import DocShell, clean_environment, documented_commands
 
     install, build = documented_commands(ROOT / "docs" / "development" / "docs.md")[:2]
-    assert (install, build) == (".venv/bin/pip install -e '.[docs]'",
-                                ".venv/bin/mkdocs build --strict")
-    shell = DocShell(clone / ".venv", clone, ".", clean_environment() | {
-        "PIP_NO_COMPILE": "1", "NO_MKDOCS_2_WARNING": "1"})
+    assert (install, build) == (
+        ".venv/bin/pip install -e '.[docs]'",
+        ".venv/bin/mkdocs build --strict",
+    )
+    shell = DocShell(
+        clone / ".venv",
+        clone,
+        ".",
+        clean_environment() | {"PIP_NO_COMPILE": "1", "NO_MKDOCS_2_WARNING": "1"},
+    )
     start = time.monotonic()
     shell.run(install)
     installed = time.monotonic() - start
     shell.run(build)
-    print(f"\n  pip install -e '.[docs]': {installed:.0f} s, mkdocs build --strict: "
-          f"{time.monotonic() - start - installed:.0f} s")
+    print(
+        f"\n  pip install -e '.[docs]': {installed:.0f} s, mkdocs build --strict: "
+        f"{time.monotonic() - start - installed:.0f} s"
+    )
     assert (clone / "site" / "testing" / "gemini-emulator" / "index.html").is_file()

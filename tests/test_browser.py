@@ -24,12 +24,26 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 RUNNER: Final = ROOT / "tests" / "browser" / "run.mjs"
 ARTIFACTS: Final = ROOT / "test-artifacts" / "browser"
 
-SCENARIOS: Final = ("text", "reasoning", "weather", "approve", "deny", "two-payments", "location",
-                    "location-denied", "bgm")
-PLAN: Final = ([(t, s) for t in ("sse", "websocket") for s in SCENARIOS]
-               + [("voice", "voice-talk"), ("voice", "voice-approve"), ("voice", "voice-camera"),
-                  ("voice", "voice-screen"), ("voice", "voice-location"), ("sse", "history"),
-                  ("sse", "payments-ran-once")])
+SCENARIOS: Final = (
+    "text",
+    "reasoning",
+    "weather",
+    "approve",
+    "deny",
+    "two-payments",
+    "location",
+    "location-denied",
+    "bgm",
+)
+PLAN: Final = [(t, s) for t in ("sse", "websocket") for s in SCENARIOS] + [
+    ("voice", "voice-talk"),
+    ("voice", "voice-approve"),
+    ("voice", "voice-camera"),
+    ("voice", "voice-screen"),
+    ("voice", "voice-location"),
+    ("sse", "history"),
+    ("sse", "payments-ran-once"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +54,12 @@ def report() -> dict[str, Any]:
     with serve(token_delay=0.02) as url:
         done = subprocess.run(
             ["node", str(RUNNER), "--url", f"{url}/", "--out", str(ARTIFACTS)],
-            cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
     return result
@@ -71,8 +90,11 @@ def test_streaming_is_visible(report: dict[str, Any], transport: str) -> None:
 def test_the_model_saw_the_camera(report: dict[str, Any]) -> None:
     """The fake camera's frames reached the demo's live model, which says what it got."""
     facts = _result(report, "voice", "voice-camera")["facts"]
-    seen = re.fullmatch(r"I can see (\d+) image\(s\) so far; the newest is image/jpeg, "
-                        r"(\d+) bytes\.", facts["answer"])
+    seen = re.fullmatch(
+        r"I can see (\d+) image\(s\) so far; the newest is image/jpeg, "
+        r"(\d+) bytes\.",
+        facts["answer"],
+    )
     assert seen, facts
     assert 1 <= int(seen.group(1)) <= facts["frames"] and int(seen.group(2)) > 1000
     # Chromium's fake camera is 640x480: under 768, sent at its own size
@@ -109,24 +131,29 @@ def shapes_report() -> dict[str, Any]:
     for name in ("code", "fanout"):
         with serve(f"tests.agents.{name}.agent:root_agent") as url:
             done = subprocess.run(
-                ["node", str(RUNNER), "--url", f"{url}/", "--out", str(ARTIFACTS), "--agent",
-                 name], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+                ["node", str(RUNNER), "--url", f"{url}/", "--out", str(ARTIFACTS), "--agent", name],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
         assert done.returncode == 0, done.stderr
         results += json.loads(done.stdout)["results"]
     return {"results": results}
 
 
 @pytest.mark.parametrize("transport", ["sse", "websocket"])
-def test_the_page_shows_code_and_its_output(shapes_report: dict[str, Any],
-                                            transport: str) -> None:
+def test_the_page_shows_code_and_its_output(shapes_report: dict[str, Any], transport: str) -> None:
     result = _result(shapes_report, transport, "code")
     assert result["ok"], f"code over {transport}: {result['error']}"
     assert result["facts"]["printed"].strip() == "4"
 
 
 @pytest.mark.parametrize("transport", ["sse", "websocket"])
-def test_the_page_shows_branch_authors_and_node_outputs(shapes_report: dict[str, Any],
-                                                        transport: str) -> None:
+def test_the_page_shows_branch_authors_and_node_outputs(
+    shapes_report: dict[str, Any], transport: str
+) -> None:
     result = _result(shapes_report, transport, "fanout")
     assert result["ok"], f"fanout over {transport}: {result['error']}"
     assert result["facts"]["authors"] == ["pros", "cons"]

@@ -31,9 +31,22 @@ def report() -> dict[str, Any]:
     tests = str(ROOT / "tests")
     with serve("agents.artifacts.agent:app", env={"PYTHONPATH": tests}) as url:
         done = subprocess.run(
-            ["node", str(RUNNER), "--url", f"{url}/", "--out", str(ARTIFACTS),
-             "--agent", "artifacts"],
-            cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+            [
+                "node",
+                str(RUNNER),
+                "--url",
+                f"{url}/",
+                "--out",
+                str(ARTIFACTS),
+                "--agent",
+                "artifacts",
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
     return result

@@ -36,15 +36,37 @@ def run() -> Iterator[tuple[dict[str, Any], str, Provider]]:
         pytest.fail(problem, pytrace=False)
     provider = Provider()
     logs: list[str] = []
-    with LoopbackServer(provider.app) as service, \
-            serve("tests.agents.trips.agent:app") as trips, \
-            serve("tests.agents.accounts.agent:app", "--log-level", "debug",
-                  env={"ACCOUNTS_PROVIDER_URL": service.url}, output=logs) as accounts:
+    with (
+        LoopbackServer(provider.app) as service,
+        serve("tests.agents.trips.agent:app") as trips,
+        serve(
+            "tests.agents.accounts.agent:app",
+            "--log-level",
+            "debug",
+            env={"ACCOUNTS_PROVIDER_URL": service.url},
+            output=logs,
+        ) as accounts,
+    ):
         provider.client.redirect_uris.append(f"{accounts}/api/chat/oauth2/callback")
         done = subprocess.run(
-            ["node", str(RUNNER), "--trips", f"{trips}/", "--accounts", f"{accounts}/",
-             "--key", WEATHER_KEY, "--out", str(ARTIFACTS)],
-            cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+            [
+                "node",
+                str(RUNNER),
+                "--trips",
+                f"{trips}/",
+                "--accounts",
+                f"{accounts}/",
+                "--key",
+                WEATHER_KEY,
+                "--out",
+                str(ARTIFACTS),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
         assert done.returncode == 0, done.stderr
         report: dict[str, Any] = json.loads(done.stdout)
     yield report, "".join(logs), provider
@@ -58,8 +80,7 @@ def test_scenario(run: tuple[dict[str, Any], str, Provider], name: str) -> None:
     assert found[0]["ok"], f"{name}: {found[0]['error']}"
 
 
-def test_no_secret_reached_the_page_or_the_logs(
-        run: tuple[dict[str, Any], str, Provider]) -> None:
+def test_no_secret_reached_the_page_or_the_logs(run: tuple[dict[str, Any], str, Provider]) -> None:
     report, logs, provider = run
     assert all(r["ok"] for r in report["results"])
     secrets = [WEATHER_KEY, *provider.access_tokens, *provider.refresh_tokens]

@@ -26,17 +26,21 @@ async def pages(service: object, limit: int) -> list[list[tuple[str, str | None]
             return out
 
 
-async def test_keyset_pages_equal_the_generic_ones(tmp_path: Path,
-                                                  caplog: pytest.LogCaptureFixture) -> None:
+async def test_keyset_pages_equal_the_generic_ones(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     path = tmp_path / "chats.db"
     service = session_service_from_url(f"sqlite:///{path}")
     for i in range(23):
-        await service.create_session(app_name="a", user_id="u", session_id=f"c{i:02d}",
-                                     state={TITLE_KEY: f"chat {i}"})
+        await service.create_session(
+            app_name="a", user_id="u", session_id=f"c{i:02d}", state={TITLE_KEY: f"chat {i}"}
+        )
     await service.create_session(app_name="a", user_id="other", session_id="theirs")
     with sqlite3.connect(path) as db:  # ties: several chats updated at the same instant
-        db.execute("UPDATE sessions SET update_time = 1700000000.25 "
-                   "WHERE id IN ('c03', 'c07', 'c11', 'c12', 'c19')")
+        db.execute(
+            "UPDATE sessions SET update_time = 1700000000.25 "
+            "WHERE id IN ('c03', 'c07', 'c11', 'c12', 'c19')"
+        )
     listed = await service.list_sessions(app_name="a", user_id="u")
     generic: list[list[tuple[str, str | None]]] = []
     cursor = None

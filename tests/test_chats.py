@@ -40,13 +40,14 @@ def name_on_request(callback_context: CallbackContext) -> types.Content | None:
     said = callback_context.user_content
     text = said.parts[0].text if said is not None and said.parts else ""
     if text and text.startswith("name it "):
-        callback_context.state[TITLE_KEY] = text[len("name it "):]
+        callback_context.state[TITLE_KEY] = text[len("name it ") :]
     return None
 
 
 @pytest.fixture(scope="module", params=["memory", "sqlite", "postgresql"])
-def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-           ) -> Iterator[LoopbackServer]:
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LoopbackServer]:
     session_db = None
     if request.param == "sqlite":
         session_db = f"sqlite:///{tmp_path_factory.mktemp('chats') / 'sessions.db'}"
@@ -55,32 +56,42 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         session_db = postgres.create_database(f"chats_{int(time.time() * 1000) % 10**9}")
     agent = build_demo_agent(token_delay=0.002)
     agent.before_agent_callback = name_on_request
-    app = AdkApp(agent, session_db=session_db, authenticate=who, warm_up=False,
-                 artifact_service=InMemoryArtifactService(),
-                 streaming=StreamingOptions(resume_grace=30),
-                 chats=ChatListOptions(page_size=3,
-                                       title=lambda text: None if "plain" in text
-                                       else text.title()))
+    app = AdkApp(
+        agent,
+        session_db=session_db,
+        authenticate=who,
+        warm_up=False,
+        artifact_service=InMemoryArtifactService(),
+        streaming=StreamingOptions(resume_grace=30),
+        chats=ChatListOptions(
+            page_size=3, title=lambda text: None if "plain" in text else text.title()
+        ),
+    )
     with LoopbackServer(app) as running:
         running.app = app  # type: ignore[attr-defined]
         yield running
 
 
-def post(server: LoopbackServer, chat_id: str, text: str, headers: dict[str, str] = ANN
-         ) -> list[Any]:
-    response = httpx.post(server.url + "/", headers=headers, timeout=30,
-                          json=chat_body(chat_id, user_message(text, f"u-{chat_id}-{text}")))
+def post(
+    server: LoopbackServer, chat_id: str, text: str, headers: dict[str, str] = ANN
+) -> list[Any]:
+    response = httpx.post(
+        server.url + "/",
+        headers=headers,
+        timeout=30,
+        json=chat_body(chat_id, user_message(text, f"u-{chat_id}-{text}")),
+    )
     assert response.status_code == 200, response.text
     return parse_sse(response.text)
 
 
-def listed(server: LoopbackServer, headers: dict[str, str] = ANN, **params: Any
-           ) -> httpx.Response:
+def listed(server: LoopbackServer, headers: dict[str, str] = ANN, **params: Any) -> httpx.Response:
     return httpx.get(server.url + "/", headers=headers, params=params, timeout=10)
 
 
-def test_list_paginate_title_delete(server: LoopbackServer,
-                                    caplog: pytest.LogCaptureFixture) -> None:
+def test_list_paginate_title_delete(
+    server: LoopbackServer, caplog: pytest.LogCaptureFixture
+) -> None:
     prefix = f"c{time.monotonic_ns() % 10**8}"
     ids = [f"{prefix}-{i}" for i in range(5)]
     post(server, ids[0], "hello plain words " + "very " * 20 + "long")
@@ -139,8 +150,9 @@ def test_list_paginate_title_delete(server: LoopbackServer,
     assert httpx.delete(f"{server.url}/{ids[1]}", headers=ANN, timeout=10).status_code == 404
     assert ids[1] not in [c["id"] for c in listed(server, limit=100).json()["chats"]]
     # the id is still Ann's: a new chat under it starts afresh, and Bob cannot take it
-    response = httpx.post(server.url + "/", headers=BOB, timeout=10,
-                          json=chat_body(ids[1], user_message("mine now?")))
+    response = httpx.post(
+        server.url + "/", headers=BOB, timeout=10, json=chat_body(ids[1], user_message("mine now?"))
+    )
     assert response.status_code == 404
     post(server, ids[1], "a fresh start")
     again = httpx.get(f"{server.url}/{ids[1]}", headers=ANN, timeout=10).json()
@@ -154,20 +166,30 @@ def test_a_regenerated_first_message_keeps_its_title(server: LoopbackServer) -> 
     first = user_message("what about regenerating", f"u-{chat_id}")
     created = None
     for trigger in ("submit-message", "regenerate-message"):
-        response = httpx.post(server.url + "/", headers=ANN, timeout=30,
-                              json=chat_body(chat_id, first, trigger=trigger))
+        response = httpx.post(
+            server.url + "/",
+            headers=ANN,
+            timeout=30,
+            json=chat_body(chat_id, first, trigger=trigger),
+        )
         assert response.status_code == 200 and "[DONE]" in response.text
-        created = created or next(c for c in listed(server, limit=100).json()["chats"]
-                                  if c["id"] == chat_id)["createdAt"]
+        created = (
+            created
+            or next(c for c in listed(server, limit=100).json()["chats"] if c["id"] == chat_id)[
+                "createdAt"
+            ]
+        )
     chats = listed(server, limit=100).json()["chats"]
     assert next(c for c in chats if c["id"] == chat_id)["title"] == "What About Regenerating"
     app: AdkApp = server.app  # type: ignore[attr-defined]
 
     async def state() -> dict[str, Any]:
         session = await app.runtime.session_service.get_session(
-            app_name=app.runtime.app_name, user_id="ann", session_id=chat_id)
+            app_name=app.runtime.app_name, user_id="ann", session_id=chat_id
+        )
         assert session is not None
         return dict(session.state)
+
     kept = asyncio.run_coroutine_threadsafe(state(), server.loop).result(10)  # type: ignore[arg-type]
     assert kept[TITLE_KEY] == "What About Regenerating"  # stored, not read from the events
     assert iso_time(kept[CREATED_KEY]) == created  # and the chat is as old as it was
@@ -178,15 +200,29 @@ def test_a_regenerated_first_message_keeps_its_title(server: LoopbackServer) -> 
 def test_another_user_gets_404_on_every_route(server: LoopbackServer) -> None:
     chat_id = f"ann-only-{time.monotonic_ns() % 10**8}"
     post(server, chat_id, "hello")
-    routes = [("GET", f"/{chat_id}"), ("DELETE", f"/{chat_id}"), ("GET", f"/{chat_id}/stream"),
-              ("DELETE", f"/{chat_id}/stream"), ("POST", f"/{chat_id}/tool-output")]
+    routes = [
+        ("GET", f"/{chat_id}"),
+        ("DELETE", f"/{chat_id}"),
+        ("GET", f"/{chat_id}/stream"),
+        ("DELETE", f"/{chat_id}/stream"),
+        ("POST", f"/{chat_id}/tool-output"),
+    ]
     for method, path in routes:
-        response = httpx.request(method, server.url + path, headers=BOB, timeout=10,
-                                 json={"toolCallId": "x", "output": {}})
+        response = httpx.request(
+            method,
+            server.url + path,
+            headers=BOB,
+            timeout=10,
+            json={"toolCallId": "x", "output": {}},
+        )
         assert response.status_code == 404, (method, path, response.text)
         assert response.json()["error"]["code"] == "chat_not_found"
-    response = httpx.post(server.url + "/", headers=BOB, timeout=10,
-                          json=chat_body(chat_id, user_message("mine now?")))
+    response = httpx.post(
+        server.url + "/",
+        headers=BOB,
+        timeout=10,
+        json=chat_body(chat_id, user_message("mine now?")),
+    )
     assert response.status_code == 404
     # and an unknown chat looks the same
     assert httpx.get(f"{server.url}/nope-{chat_id}", headers=ANN, timeout=10).status_code == 404
@@ -202,8 +238,13 @@ def test_delete_stops_a_running_turn(server: LoopbackServer) -> None:
     streaming = threading.Event()
 
     def run() -> None:
-        with httpx.stream("POST", server.url + "/", headers=ANN, timeout=60,
-                          json=chat_body(chat_id, user_message("bench 3000"))) as response:
+        with httpx.stream(
+            "POST",
+            server.url + "/",
+            headers=ANN,
+            timeout=60,
+            json=chat_body(chat_id, user_message("bench 3000")),
+        ) as response:
             for line in response.iter_lines():
                 if line.startswith("data: "):
                     got["chunks"].append(line[6:])
@@ -222,12 +263,12 @@ def test_delete_stops_a_running_turn(server: LoopbackServer) -> None:
     assert '{"type":"abort"}' in got["chunks"] and got["chunks"][-1] == "[DONE]"
     print(f"deleted {time.monotonic() - started:.2f} s after asking, mid-turn")
     assert httpx.get(f"{server.url}/{chat_id}", headers=ANN, timeout=10).status_code == 404
-    assert httpx.get(f"{server.url}/{chat_id}/stream", headers=ANN,
-                     timeout=10).status_code == 204
+    assert httpx.get(f"{server.url}/{chat_id}/stream", headers=ANN, timeout=10).status_code == 204
 
 
-def test_delete_removes_artifacts_and_the_recorded_stream(server: LoopbackServer,
-                                                          tmp_path: Path) -> None:
+def test_delete_removes_artifacts_and_the_recorded_stream(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
     """The chat's artifacts go (the user's own ``user:`` ones stay), and so does a stream
     kept for a resume (a turn whose page left)."""
     app: AdkApp = server.app  # type: ignore[attr-defined]
@@ -236,8 +277,13 @@ def test_delete_removes_artifacts_and_the_recorded_stream(server: LoopbackServer
     chat_id = f"files-{time.monotonic_ns() % 10**8}"
     post(server, chat_id, "hello")
     # a turn whose page left mid-stream: resumable for resume_grace
-    with httpx.stream("POST", server.url + "/", headers=ANN, timeout=30,
-                      json=chat_body(chat_id, user_message("bench 300"))) as response:
+    with httpx.stream(
+        "POST",
+        server.url + "/",
+        headers=ANN,
+        timeout=30,
+        json=chat_body(chat_id, user_message("bench 300")),
+    ) as response:
         for _line in response.iter_lines():
             break
     deadline = time.monotonic() + 30
@@ -250,26 +296,32 @@ def test_delete_removes_artifacts_and_the_recorded_stream(server: LoopbackServer
 
     async def save() -> None:
         for name in ("chart.png", "user:avatar.png"):
-            await service.save_artifact(app_name=app.runtime.app_name, user_id="ann",
-                                        session_id=chat_id, filename=name,
-                                        artifact=types.Part(text=name))
+            await service.save_artifact(
+                app_name=app.runtime.app_name,
+                user_id="ann",
+                session_id=chat_id,
+                filename=name,
+                artifact=types.Part(text=name),
+            )
+
     future = asyncio.run_coroutine_threadsafe(save(), server.loop)  # type: ignore[arg-type]
     future.result(10)
-    assert httpx.delete(f"{server.url}/{chat_id}", headers=ANN,
-                        timeout=30).status_code == 204
+    assert httpx.delete(f"{server.url}/{chat_id}", headers=ANN, timeout=30).status_code == 204
 
     async def left() -> list[str]:
-        return await service.list_artifact_keys(app_name=app.runtime.app_name,
-                                                user_id="ann", session_id=chat_id)
+        return await service.list_artifact_keys(
+            app_name=app.runtime.app_name, user_id="ann", session_id=chat_id
+        )
+
     keys = asyncio.run_coroutine_threadsafe(left(), server.loop).result(10)  # type: ignore[arg-type]
     assert keys == ["user:avatar.png"]
-    assert httpx.get(f"{server.url}/{chat_id}/stream", headers=ANN,
-                     timeout=10).status_code == 204
+    assert httpx.get(f"{server.url}/{chat_id}/stream", headers=ANN, timeout=10).status_code == 204
 
 
 @pytest.mark.parametrize("kind", ["memory", "redis"])
-async def test_a_store_forgets_a_deleted_chats_streams(kind: str,
-                                                     request: pytest.FixtureRequest) -> None:
+async def test_a_store_forgets_a_deleted_chats_streams(
+    kind: str, request: pytest.FixtureRequest
+) -> None:
     """``StreamStore.forget``: a stream kept for a resume is gone (nothing to follow), the
     owner stays (the id is never handed to another user)."""
     from adk_asgi import MemoryStreamStore
@@ -279,8 +331,9 @@ async def test_a_store_forgets_a_deleted_chats_streams(kind: str,
     if kind == "redis":
         from adk_asgi.stores.redis import RedisStreamStore
 
-        store = RedisStreamStore(request.getfixturevalue("redis_url"),
-                                 prefix=f"forget-{time.monotonic_ns()}")
+        store = RedisStreamStore(
+            request.getfixturevalue("redis_url"), prefix=f"forget-{time.monotonic_ns()}"
+        )
     else:
         store = MemoryStreamStore()
     try:

@@ -31,10 +31,23 @@ def test_load_target() -> None:
         load_target("adk_asgi.demo:nope")
 
 
-@pytest.mark.parametrize("argv", [["-m", "adk_asgi", "serve"],
-                                  ["-m", "adk_asgi", "serve", "adk_asgi.demo:root_agent",
-                                   "--mount", "/chat", "--gc-threshold", "python",
-                                   "--no-gc-freeze"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["-m", "adk_asgi", "serve"],
+        [
+            "-m",
+            "adk_asgi",
+            "serve",
+            "adk_asgi.demo:root_agent",
+            "--mount",
+            "/chat",
+            "--gc-threshold",
+            "python",
+            "--no-gc-freeze",
+        ],
+    ],
+)
 def test_serve_subprocess(argv: list[str], tmp_path: Path) -> None:
     """A real ``adk-asgi serve``: a chat turn, a JSON 404 elsewhere, sqlite sessions, and
     the collector tuned after warm-up by default (its log line), or left alone."""
@@ -43,15 +56,31 @@ def test_serve_subprocess(argv: list[str], tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GOOGLE_")}
     db = tmp_path / "sessions.db"
     proc = subprocess.Popen(
-        [sys.executable, *argv, "--port", str(port), "--token-delay", "0",
-         "--session-db", f"sqlite:///{db}"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        [
+            sys.executable,
+            *argv,
+            "--port",
+            str(port),
+            "--token-delay",
+            "0",
+            "--session-db",
+            f"sqlite:///{db}",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 30
         while True:
             try:
-                response = httpx.post(f"http://127.0.0.1:{port}{mount}",
-                                      json=chat_body("cli", user_message("hello")), timeout=30)
+                response = httpx.post(
+                    f"http://127.0.0.1:{port}{mount}",
+                    json=chat_body("cli", user_message("hello")),
+                    timeout=30,
+                )
                 break
             except httpx.ConnectError:
                 if time.monotonic() > deadline or proc.poll() is not None:
@@ -93,8 +122,10 @@ def test_serve_runs_uvicorns_sans_io_websocket_implementation() -> None:
     assert config.ws == "websockets-sansio"
     config.load()  # resolves the implementation, as uvicorn does when it starts
     assert config.ws_protocol_class is sansio.WebSocketsSansIOProtocol
-    assert uvicorn_config(parser().parse_args(["serve", "--ws", "websockets"]), None).ws \
+    assert (
+        uvicorn_config(parser().parse_args(["serve", "--ws", "websockets"]), None).ws
         == "websockets"
+    )
 
 
 WORKFLOW = """\
@@ -117,17 +148,32 @@ def test_serve_a_workflow(tmp_path: Path) -> None:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("GOOGLE_")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "adk_asgi", "serve", "wf:workflow", "--port", str(port),
-         "--session-db", f"sqlite:///{tmp_path / 'sessions.db'}"],
-        cwd=tmp_path, env={**env, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True)
+        [
+            sys.executable,
+            "-m",
+            "adk_asgi",
+            "serve",
+            "wf:workflow",
+            "--port",
+            str(port),
+            "--session-db",
+            f"sqlite:///{tmp_path / 'sessions.db'}",
+        ],
+        cwd=tmp_path,
+        env={**env, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 30
         while True:
             try:
-                response = httpx.post(f"http://127.0.0.1:{port}/api/chat",
-                                      json=chat_body("wf", user_message("hi there Ada")),
-                                      timeout=30)
+                response = httpx.post(
+                    f"http://127.0.0.1:{port}/api/chat",
+                    json=chat_body("wf", user_message("hi there Ada")),
+                    timeout=30,
+                )
                 break
             except httpx.ConnectError:
                 if time.monotonic() > deadline or proc.poll() is not None:
@@ -152,15 +198,23 @@ def test_credential_service_and_oauth_redirect_flags() -> None:
     from adk_asgi.cli.main import build_app, parser
     from adk_asgi.cli.targets import TargetError
 
-    args = parser().parse_args([
-        "serve", "tests.agents.accounts.agent:app",
-        "--credential-service", "google.adk.auth.credential_service."
-                                "in_memory_credential_service:InMemoryCredentialService",
-        "--oauth-redirect-uri", "https://chat.example.com/api/chat/oauth2/callback"])
+    args = parser().parse_args(
+        [
+            "serve",
+            "tests.agents.accounts.agent:app",
+            "--credential-service",
+            "google.adk.auth.credential_service."
+            "in_memory_credential_service:InMemoryCredentialService",
+            "--oauth-redirect-uri",
+            "https://chat.example.com/api/chat/oauth2/callback",
+        ]
+    )
     app = build_app(args)
     assert isinstance(app.adk.runtime.runner.credential_service, InMemoryCredentialService)
-    assert app.adk.settings.pauses.oauth_redirect_uri == \
-        "https://chat.example.com/api/chat/oauth2/callback"
+    assert (
+        app.adk.settings.pauses.oauth_redirect_uri
+        == "https://chat.example.com/api/chat/oauth2/callback"
+    )
     default = build_app(parser().parse_args(["serve", "tests.agents.accounts.agent:app"]))
     assert isinstance(default.adk.runtime.runner.credential_service, InMemoryCredentialService)
     for wrong in ("nowhere", "json:dumps", "adk_asgi:missing"):

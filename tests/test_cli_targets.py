@@ -53,8 +53,11 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 def test_modules_and_attributes(project: Path) -> None:
     target = load_target("shop.agent:root_agent")
-    assert (target.kind, target.value.name, target.where) == ("agent", "assistant",
-                                                              "shop.agent:root_agent")
+    assert (target.kind, target.value.name, target.where) == (
+        "agent",
+        "assistant",
+        "shop.agent:root_agent",
+    )
     assert load_target("shop.agent").where == "shop.agent:root_agent"
     assert load_target("shop.agent").value is load_target("shop.agent:root_agent").value
     folder = load_target("shop")  # a folder in the working directory: ADK's agent folder
@@ -70,20 +73,31 @@ def test_agent_folders_and_their_env(project: Path) -> None:
     assert load_target(str(project / "agents"), "weather").value.name == "assistant"
 
 
-@pytest.mark.parametrize(("spec", "agent", "message"), [
-    ("nothing_here", None, "no module named 'nothing_here'"),
-    ("shop.agent:nope", None, "module 'shop.agent' has no attribute 'nope'"),
-    ("shop.other", None, "shop.other defines neither root_agent nor app"),
-    ("shop.other:thing", None,
-     "shop.other:thing is a int, not an ADK agent, Workflow, App or Runner"),
-    ("agents", None, "'agents' holds the agents billing, weather; choose one with --agent NAME"),
-    ("agents", "nope", "no agent 'nope' in 'agents' (found: billing, weather)"),
-    ("./missing", None, "no folder './missing'"),
-    ("shop.agent", "weather", "--agent 'weather' goes with an agents folder"),
-    ("bad spec!", None, "invalid target 'bad spec!'"),
-])
-def test_every_failure_is_one_clear_line(project: Path, spec: str, agent: str | None,
-                                         message: str) -> None:
+@pytest.mark.parametrize(
+    ("spec", "agent", "message"),
+    [
+        ("nothing_here", None, "no module named 'nothing_here'"),
+        ("shop.agent:nope", None, "module 'shop.agent' has no attribute 'nope'"),
+        ("shop.other", None, "shop.other defines neither root_agent nor app"),
+        (
+            "shop.other:thing",
+            None,
+            "shop.other:thing is a int, not an ADK agent, Workflow, App or Runner",
+        ),
+        (
+            "agents",
+            None,
+            "'agents' holds the agents billing, weather; choose one with --agent NAME",
+        ),
+        ("agents", "nope", "no agent 'nope' in 'agents' (found: billing, weather)"),
+        ("./missing", None, "no folder './missing'"),
+        ("shop.agent", "weather", "--agent 'weather' goes with an agents folder"),
+        ("bad spec!", None, "invalid target 'bad spec!'"),
+    ],
+)
+def test_every_failure_is_one_clear_line(
+    project: Path, spec: str, agent: str | None, message: str
+) -> None:
     with pytest.raises(TargetError) as caught:
         load_target(spec, agent)
     text = str(caught.value)
@@ -100,13 +114,20 @@ def test_a_broken_module_is_one_line_too(project: Path) -> None:
 
 
 def test_serve_prints_one_line_and_nothing_about_serving(project: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "adk_asgi", "serve", "shop.nope",
-                             "--port", "1"], capture_output=True, text=True, timeout=60,
-                            cwd=project, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    result = subprocess.run(
+        [sys.executable, "-m", "adk_asgi", "serve", "shop.nope", "--port", "1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=project,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert result.returncode != 0
     assert result.stdout == ""  # no "chat endpoint at ..." before failing
-    assert result.stderr.strip() == "adk-asgi: no module named 'shop.nope' (looked in " \
+    assert (
+        result.stderr.strip() == "adk-asgi: no module named 'shop.nope' (looked in "
         f"{project} and sys.path)"
+    )
 
 
 def test_adk_app_is_its_own_keyword() -> None:
@@ -114,8 +135,10 @@ def test_adk_app_is_its_own_keyword() -> None:
     app = App(name="mine", root_agent=agent)
     chat = AdkMiddleware(not_found_app, path="/api/chat", adk_app=app)
     assert chat.adk.runtime.runner.app_name == "mine"
-    for make in (lambda: AdkMiddleware(not_found_app, path="/api/chat", app=app),
-                 lambda: AdkApp(app=app)):
+    for make in (
+        lambda: AdkMiddleware(not_found_app, path="/api/chat", app=app),
+        lambda: AdkApp(app=app),
+    ):
         with pytest.raises(TypeError, match=r"adk_app=my_app"):
             make()
 
@@ -131,18 +154,26 @@ def test_apps_are_served_resumable_and_runners_must_be() -> None:
 
 
 def test_serve_refuses_a_runner_that_is_not_resumable(project: Path) -> None:
-    (project / "runner_mod.py").write_text(textwrap.dedent("""\
+    (project / "runner_mod.py").write_text(
+        textwrap.dedent("""\
         from google.adk.apps import App
         from google.adk.runners import Runner
         from google.adk.sessions import InMemorySessionService
         from adk_asgi.demo import build_demo_agent
         runner = Runner(app=App(name="r", root_agent=build_demo_agent()),
                         session_service=InMemorySessionService())
-        """))
-    result = subprocess.run([sys.executable, "-m", "adk_asgi", "serve", "runner_mod:runner",
-                             "--port", "1"], capture_output=True, text=True, timeout=60,
-                            cwd=project, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        """)
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "adk_asgi", "serve", "runner_mod:runner", "--port", "1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=project,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert result.returncode != 0 and result.stdout == ""
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(
-        "adk-asgi: runner_mod:runner: the Runner is not resumable"), result.stderr
+        "adk-asgi: runner_mod:runner: the Runner is not resumable"
+    ), result.stderr

@@ -31,8 +31,12 @@ def api() -> Iterator[str]:
 
 def assert_clean(reports: dict[str, dict[str, Any]]) -> None:
     for version, report in reports.items():
-        assert report["ok"], (version, report.get("error"), report.get("problems"),
-                              [r.get("invalid") for r in report["requests"]])
+        assert report["ok"], (
+            version,
+            report.get("error"),
+            report.get("problems"),
+            [r.get("invalid") for r in report["requests"]],
+        )
         for request in report["requests"]:
             assert request["status"] == 200, version
             assert request["invalid"] == [], (version, request["invalid"])
@@ -52,8 +56,7 @@ def parts_of(message: dict[str, Any], kind: str) -> list[dict[str, Any]]:
 
 
 def test_plain_text(api: str) -> None:
-    reports = run_chat_versions(api, [{"action": "send", "text": "hello there"}],
-                                chat_id="plain")
+    reports = run_chat_versions(api, [{"action": "send", "text": "hello there"}], chat_id="plain")
     assert_clean(reports)
     for version, report in reports.items():
         message = assistant(report)
@@ -66,8 +69,9 @@ def test_plain_text(api: str) -> None:
 
 
 def test_think_reasoning_part(api: str) -> None:
-    reports = run_chat_versions(api, [{"action": "send", "text": "think about the sea"}],
-                                chat_id="think")
+    reports = run_chat_versions(
+        api, [{"action": "send", "text": "think about the sea"}], chat_id="think"
+    )
     assert_clean(reports)
     for version, report in reports.items():
         kinds = [p["type"] for p in assistant(report)["parts"]]
@@ -77,14 +81,17 @@ def test_think_reasoning_part(api: str) -> None:
 
 
 def test_weather_tool(api: str) -> None:
-    reports = run_chat_versions(api, [{"action": "send", "text": "What's the weather in Tokyo?"}],
-                                chat_id="weather")
+    reports = run_chat_versions(
+        api, [{"action": "send", "text": "What's the weather in Tokyo?"}], chat_id="weather"
+    )
     assert_clean(reports)
     for version, report in reports.items():
         message = assistant(report)
         kinds = [p["type"] for p in message["parts"]]
         assert kinds == ["step-start", "text", "tool-get_weather", "step-start", "text"], (
-            version, kinds)
+            version,
+            kinds,
+        )
         tool = parts_of(message, "tool-get_weather")[0]
         assert tool["state"] == "output-available"
         assert tool["input"] == {"location": "Tokyo"}
@@ -96,24 +103,36 @@ def test_weather_tool(api: str) -> None:
 def test_weather_with_auto_send_does_not_loop(api: str) -> None:
     # The tool result and the answer are in separate steps, so the client's
     # lastAssistantMessageIsCompleteWithToolCalls sees text after the tool and stops.
-    reports = run_chat_versions(api, [{"action": "send", "text": "weather in Paris?"}],
-                                chat_id="auto", auto_send="toolCalls",
-                                versions=("ai6", "ai7"))
+    reports = run_chat_versions(
+        api,
+        [{"action": "send", "text": "weather in Paris?"}],
+        chat_id="auto",
+        auto_send="toolCalls",
+        versions=("ai6", "ai7"),
+    )
     assert_clean(reports)
     for report in reports.values():
         assert len(report["requests"]) == 1
 
 
 def test_multi_turn_and_regenerate(api: str) -> None:
-    reports = run_chat_versions(api, [
-        {"action": "send", "text": "hello one"},
-        {"action": "send", "text": "hello two"},
-        {"action": "regenerate"},
-    ], chat_id="turns")
+    reports = run_chat_versions(
+        api,
+        [
+            {"action": "send", "text": "hello one"},
+            {"action": "send", "text": "hello two"},
+            {"action": "regenerate"},
+        ],
+        chat_id="turns",
+    )
     assert_clean(reports)
     for version, report in reports.items():
         assert [m["role"] for m in report["messages"]] == [
-            "user", "assistant", "user", "assistant"], version
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+        ], version
         bodies = [r["body"] for r in report["requests"]]
         assert bodies[2]["trigger"] == "regenerate-message"
         ids = [r["chunks"][0]["messageId"] for r in report["requests"]]
@@ -122,8 +141,9 @@ def test_multi_turn_and_regenerate(api: str) -> None:
 
 
 def test_model_error_reaches_the_chat_as_an_error(api: str) -> None:
-    reports = run_chat_versions(api, [{"action": "send", "text": "please fail"}],
-                                chat_id="fail", versions=AI_VERSIONS)
+    reports = run_chat_versions(
+        api, [{"action": "send", "text": "please fail"}], chat_id="fail", versions=AI_VERSIONS
+    )
     for version, report in reports.items():
         assert report["status"] == "error", version
         assert report["error"], version

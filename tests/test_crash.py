@@ -29,8 +29,12 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def shared(tmp_path: Path, redis_url: str) -> list[str]:
     db = tmp_path / "shared.db"
-    return ["--session-db", f"sqlite:///{db}", "--redis-url",
-            redis_url.rsplit("/", 1)[0] + f"/{abs(hash(str(tmp_path))) % 15 + 1}"]
+    return [
+        "--session-db",
+        f"sqlite:///{db}",
+        "--redis-url",
+        redis_url.rsplit("/", 1)[0] + f"/{abs(hash(str(tmp_path))) % 15 + 1}",
+    ]
 
 
 def _read(url: str, method: str, out: dict[str, Any], **kwargs: Any) -> threading.Thread:
@@ -92,8 +96,9 @@ def test_a_worker_killed_mid_turn(shared: list[str], redis_url: str) -> None:
 
             # The chat takes the next message once the dead worker's lock lapses (5 s).
             started = time.monotonic()
-            answer = httpx.post(other.url, json=chat_body("crash", user_message("hello")),
-                                timeout=30)
+            answer = httpx.post(
+                other.url, json=chat_body("crash", user_message("hello")), timeout=30
+            )
             waited = time.monotonic() - started
             assert types_of(parse_sse(answer.text))[-2:] == ["finish", "[DONE]"]
             print(f"next message waited {waited:.1f} s for the lock")
@@ -126,20 +131,25 @@ def _crash_again_and_resume(shared: list[str], other: Serve) -> None:
     try:
         posts = [{} for _ in AI_VERSIONS]  # type: list[dict[str, Any]]
         for version, post in zip(AI_VERSIONS, posts, strict=True):
-            _read(producer.url, "POST", post,
-                  json=chat_body(f"crashed-{version}", user_message("bench 400")))
+            _read(
+                producer.url,
+                "POST",
+                post,
+                json=chat_body(f"crashed-{version}", user_message("bench 400")),
+            )
         while min(len(post["lines"]) for post in posts) < 20:
             time.sleep(0.05)
     finally:
         os.kill(producer.proc.pid, signal.SIGKILL)
         producer.stop()
     time.sleep(4)  # the leases lapse: the resumes below find the streams cut
-    reports = run_chat_versions(other.url, [{"action": "resume"}], chat_id="crashed",
-                                timeout=60)
+    reports = run_chat_versions(other.url, [{"action": "resume"}], chat_id="crashed", timeout=60)
     for version, report in reports.items():
         resume = report["requests"][-1]
         assert resume["status"] == 200 and resume["sawDone"], (version, resume)
         assert not resume["invalid"], (version, resume["invalid"])
         assert resume["chunks"][-1]["type"] == "error", version
         assert any(INTERRUPTED_ERROR in str(e) for e in report["chatErrors"]), (
-            version, report["chatErrors"])
+            version,
+            report["chatErrors"],
+        )

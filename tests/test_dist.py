@@ -52,10 +52,20 @@ def _timed(step: str) -> Iterator[None]:
 
 
 def _run(*argv: str | Path, cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("GOOGLE_", "VIRTUAL_ENV", "PYTHON"))}
-    return subprocess.run([str(a) for a in argv], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, check=False, env=env)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GOOGLE_", "VIRTUAL_ENV", "PYTHON"))
+    }
+    return subprocess.run(
+        [str(a) for a in argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        env=env,
+    )
 
 
 @dataclass(frozen=True)
@@ -88,8 +98,17 @@ def env(dists: Dists, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _pip(where: Path, *requirements: str) -> subprocess.CompletedProcess[str]:
     # --no-compile: no .pyc for the ~100 dependencies up front (what is imported compiles
     # on first use); downloads come from pip's cache when it has them.
-    return _run(where / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-compile",
-                "--disable-pip-version-check", *requirements, cwd=where.parent)
+    return _run(
+        where / "bin" / "python",
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--no-compile",
+        "--disable-pip-version-check",
+        *requirements,
+        cwd=where.parent,
+    )
 
 
 # -- the distributions ------------------------------------------------------------------
@@ -97,8 +116,9 @@ def _pip(where: Path, *requirements: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.slow
 def test_twine_check(dists: Dists) -> None:
-    done = _run(sys.executable, "-m", "twine", "check", "--strict", dists.sdist, dists.wheel,
-                cwd=ROOT)
+    done = _run(
+        sys.executable, "-m", "twine", "check", "--strict", dists.sdist, dists.wheel, cwd=ROOT
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.count("PASSED") == 2, done.stdout
 
@@ -112,14 +132,18 @@ def test_wheel_contents(dists: Dists) -> None:
         license_text = wheel.read(f"adk_asgi-{VERSION}.dist-info/licenses/LICENSE")
     assert "adk_asgi/py.typed" in names and "adk_asgi/demo/__init__.py" in names
     # the page, byte for byte as committed (and so as tests/test_web_page.py rebuilds it)
-    committed = {f"adk_asgi/_web/{p.relative_to(WEB_DIR)}": p.read_bytes()
-                 for p in WEB_DIR.rglob("*") if p.is_file()}
+    committed = {
+        f"adk_asgi/_web/{p.relative_to(WEB_DIR)}": p.read_bytes()
+        for p in WEB_DIR.rglob("*")
+        if p.is_file()
+    }
     assert page == committed
     assert license_text == (ROOT / "LICENSE").read_bytes()
     assert metadata["Name"] == "adk-asgi" and metadata["Version"] == VERSION
     assert metadata["License-Expression"] == "Apache-2.0"
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
-        "optional-dependencies"]
+        "optional-dependencies"
+    ]
     assert sorted(metadata.get_all("Provides-Extra") or []) == sorted(extras)
     requires = metadata.get_all("Requires-Dist") or []
     assert 'redis>=5; extra == "redis"' in requires
@@ -133,16 +157,30 @@ def test_sdist_carries_what_rebuilds_the_page(dists: Dists) -> None:
     prefix = f"adk_asgi-{VERSION}/"
     with tarfile.open(dists.sdist) as sdist:
         names = {n.removeprefix(prefix) for n in sdist.getnames()}
-    for required in ("pyproject.toml", "MANIFEST.in", "README.md", "CHANGELOG.md", "LICENSE",
-                     "SECURITY.md", "adk_asgi/__init__.py", "adk_asgi/py.typed",
-                     "adk_asgi/_web/index.html",
-                     # the page's sources and lockfile, and those of the npm client it imports
-                     "examples/web/package.json", "examples/web/package-lock.json",
-                     "examples/web/vite.config.ts", "examples/web/src/App.tsx",
-                     "clients/js/package.json", "clients/js/package-lock.json",
-                     "clients/js/tsup.config.ts", "clients/js/src/index.ts",
-                     "clients/js/LICENSE", "clients/js/README.md", "clients/js/CHANGELOG.md",
-                     "examples/mount_in_fastapi.py"):
+    for required in (
+        "pyproject.toml",
+        "MANIFEST.in",
+        "README.md",
+        "CHANGELOG.md",
+        "LICENSE",
+        "SECURITY.md",
+        "adk_asgi/__init__.py",
+        "adk_asgi/py.typed",
+        "adk_asgi/_web/index.html",
+        # the page's sources and lockfile, and those of the npm client it imports
+        "examples/web/package.json",
+        "examples/web/package-lock.json",
+        "examples/web/vite.config.ts",
+        "examples/web/src/App.tsx",
+        "clients/js/package.json",
+        "clients/js/package-lock.json",
+        "clients/js/tsup.config.ts",
+        "clients/js/src/index.ts",
+        "clients/js/LICENSE",
+        "clients/js/README.md",
+        "clients/js/CHANGELOG.md",
+        "examples/mount_in_fastapi.py",
+    ):
         assert required in names, required
     for name in names:
         assert not re.search(r"(^|/)(node_modules|dist|__pycache__|\.venv)(/|$)", name), name
@@ -166,12 +204,31 @@ def _serve(where: Path, *args: str) -> Iterator[str]:
     """`adk-asgi serve` from the venv, run outside the checkout (so nothing of it is
     importable); yields its base URL."""
     port = free_port()
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("GOOGLE_", "VIRTUAL_ENV", "PYTHON"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GOOGLE_", "VIRTUAL_ENV", "PYTHON"))
+    }
     proc = subprocess.Popen(
-        [str(where / "bin" / "adk-asgi"), "serve", "--host", "127.0.0.1", "--port", str(port),
-         "--token-delay", "0", "--log-level", "warning", *args],
-        cwd=where.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        [
+            str(where / "bin" / "adk-asgi"),
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--token-delay",
+            "0",
+            "--log-level",
+            "warning",
+            *args,
+        ],
+        cwd=where.parent,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90
@@ -197,8 +254,9 @@ def _serve(where: Path, *args: str) -> Iterator[str]:
 
 
 def _chat_turn(url: str, chat_id: str) -> str:
-    response = httpx.post(f"{url}/api/chat", json=chat_body(chat_id, user_message("hello there")),
-                          timeout=30)
+    response = httpx.post(
+        f"{url}/api/chat", json=chat_body(chat_id, user_message("hello there")), timeout=30
+    )
     assert response.status_code == 200, response.text
     assert response.headers["content-type"].startswith("text/event-stream")
     chunks = parse_sse(response.text)
@@ -208,9 +266,12 @@ def _chat_turn(url: str, chat_id: str) -> str:
 
 @pytest.mark.slow
 def test_wheel_serves_the_page_and_a_chat_turn(env: Path) -> None:
-    where = _run(env / "bin" / "python", "-c",
-                 "import adk_asgi; print(adk_asgi.__file__); print(adk_asgi.__version__)",
-                 cwd=env.parent)
+    where = _run(
+        env / "bin" / "python",
+        "-c",
+        "import adk_asgi; print(adk_asgi.__file__); print(adk_asgi.__version__)",
+        cwd=env.parent,
+    )
     assert where.returncode == 0, where.stderr
     installed_at, version = where.stdout.split()
     assert Path(installed_at).is_relative_to(env) and version == VERSION
@@ -229,8 +290,10 @@ def _python(where: Path, code: str) -> subprocess.CompletedProcess[str]:
     return _run(where / "bin" / "python", "-c", code, cwd=where.parent)
 
 
-PG_CHECK: Final = ("from adk_asgi import session_service_from_url; "
-                   "session_service_from_url('postgresql+asyncpg://u@127.0.0.1:9/db')")
+PG_CHECK: Final = (
+    "from adk_asgi import session_service_from_url; "
+    "session_service_from_url('postgresql+asyncpg://u@127.0.0.1:9/db')"
+)
 
 
 @pytest.mark.slow
@@ -238,8 +301,10 @@ def test_each_extra_brings_what_its_feature_imports(
     env: Path, dists: Dists, tmp_path: Path
 ) -> None:
     if shutil.which("redis-server") is None or find_bindir() is None:
-        pytest.fail("needs redis-server and PostgreSQL's server binaries (scripts/test "
-                    "installs them)", pytrace=False)
+        pytest.fail(
+            "needs redis-server and PostgreSQL's server binaries (scripts/test installs them)",
+            pytrace=False,
+        )
     # Without extras the features say which extra they need (or at least fail).
     redis_missing = _python(env, "from adk_asgi import RedisStreamStore")
     assert redis_missing.returncode != 0
@@ -270,8 +335,16 @@ def test_each_extra_brings_what_its_feature_imports(
         pg.stop()
 
     # Without the wsproto extra, --ws wsproto is one line naming it; with it, it serves.
-    missing = _run(env / "bin" / "adk-asgi", "serve", "--ws", "wsproto", "--port",
-                   str(free_port()), cwd=env.parent, timeout=120)
+    missing = _run(
+        env / "bin" / "adk-asgi",
+        "serve",
+        "--ws",
+        "wsproto",
+        "--port",
+        str(free_port()),
+        cwd=env.parent,
+        timeout=120,
+    )
     assert missing.returncode == 2
     assert missing.stderr.strip().endswith("pip install 'adk-asgi[wsproto]'"), missing.stderr
     with _timed("pip install the wheel's [wsproto] extra"):
@@ -280,8 +353,14 @@ def test_each_extra_brings_what_its_feature_imports(
         assert 'You said: "hello there"' in _chat_turn(url, "dist-wsproto")
 
     # Without the otel extra, --metrics-port says which extra it needs; with it, it serves.
-    missing = _run(env / "bin" / "adk-asgi", "serve", "--metrics-port", str(free_port()),
-                   cwd=env.parent, timeout=120)
+    missing = _run(
+        env / "bin" / "adk-asgi",
+        "serve",
+        "--metrics-port",
+        str(free_port()),
+        cwd=env.parent,
+        timeout=120,
+    )
     assert missing.returncode != 0
     assert "pip install 'adk-asgi[otel]'" in missing.stderr
     with _timed("pip install the wheel's [otel] extra"):
@@ -290,7 +369,7 @@ def test_each_extra_brings_what_its_feature_imports(
     with _serve(env, "--metrics-port", str(metrics_port)) as url:
         assert 'You said: "hello there"' in _chat_turn(url, "dist-otel")
         scraped = httpx.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).text
-        assert 'adk_asgi_turns_total{' in scraped
+        assert "adk_asgi_turns_total{" in scraped
 
 
 async def _session_ids(url: str) -> list[str]:
@@ -305,8 +384,11 @@ async def _session_ids(url: str) -> list[str]:
 
 # -- the documented commands, from a fresh environment -----------------------------------
 
-DOC_PAGES: Final = (ROOT / "README.md", ROOT / "docs" / "getting-started.md",
-                    ROOT / "docs" / "testing" / "gemini-emulator.md")
+DOC_PAGES: Final = (
+    ROOT / "README.md",
+    ROOT / "docs" / "getting-started.md",
+    ROOT / "docs" / "testing" / "gemini-emulator.md",
+)
 # Documented commands this test does not run here, and where they are run instead.
 ELSEWHERE: Final = {
     "scripts/demo": "tests/test_benchmarks.py, in a copy of the repository (its fresh .venv)",
@@ -328,8 +410,11 @@ print(json.dumps({"text": answer.text, "calls": [[c.name, c.args] for c in
 
 
 def _chat(shell: Any, text: str, chat_id: str) -> tuple[str, list[dict[str, Any]]]:
-    response = httpx.post(f"http://127.0.0.1:{shell.port}/api/chat",
-                          json=chat_body(chat_id, user_message(text)), timeout=60)
+    response = httpx.post(
+        f"http://127.0.0.1:{shell.port}/api/chat",
+        json=chat_body(chat_id, user_message(text)),
+        timeout=60,
+    )
     assert response.status_code == 200, response.text
     chunks = [c for c in parse_sse(response.text) if isinstance(c, dict)]
     return "".join(c["delta"] for c in chunks if c["type"] == "text-delta"), chunks
@@ -343,8 +428,11 @@ def _project(where: Path) -> Path:
     (project / "my_pkg" / "__init__.py").write_text("")
     shutil.copy(ROOT / "tests" / "agents" / "stocks" / "agent.py", project / "my_pkg" / "agent.py")
     page = (ROOT / "docs" / "testing" / "gemini-emulator.md").read_text()
-    (fakes,) = [b for b in re.findall(r"^```python\n(.*?)^```", page, re.S | re.M)
-                if "script = Script(" in b and "issue_refund" in b]
+    (fakes,) = [
+        b
+        for b in re.findall(r"^```python\n(.*?)^```", page, re.S | re.M)
+        if "script = Script(" in b and "issue_refund" in b
+    ]
     (project / "fakes.py").write_text(fakes)
     return project
 
@@ -368,8 +456,7 @@ def test_the_documented_commands_run_from_a_fresh_environment(
     start = time.monotonic()
     shell.run("pip install adk-asgi")
     shell.run("pip install 'adk-asgi[testing]'")
-    TIMES["pip install the two documented lines (the wheel, [testing])"] = (
-        time.monotonic() - start)
+    TIMES["pip install the two documented lines (the wheel, [testing])"] = time.monotonic() - start
 
     with _timed("the documented commands (servers, curl, emulator, record, replay)"):
         # The demo, and the README's and getting started's curl.
@@ -377,18 +464,22 @@ def test_the_documented_commands_run_from_a_fresh_environment(
             (curl,) = [c for c in documented if c.startswith("curl -N")]
             out = shell.run(curl)
             assert '"toolName":"get_weather"' in out and "Tokyo is sunny" in "".join(
-                c.get("delta", "") for c in parse_sse(out) if isinstance(c, dict))
+                c.get("delta", "") for c in parse_sse(out) if isinstance(c, dict)
+            )
 
         # The pip user's equivalent: the emulator, its environment, the user's own agent
         # (tests/agents/stocks as my_pkg), whose tool is called by naming it.
-        with shell.serving("python -m adk_asgi.testing.gemini --env-file gemini.env",
-                           env_file="gemini.env"):
+        with shell.serving(
+            "python -m adk_asgi.testing.gemini --env-file gemini.env", env_file="gemini.env"
+        ):
             shell.source("set -a; . ./gemini.env; set +a")
             with shell.serving("adk-asgi serve my_pkg.agent:root_agent"):
                 said, chunks = _chat(shell, "use get_stock_price symbol=GOOG", "doc-own")
                 assert said.startswith('get_stock_price returned {"currency": "USD"'), said
-            with shell.serving("adk-asgi serve my_pkg.agent:root_agent --port 8000 "
-                               "--session-db sqlite:///sessions.db"):
+            with shell.serving(
+                "adk-asgi serve my_pkg.agent:root_agent --port 8000 "
+                "--session-db sqlite:///sessions.db"
+            ):
                 said, _ = _chat(shell, "hello", "doc-sqlite")
                 assert said.startswith('You said: "hello"')
             assert (shell.cwd / "sessions.db").is_file()
@@ -396,39 +487,50 @@ def test_the_documented_commands_run_from_a_fresh_environment(
         # The emulator page: the demo on ADK's Gemini, then --script from the current
         # directory (fakes.py).
         shell.env = clean_environment() | {"PATH": shell.env["PATH"]}
-        with shell.serving("python -m adk_asgi.testing.gemini --host 127.0.0.1 --port 0 "
-                           "--env-file gemini.env", env_file="gemini.env"):
+        with shell.serving(
+            "python -m adk_asgi.testing.gemini --host 127.0.0.1 --port 0 --env-file gemini.env",
+            env_file="gemini.env",
+        ):
             shell.source("set -a; . ./gemini.env; set +a")
             with shell.serving("adk-asgi serve --model gemini-2.5-flash"):
                 said, chunks = _chat(shell, "What's the weather in Tokyo?", "doc-gemini")
             assert said == "Let me check the weather in Tokyo.The weather in Tokyo is sunny, 22°C."
             assert chunks[-1]["messageMetadata"]["model"] == "gemini-2.5-flash"
-        with shell.serving("python -m adk_asgi.testing.gemini --script fakes:script "
-                           "--env-file gemini.env", env_file="gemini.env"):
+        with shell.serving(
+            "python -m adk_asgi.testing.gemini --script fakes:script --env-file gemini.env",
+            env_file="gemini.env",
+        ):
             shell.source("set -a; . ./gemini.env; set +a")
             answer = json.loads(shell.run(f"python -c '{CLIENT}' 'refund please' issue_refund"))
-        assert answer == {"text": "Refunding order A-1.",
-                          "calls": [["issue_refund", {"order_id": "A-1"}]]}
+        assert answer == {
+            "text": "Refunding order A-1.",
+            "calls": [["issue_refund", {"order_id": "A-1"}]],
+        }
 
         # Record with the page's command (its key from the environment), from a stand-in
         # for Google (the only change: --upstream), then replay without it.
         record = next(c for c in documented if "--record chat.jsonl" in c)
         shell.env = clean_environment() | {"PATH": shell.env["PATH"]}
         with GeminiEmulator(tls=False, api_key=REAL_KEY) as google:
-            with shell.serving(record, env_file="gemini.env",
-                               extra=f"--upstream {google.base_url}"):
+            with shell.serving(
+                record, env_file="gemini.env", extra=f"--upstream {google.base_url}"
+            ):
                 shell.source("set -a; . ./gemini.env; set +a")
-                recorded = shell.run(f"python -c '{CLIENT}' 'use get_stock_price' "
-                                     "get_stock_price")
+                recorded = shell.run(f"python -c '{CLIENT}' 'use get_stock_price' get_stock_price")
             assert [r.kind for r in google.journal] == ["generateContent"]
         assert REAL_KEY not in (shell.cwd / "chat.jsonl").read_text()
         shell.env = clean_environment() | {"PATH": shell.env["PATH"]}
-        with shell.serving("python -m adk_asgi.testing.gemini --replay chat.jsonl "
-                           "--env-file gemini.env", env_file="gemini.env"):
+        with shell.serving(
+            "python -m adk_asgi.testing.gemini --replay chat.jsonl --env-file gemini.env",
+            env_file="gemini.env",
+        ):
             shell.source("set -a; . ./gemini.env; set +a")
             replayed = shell.run(f"python -c '{CLIENT}' 'use get_stock_price' get_stock_price")
-        assert json.loads(replayed) == json.loads(recorded) == {
-            "text": None, "calls": [["get_stock_price", {}]]}
+        assert (
+            json.loads(replayed)
+            == json.loads(recorded)
+            == {"text": None, "calls": [["get_stock_price", {}]]}
+        )
 
     not_run = documented - set(shell.ran) - set(ELSEWHERE)
     assert not not_run, f"documented commands no test runs: {sorted(not_run)}"

@@ -28,10 +28,16 @@ DOCS_PATH = re.compile(r"(?<![\w/.-])docs/[\w./-]+\.md(?:#[\w-]+)?")
 
 def repository_files() -> list[Path]:
     """The files git tracks or would track (not ignored), minus the built chat page."""
-    names = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-                           cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
-    return sorted({ROOT / n for n in names
-                   if not n.startswith("adk_asgi/_web/") and (ROOT / n).is_file()})
+    names = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return sorted(
+        {ROOT / n for n in names if not n.startswith("adk_asgi/_web/") and (ROOT / n).is_file()}
+    )
 
 
 FILES = repository_files()

@@ -73,8 +73,9 @@ def assert_clean(raw: str) -> None:
     assert "Traceback" not in raw
 
 
-def assert_logged_once(records: Records, code: str, *,
-                       traceback_of: type[BaseException] | None) -> None:
+def assert_logged_once(
+    records: Records, code: str, *, traceback_of: type[BaseException] | None
+) -> None:
     errors = [r for r in records if r.levelno >= logging.ERROR]
     assert len(errors) == 1, [f"{r.name}: {r.getMessage()}" for r in errors]
     [record] = errors
@@ -87,8 +88,7 @@ def assert_logged_once(records: Records, code: str, *,
     assert text.count("Traceback (most recent call last)") == 1, text
     # ADK's own reports of the same exception are still there, demoted, without traceback.
     demoted = [r for r in records if r.name.startswith("google_adk") and "failed" in r.msg]
-    assert demoted and all(r.levelno == logging.DEBUG and r.exc_info is None
-                           for r in demoted)
+    assert demoted and all(r.levelno == logging.DEBUG and r.exc_info is None for r in demoted)
 
 
 def tool_parts(chunks: list[Any]) -> dict[str, str]:
@@ -107,15 +107,22 @@ def user(text: str, n: int = 0) -> dict[str, Any]:
 # -- SSE ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("text", "code", "exception"), [
-    ("please explode", "ValueError", ValueError),
-    ("billing: explode", "ValueError", ValueError),  # in the sub-agent, after a transfer
-    ("crash now", "ScriptedModelError", RuntimeError),
-    ("fail now", "RESOURCE_EXHAUSTED", None),
-])
+@pytest.mark.parametrize(
+    ("text", "code", "exception"),
+    [
+        ("please explode", "ValueError", ValueError),
+        ("billing: explode", "ValueError", ValueError),  # in the sub-agent, after a transfer
+        ("crash now", "ScriptedModelError", RuntimeError),
+        ("fail now", "RESOURCE_EXHAUSTED", None),
+    ],
+)
 async def test_sse_failures_reach_the_client_as_generic_text(
-        client: httpx.AsyncClient, records: Records, text: str, code: str,
-        exception: type[BaseException] | None) -> None:
+    client: httpx.AsyncClient,
+    records: Records,
+    text: str,
+    code: str,
+    exception: type[BaseException] | None,
+) -> None:
     response = await client.post("/", json={"id": f"sse-{text}", "messages": [user(text)]})
     assert response.status_code == 200
     assert_clean(response.text)
@@ -125,25 +132,40 @@ async def test_sse_failures_reach_the_client_as_generic_text(
     assert chunks[-2:] == [errors[0], "[DONE]"]
     states = tool_parts(chunks)
     if "explode" in text:
-        exploded = [c["toolCallId"] for c in chunks if isinstance(c, dict)
-                    and c.get("toolName") == "explode"]
+        exploded = [
+            c["toolCallId"]
+            for c in chunks
+            if isinstance(c, dict) and c.get("toolName") == "explode"
+        ]
         assert exploded and states[exploded[0]] == "tool-output-error"
     assert "tool-input-available" not in states.values()  # every server call has an outcome
     assert_logged_once(records, code, traceback_of=exception)
 
 
 async def test_sse_a_confirmed_call_that_raises_when_it_resumes(
-        client: httpx.AsyncClient, records: Records) -> None:
+    client: httpx.AsyncClient, records: Records
+) -> None:
     messages = [user("send 13 to mallory")]
-    first = parse_sse((await client.post("/", json={"id": "sse-resume",
-                                                    "messages": messages})).text)
-    request = next(c for c in first if isinstance(c, dict)
-                   and c["type"] == "tool-approval-request")
+    first = parse_sse(
+        (await client.post("/", json={"id": "sse-resume", "messages": messages})).text
+    )
+    request = next(c for c in first if isinstance(c, dict) and c["type"] == "tool-approval-request")
     call = request["toolCallId"]
-    messages.append({"id": first[0]["messageId"], "role": "assistant", "parts": [
-        {"type": "tool-send_money", "toolCallId": call, "state": "approval-responded",
-         "input": {"amount": 13, "to": "mallory"},
-         "approval": {"id": request["approvalId"], "approved": True}}]})
+    messages.append(
+        {
+            "id": first[0]["messageId"],
+            "role": "assistant",
+            "parts": [
+                {
+                    "type": "tool-send_money",
+                    "toolCallId": call,
+                    "state": "approval-responded",
+                    "input": {"amount": 13, "to": "mallory"},
+                    "approval": {"id": request["approvalId"], "approved": True},
+                }
+            ],
+        }
+    )
     response = await client.post("/", json={"id": "sse-resume", "messages": messages})
     assert_clean(response.text)
     chunks = parse_sse(response.text)
@@ -170,8 +192,17 @@ class RawSocket:
 
     async def turn_a(self, text: str) -> list[Any]:
         """Protocol A: say ``text``, read the chunks until ``[DONE]``."""
-        await self.ws.send(json.dumps({"type": "message", "version": "1.0", "data": {
-            "messages": [{"role": "user", "content": [{"type": "text", "text": text}]}]}}))
+        await self.ws.send(
+            json.dumps(
+                {
+                    "type": "message",
+                    "version": "1.0",
+                    "data": {
+                        "messages": [{"role": "user", "content": [{"type": "text", "text": text}]}]
+                    },
+                }
+            )
+        )
         chunks: list[Any] = []
         while True:
             frame = await self.frame()
@@ -182,8 +213,11 @@ class RawSocket:
 
     async def send_b(self, request_id: str, messages: list[dict[str, Any]]) -> list[Any]:
         """Protocol B: one ``send``; its chunks until ``end``."""
-        await self.ws.send(json.dumps({"type": "send", "requestId": request_id,
-                                       "id": "live-b", "messages": messages}))
+        await self.ws.send(
+            json.dumps(
+                {"type": "send", "requestId": request_id, "id": "live-b", "messages": messages}
+            )
+        )
         chunks: list[Any] = []
         while True:
             frame = json.loads(await self.frame())
@@ -193,14 +227,21 @@ class RawSocket:
             chunks.append(frame["chunk"])
 
 
-@pytest.mark.parametrize(("text", "code", "exception"), [
-    ("please explode", "ValueError", ValueError),
-    ("crash now", "ScriptedModelError", RuntimeError),
-    ("fail now", "RESOURCE_EXHAUSTED", None),
-])
+@pytest.mark.parametrize(
+    ("text", "code", "exception"),
+    [
+        ("please explode", "ValueError", ValueError),
+        ("crash now", "ScriptedModelError", RuntimeError),
+        ("fail now", "RESOURCE_EXHAUSTED", None),
+    ],
+)
 async def test_live_failures_reach_the_client_as_generic_text(
-        server: LoopbackServer, records: Records, text: str, code: str,
-        exception: type[BaseException] | None) -> None:
+    server: LoopbackServer,
+    records: Records,
+    text: str,
+    code: str,
+    exception: type[BaseException] | None,
+) -> None:
     url = server.url.replace("http://", "ws://") + f"/?chatId=live-{text.split()[0]}"
     async with connect(url) as ws:
         socket = RawSocket(ws)
@@ -216,7 +257,8 @@ async def test_live_failures_reach_the_client_as_generic_text(
 
 
 async def test_live_protocol_b_tool_and_resume_failures(
-        server: LoopbackServer, records: Records) -> None:
+    server: LoopbackServer, records: Records
+) -> None:
     url = server.url.replace("http://", "ws://") + "/?chatId=live-b"
     async with connect(url) as ws:
         socket = RawSocket(ws)
@@ -227,35 +269,57 @@ async def test_live_protocol_b_tool_and_resume_failures(
         asked = await socket.send_b("r2", messages)
         request = next(c for c in asked if c["type"] == "tool-approval-request")
         call = request["toolCallId"]
-        messages.append({"id": asked[0]["messageId"], "role": "assistant", "parts": [
-            {"type": "tool-send_money", "toolCallId": call, "state": "approval-responded",
-             "input": {"amount": 13, "to": "mallory"},
-             "approval": {"id": request["approvalId"], "approved": True}}]})
+        messages.append(
+            {
+                "id": asked[0]["messageId"],
+                "role": "assistant",
+                "parts": [
+                    {
+                        "type": "tool-send_money",
+                        "toolCallId": call,
+                        "state": "approval-responded",
+                        "input": {"amount": 13, "to": "mallory"},
+                        "approval": {"id": request["approvalId"], "approved": True},
+                    }
+                ],
+            }
+        )
         resumed = await socket.send_b("r3", messages)
         assert tool_parts(resumed)[call] == "tool-output-error"
         assert resumed[-1] == {"type": "error", "errorText": f"{GENERIC} (PermissionError)"}
         assert_clean("".join(socket.raw))
     errors = [r for r in records if r.levelno >= logging.ERROR]
     assert [type(r.exc_info[1]).__name__ for r in errors if r.exc_info] == [
-        "ValueError", "PermissionError"]
+        "ValueError",
+        "PermissionError",
+    ]
     assert len(errors) == 2
 
 
 # -- the application's describe_error ------------------------------------------------------
 
 
-async def test_describe_error_maps_exceptions_on_both_transports(
-        records: Records) -> None:
+async def test_describe_error_maps_exceptions_on_both_transports(records: Records) -> None:
     def broken(error: ErrorInfo) -> str:
         raise RuntimeError("describe_error itself failed")
 
     app = AdkApp(adk_app=build_app(), describe_error=reactor_down, warm_up=False)
     with LoopbackServer(app) as running:
         async with httpx.AsyncClient(base_url=running.url, timeout=20) as client:
-            sse = parse_sse((await client.post("/", json={
-                "id": "describe", "messages": [user("please explode")]})).text)
-            model = parse_sse((await client.post("/", json={
-                "id": "describe-2", "messages": [user("fail now")]})).text)
+            sse = parse_sse(
+                (
+                    await client.post(
+                        "/", json={"id": "describe", "messages": [user("please explode")]}
+                    )
+                ).text
+            )
+            model = parse_sse(
+                (
+                    await client.post(
+                        "/", json={"id": "describe-2", "messages": [user("fail now")]}
+                    )
+                ).text
+            )
         async with connect(running.url.replace("http://", "ws://") + "/") as ws:
             live = await RawSocket(ws).turn_a("please explode")
     assert sse[-2] == {"type": "error", "errorText": "The reactor is down."}
@@ -263,22 +327,30 @@ async def test_describe_error_maps_exceptions_on_both_transports(
     assert live[-1] == {"type": "error", "errorText": "The reactor is down."}
 
     app = AdkApp(adk_app=build_app(), describe_error=broken, warm_up=False)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                 base_url="http://t") as client:
-        chunks = parse_sse((await client.post("/", json={
-            "id": "broken", "messages": [user("please explode")]})).text)
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://t"
+    ) as client:
+        chunks = parse_sse(
+            (
+                await client.post("/", json={"id": "broken", "messages": [user("please explode")]})
+            ).text
+        )
     assert chunks[-2] == {"type": "error", "errorText": f"{GENERIC} (ValueError)"}
     assert any(r.getMessage().startswith("describe_error raised") for r in records)
 
 
-async def test_adk_logs_of_runs_adk_asgi_does_not_drive_are_left_alone(
-        records: Records) -> None:
+async def test_adk_logs_of_runs_adk_asgi_does_not_drive_are_left_alone(records: Records) -> None:
     AdkApp(adk_app=build_app(), warm_up=False)  # installs the log filter
     runner = Runner(app=build_app(), session_service=InMemorySessionService())
     await runner.session_service.create_session(app_name="team", user_id="u", session_id="s")
     with pytest.raises(ValueError):
-        async for _ in runner.run_async(user_id="u", session_id="s", new_message=types.Content(
-                role="user", parts=[types.Part(text="please explode")])):
+        async for _ in runner.run_async(
+            user_id="u",
+            session_id="s",
+            new_message=types.Content(role="user", parts=[types.Part(text="please explode")]),
+        ):
             pass
-    assert any(r.name.startswith("google_adk") and r.levelno == logging.ERROR and r.exc_info
-               for r in records)
+    assert any(
+        r.name.startswith("google_adk") and r.levelno == logging.ERROR and r.exc_info
+        for r in records
+    )

@@ -27,14 +27,23 @@ def test_the_readme_recipe_is_the_example() -> None:
     """The README's snippet is the example's code (the test below runs the example)."""
     readme = (ROOT / "README.md").read_text()
     example = (ROOT / "examples" / "mount_in_fastapi.py").read_text()
-    for line in ('chat = AdkApp(', 'mount(app, "/api/chat", chat)'):
+    for line in ("chat = AdkApp(", 'mount(app, "/api/chat", chat)'):
         assert line in readme and line in example, line
 
 
 async def _live_turn(url: str) -> list[str]:
     async with connect(url) as ws:
-        await ws.send(json.dumps({"type": "message", "version": "1.0", "messages": [
-            {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hello"}]}]}))
+        await ws.send(
+            json.dumps(
+                {
+                    "type": "message",
+                    "version": "1.0",
+                    "messages": [
+                        {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hello"}]}
+                    ],
+                }
+            )
+        )
         frames = []
         while not frames or frames[-1] != "data: [DONE]\n\n":
             frame = await asyncio.wait_for(ws.recv(), 20)
@@ -50,20 +59,27 @@ def test_mount_in_fastapi_example() -> None:
         assert chat.runtime.started  # the site's lifespan started the chat (warm ADK)
         assert client.get("/health").json() == {"status": "ok"}
         for chat_id, path in (("ex", "/api/chat"), ("ex2", "/api/chat/")):
-            response = client.post(path, json=chat_body(chat_id, user_message("hello")),
-                                   headers={"origin": "http://localhost:3000"})
+            response = client.post(
+                path,
+                json=chat_body(chat_id, user_message("hello")),
+                headers={"origin": "http://localhost:3000"},
+            )
             assert response.status_code == 200, path  # no redirect at either URL
             assert response.headers["access-control-allow-origin"] == "http://localhost:3000"
             assert types_of(parse_sse(response.text))[-2:] == ["finish", "[DONE]"]
             frames = asyncio.run(_live_turn(ws_url(server.url).rstrip("/") + path))
             assert frames[0].startswith('data: {"type":"start"') and len(frames) > 3, path
-        preflight = client.options("/api/chat", headers={
-            "origin": "http://localhost:3000", "access-control-request-method": "POST"})
+        preflight = client.options(
+            "/api/chat",
+            headers={"origin": "http://localhost:3000", "access-control-request-method": "POST"},
+        )
         assert preflight.status_code == 200
         assert client.get("/api/chat/ex/stream").status_code == 204
         # The stop request of a cross-origin page is allowed (and answered) too.
-        preflight = client.options("/api/chat/ex/stream", headers={
-            "origin": "http://localhost:3000", "access-control-request-method": "DELETE"})
+        preflight = client.options(
+            "/api/chat/ex/stream",
+            headers={"origin": "http://localhost:3000", "access-control-request-method": "DELETE"},
+        )
         assert preflight.status_code == 200
         stop = client.delete("/api/chat/ex/stream", headers={"origin": "http://localhost:3000"})
         assert stop.status_code == 200 and stop.json() == {"stopped": False}
@@ -81,13 +97,20 @@ def test_metrics_app_example(tmp_path: Path) -> None:
     with (tmp_path / "uvicorn.log").open("wb") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "examples.metrics_app:app", "--port", str(port)],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     try:
         deadline = time.monotonic() + 30
         while True:
             try:
-                response = httpx.post(f"http://127.0.0.1:{port}/api/chat",
-                                      json=chat_body("m", user_message("hello")), timeout=30)
+                response = httpx.post(
+                    f"http://127.0.0.1:{port}/api/chat",
+                    json=chat_body("m", user_message("hello")),
+                    timeout=30,
+                )
                 break
             except httpx.TransportError:
                 if time.monotonic() > deadline or proc.poll() is not None:
@@ -95,7 +118,7 @@ def test_metrics_app_example(tmp_path: Path) -> None:
                 time.sleep(0.2)
         assert types_of(parse_sse(response.text))[-2:] == ["finish", "[DONE]"]
         scraped = httpx.get(f"http://127.0.0.1:{metrics_port}/metrics").text
-        assert 'adk_asgi_turns_total{' in scraped and 'outcome="completed"' in scraped
+        assert "adk_asgi_turns_total{" in scraped and 'outcome="completed"' in scraped
         assert "adk_asgi_time_to_first_token_seconds_count" in scraped
     finally:
         proc.terminate()

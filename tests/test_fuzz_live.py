@@ -60,32 +60,60 @@ from conftest import LoopbackServer
 # -- frame strategies ------------------------------------------------------------------
 
 seed_messages = st.one_of(
-    st.fixed_dictionaries({"role": valid_or(st.sampled_from(ROLES)),
-                           "content": valid_or(st.one_of(text, st.lists(parts, max_size=3)))},
-                          optional={"id": ids}),
-    st.fixed_dictionaries({"role": valid_or(st.sampled_from(ROLES)),
-                           "parts": valid_or(st.lists(parts, max_size=3))},
-                          optional={"id": ids, "content": anything, "metadata": anything}),
+    st.fixed_dictionaries(
+        {
+            "role": valid_or(st.sampled_from(ROLES)),
+            "content": valid_or(st.one_of(text, st.lists(parts, max_size=3))),
+        },
+        optional={"id": ids},
+    ),
+    st.fixed_dictionaries(
+        {"role": valid_or(st.sampled_from(ROLES)), "parts": valid_or(st.lists(parts, max_size=3))},
+        optional={"id": ids, "content": anything, "metadata": anything},
+    ),
 )
-said = st.builds(lambda t: [{"role": "user", "content": t}],
-                 st.sampled_from(["hello", "Send 5 dollars to Fz", "Where am I?",
-                                  "Play track 2", "please fail", "think about it", "x"]))
+said = st.builds(
+    lambda t: [{"role": "user", "content": t}],
+    st.sampled_from(
+        [
+            "hello",
+            "Send 5 dollars to Fz",
+            "Where am I?",
+            "Play track 2",
+            "please fail",
+            "think about it",
+            "x",
+        ]
+    ),
+)
 message_lists = st.one_of(said, said, valid_or(st.lists(seed_messages, max_size=3)))
 b64 = st.binary(max_size=64).map(lambda b: base64.b64encode(b).decode())
 sample_rates = st.one_of(st.sampled_from([16_000, 8_000, 0, -1, 2**40, 10**30]), anything)
-images = st.one_of(b64, st.sampled_from([b"\xff\xd8\xff\xe0", b"\x89PNG\r\n\x1a\n\x00"]).map(
-    lambda b: base64.b64encode(b).decode()))
-image_types = st.one_of(st.sampled_from(["image/jpeg", "image/png", "IMAGE/PNG", "image/gif"]),
-                        anything)
+images = st.one_of(
+    b64,
+    st.sampled_from([b"\xff\xd8\xff\xe0", b"\x89PNG\r\n\x1a\n\x00"]).map(
+        lambda b: base64.b64encode(b).decode()
+    ),
+)
+image_types = st.one_of(
+    st.sampled_from(["image/jpeg", "image/png", "IMAGE/PNG", "image/gif"]), anything
+)
 
 
 def _a(kind: st.SearchStrategy[Any], **fields: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     """A protocol A frame, its fields flat or nested under ``data`` (either works)."""
     body = st.fixed_dictionaries({}, optional={k: valid_or(v) for k, v in fields.items()})
     return st.builds(
-        lambda k, b, nested, version: ({"type": k, "version": version, "data": b} if nested
-                                       else {"type": k, "version": version, **b}),
-        kind, body, st.booleans(), valid_or(st.just("1.0")))
+        lambda k, b, nested, version: (
+            {"type": k, "version": version, "data": b}
+            if nested
+            else {"type": k, "version": version, **b}
+        ),
+        kind,
+        body,
+        st.booleans(),
+        valid_or(st.just("1.0")),
+    )
 
 
 a_frames = st.one_of(
@@ -101,37 +129,81 @@ a_frames = st.one_of(
 )
 b_frames = st.fixed_dictionaries(
     {"type": valid_or(st.sampled_from(["send", "send", "resume", "abort"]))},
-    optional={"requestId": valid_or(ids), "id": valid_or(ids), "messages": message_lists,
-              "messageId": valid_or(ids), "trigger": valid_or(st.just("submit-message")),
-              "headers": anything, "body": anything})
+    optional={
+        "requestId": valid_or(ids),
+        "id": valid_or(ids),
+        "messages": message_lists,
+        "messageId": valid_or(ids),
+        "trigger": valid_or(st.just("submit-message")),
+        "headers": anything,
+        "body": anything,
+    },
+)
 json_frames = st.one_of(a_frames, b_frames, st.dictionaries(text, anything, max_size=3))
-text_frames = st.one_of(json_frames.map(encode), json_frames.map(encode), text,
-                        mutated(json_frames).map(lambda b: b.decode("utf-8", "replace")))
-PROMPTS = {"approval": "Send 5 dollars to Fz", "browser": "Play track 2",
-           "browser-approval": "Where am I?"}
+text_frames = st.one_of(
+    json_frames.map(encode),
+    json_frames.map(encode),
+    text,
+    mutated(json_frames).map(lambda b: b.decode("utf-8", "replace")),
+)
+PROMPTS = {
+    "approval": "Send 5 dollars to Fz",
+    "browser": "Play track 2",
+    "browser-approval": "Where am I?",
+}
 
 
 def _open_turn(protocol: str, prompt: str, chat_id: str = "fz") -> str:
     """A well-formed first message of either protocol."""
     if protocol == "A":
-        return json.dumps({"type": "message", "version": "1.0",
-                           "data": {"id": chat_id, "messages": [{"role": "user",
-                                                                 "content": prompt}]}})
-    return json.dumps({"type": "send", "requestId": "r0", "id": chat_id,
-                       "trigger": "submit-message",
-                       "messages": [{"id": "u0", "role": "user",
-                                     "parts": [{"type": "text", "text": prompt}]}]})
+        return json.dumps(
+            {
+                "type": "message",
+                "version": "1.0",
+                "data": {"id": chat_id, "messages": [{"role": "user", "content": prompt}]},
+            }
+        )
+    return json.dumps(
+        {
+            "type": "send",
+            "requestId": "r0",
+            "id": chat_id,
+            "trigger": "submit-message",
+            "messages": [{"id": "u0", "role": "user", "parts": [{"type": "text", "text": prompt}]}],
+        }
+    )
 
 
-turn_openers = st.builds(_open_turn, st.sampled_from(["A", "B"]),
-                         st.sampled_from([*PROMPTS.values(), "hello", "please fail",
-                                          "please raise", "think about it", "tell a long story"]),
-                         st.sampled_from(["fz", "fz2"]))
+turn_openers = st.builds(
+    _open_turn,
+    st.sampled_from(["A", "B"]),
+    st.sampled_from(
+        [
+            *PROMPTS.values(),
+            "hello",
+            "please fail",
+            "please raise",
+            "think about it",
+            "tell a long story",
+        ]
+    ),
+    st.sampled_from(["fz", "fz2"]),
+)
 Frame = str | bytes
 frames = st.one_of(text_frames, text_frames, turn_openers, st.binary(max_size=2048))
-queries = st.one_of(st.sampled_from([b"", b"modality=audio", b"chatId=fz", b"modality=%ff",
-                                     b"chatId=&chatId=y", b"modality=AUDIO&chatId=" + b"x" * 300]),
-                    st.binary(max_size=24))
+queries = st.one_of(
+    st.sampled_from(
+        [
+            b"",
+            b"modality=audio",
+            b"chatId=fz",
+            b"modality=%ff",
+            b"chatId=&chatId=y",
+            b"modality=AUDIO&chatId=" + b"x" * 300,
+        ]
+    ),
+    st.binary(max_size=24),
+)
 
 
 # -- the parsers alone --------------------------------------------------------------
@@ -148,8 +220,11 @@ def _parse(raw: str | bytes) -> dict[str, Any] | None:
 
 
 @fuzz_settings(400)
-@given(st.one_of(text, st.binary(max_size=512), text_frames,
-                 mutated(json_frames), json_frames.map(encode)))
+@given(
+    st.one_of(
+        text, st.binary(max_size=512), text_frames, mutated(json_frames), json_frames.map(encode)
+    )
+)
 def test_parse_json_arbitrary_frames(raw: str | bytes) -> None:
     _parse(raw)
 
@@ -221,7 +296,8 @@ async def _send(ws: WsHarness, frame: Frame) -> None:
 def _tally(live: Live, ws: WsHarness) -> None:
     kinds = [c["type"] for c in ws.chunks() if isinstance(c, dict)]
     live.outcomes["error chunks/frames"] += sum(
-        1 for f in ws.frames if '"type":"error"' in f.replace(" ", ""))
+        1 for f in ws.frames if '"type":"error"' in f.replace(" ", "")
+    )
     live.outcomes["turns"] += kinds.count("start")
     live.outcomes["connections"] += 1
 
@@ -249,8 +325,14 @@ def test_connection_survives_arbitrary_frames(live: Live) -> None:
             await _after(live)
 
     @fuzz_settings(150)
-    @given(queries, st.builds(lambda first, rest: [first, *rest],
-                              st.one_of(turn_openers, frames), st.lists(frames, max_size=4)))
+    @given(
+        queries,
+        st.builds(
+            lambda first, rest: [first, *rest],
+            st.one_of(turn_openers, frames),
+            st.lists(frames, max_size=4),
+        ),
+    )
     def run(query: bytes, sent: list[Frame]) -> None:
         live.run(exchange(query, sent))
 
@@ -261,8 +343,9 @@ def test_connection_survives_arbitrary_frames(live: Live) -> None:
 
 
 @st.composite
-def hostile_answer_frames(draw: st.DrawFn, protocol: str, call: dict[str, Any],
-                          approval_id: str | None, chat_id: str) -> list[str]:
+def hostile_answer_frames(
+    draw: st.DrawFn, protocol: str, call: dict[str, Any], approval_id: str | None, chat_id: str
+) -> list[str]:
     """Answers to a call that really waits, as a client of ``protocol`` would send
     them, with forged ids, wrong kinds, malformed results, repeats and strangers."""
     real = [call["toolCallId"]] + ([approval_id] if approval_id else [])
@@ -270,34 +353,68 @@ def hostile_answer_frames(draw: st.DrawFn, protocol: str, call: dict[str, Any],
     out: list[str] = []
     for _ in range(draw(st.integers(1, 4))):
         if protocol == "A" and draw(st.booleans()):
-            out.append(encode({"type": "tool_result", "version": "1.0",
-                               "data": {"toolCallId": draw(valid_or(some_id)),
-                                        "result": draw(st.one_of(
-                                            st.just({"confirmed": True}),
-                                            st.just({"confirmed": False}), anything))}}))
+            out.append(
+                encode(
+                    {
+                        "type": "tool_result",
+                        "version": "1.0",
+                        "data": {
+                            "toolCallId": draw(valid_or(some_id)),
+                            "result": draw(
+                                st.one_of(
+                                    st.just({"confirmed": True}),
+                                    st.just({"confirmed": False}),
+                                    anything,
+                                )
+                            ),
+                        },
+                    }
+                )
+            )
             continue
         part: dict[str, Any] = {
-            "type": draw(st.sampled_from(["tool-" + call["toolName"], "dynamic-tool",
-                                          "tool-adk_request_confirmation"])),
-            "toolCallId": draw(some_id), "toolName": call["toolName"],
-            "state": draw(valid_or(st.sampled_from(TOOL_STATES))), "input": call["input"]}
+            "type": draw(
+                st.sampled_from(
+                    ["tool-" + call["toolName"], "dynamic-tool", "tool-adk_request_confirmation"]
+                )
+            ),
+            "toolCallId": draw(some_id),
+            "toolName": call["toolName"],
+            "state": draw(valid_or(st.sampled_from(TOOL_STATES))),
+            "input": call["input"],
+        }
         if draw(st.booleans()):
-            part["approval"] = draw(st.one_of(
-                st.fixed_dictionaries({"id": some_id},
-                                      optional={"approved": valid_or(st.booleans())}),
-                approvals))
+            part["approval"] = draw(
+                st.one_of(
+                    st.fixed_dictionaries(
+                        {"id": some_id}, optional={"approved": valid_or(st.booleans())}
+                    ),
+                    approvals,
+                )
+            )
         if draw(st.booleans()):
             part["output"] = draw(anything)
         message_parts = [part, *draw(st.lists(tool_part, max_size=1))]
-        messages = [{"role": "user", "content": "x"},
-                    {"id": "m", "role": draw(valid_or(st.just("assistant"))),
-                     "parts": message_parts}]
+        messages = [
+            {"role": "user", "content": "x"},
+            {"id": "m", "role": draw(valid_or(st.just("assistant"))), "parts": message_parts},
+        ]
         if protocol == "A":
-            out.append(encode({"type": "message", "version": "1.0",
-                               "data": {"messages": messages}}))
+            out.append(
+                encode({"type": "message", "version": "1.0", "data": {"messages": messages}})
+            )
         else:
-            out.append(encode({"type": "send", "requestId": draw(valid_or(ids)), "id": chat_id,
-                               "trigger": "submit-message", "messages": messages}))
+            out.append(
+                encode(
+                    {
+                        "type": "send",
+                        "requestId": draw(valid_or(ids)),
+                        "id": chat_id,
+                        "trigger": "submit-message",
+                        "messages": messages,
+                    }
+                )
+            )
     return out
 
 
@@ -314,14 +431,14 @@ def test_hostile_answers_to_a_waiting_call(live: Live, protocol: str) -> None:
             async with WsHarness(live.app) as ws:
                 await ws.text(_open_turn(protocol, PROMPTS[what], chat_id))
                 wanted = "tool-approval-request" if what != "browser" else "tool-input-available"
-                await ws.wait(lambda: any(isinstance(c, dict) and c["type"] == wanted
-                                          for c in ws.chunks()))
+                await ws.wait(
+                    lambda: any(isinstance(c, dict) and c["type"] == wanted for c in ws.chunks())
+                )
                 chunks = [c for c in ws.chunks() if isinstance(c, dict)]
                 call = next(c for c in chunks if c["type"] == "tool-input-available")
                 request = next((c for c in chunks if c["type"] == "tool-approval-request"), None)
                 approval_id = request["approvalId"] if request else None
-                for frame in data.draw(hostile_answer_frames(protocol, call, approval_id,
-                                                             chat_id)):
+                for frame in data.draw(hostile_answer_frames(protocol, call, approval_id, chat_id)):
                     await ws.text(frame)
                 await ws.probe(f"probe-{uuid.uuid4().hex}")
             _tally(live, ws)
@@ -345,8 +462,13 @@ def _live_tasks(server: LoopbackServer) -> list[str]:
     out = []
     for task in server.tasks():
         qual = getattr(task.get_coro(), "__qualname__", "")
-        if task.get_name().startswith("adk-asgi-live") or "_Connection" in qual \
-                or "run_live" in qual or "LiveGate" in qual or "Demo" in qual:
+        if (
+            task.get_name().startswith("adk-asgi-live")
+            or "_Connection" in qual
+            or "run_live" in qual
+            or "LiveGate" in qual
+            or "Demo" in qual
+        ):
             out.append(f"{task.get_name()}:{qual}")
     return out
 
@@ -379,8 +501,9 @@ def test_real_server_arbitrary_frames() -> None:
 
     async def exchange(url: str, server: LoopbackServer, sent: list[Frame | Big]) -> None:
         marker = f"probe-{uuid.uuid4().hex}"
-        probe = json.dumps({"type": "ping", "version": "1.0", "timestamp": marker,
-                            "requestId": marker})
+        probe = json.dumps(
+            {"type": "ping", "version": "1.0", "timestamp": marker, "requestId": marker}
+        )
         payloads = [f.payload() if isinstance(f, Big) else f for f in sent]
         oversized = any(len(f if isinstance(f, bytes) else f.encode()) > limit for f in payloads)
         async with connect(url, max_size=None, open_timeout=10) as ws:
@@ -403,8 +526,9 @@ def test_real_server_arbitrary_frames() -> None:
             assert time.monotonic() < deadline, (len(app.live.connections), _live_tasks(server))
             await asyncio.sleep(0.05)
 
-    big = st.builds(Big, st.sampled_from(["text", "binary"]),
-                    st.sampled_from([limit - 100, limit + 1]))
+    big = st.builds(
+        Big, st.sampled_from(["text", "binary"]), st.sampled_from([limit - 100, limit + 1])
+    )
     with LoopbackServer(app, ws_max_size=limit) as server, errors:
         url = server.url.replace("http://", "ws://") + "/"
 

@@ -52,8 +52,11 @@ class Server:
     """The demo app and one event loop for a whole test's examples."""
 
     def __init__(self) -> None:
-        self.app = AdkApp(build_demo_agent(token_delay=0), warm_up=False,
-                          limits=Limits(max_body_bytes=4 * 1024 * 1024))
+        self.app = AdkApp(
+            build_demo_agent(token_delay=0),
+            warm_up=False,
+            limits=Limits(max_body_bytes=4 * 1024 * 1024),
+        )
         self.runner = asyncio.Runner()
         self.outcomes: collections.Counter[str] = collections.Counter()
         self.errors = ErrorLog()
@@ -82,7 +85,8 @@ async def post(server: Server, body: bytes) -> str:
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
             response = await asyncio.wait_for(
                 client.post("/", content=body, headers={"content-type": "application/json"}),
-                EXAMPLE_TIMEOUT)
+                EXAMPLE_TIMEOUT,
+            )
         outcome = check_http(response.status_code, dict(response.headers), response.content)
         await assert_no_other_tasks()
     assert server.app.store.held_locks == 0  # type: ignore[attr-defined], "a chat lock outlived its request"
@@ -155,10 +159,26 @@ def test_endpoint_hostile_json(server: Server) -> None:
 # -- the body reader: Content-Length, chunking, disconnects ------------------------
 
 content_lengths = st.one_of(
-    st.none(), st.just("exact"),
-    st.sampled_from([b"", b"0", b"-1", b" 12 ", b"1_0", b"0x10", b"1e3", b"+5",
-                     b"99999999999999999999999", b"\xd9\xa1", b"\xff", b"5, 5"]),
-    st.binary(max_size=8))
+    st.none(),
+    st.just("exact"),
+    st.sampled_from(
+        [
+            b"",
+            b"0",
+            b"-1",
+            b" 12 ",
+            b"1_0",
+            b"0x10",
+            b"1e3",
+            b"+5",
+            b"99999999999999999999999",
+            b"\xd9\xa1",
+            b"\xff",
+            b"5, 5",
+        ]
+    ),
+    st.binary(max_size=8),
+)
 
 
 RawRequest = tuple[list[bytes], list[tuple[bytes, bytes]], int | None, bool]
@@ -166,18 +186,24 @@ RawRequest = tuple[list[bytes], list[tuple[bytes, bytes]], int | None, bool]
 
 @st.composite
 def raw_requests(draw: st.DrawFn) -> RawRequest:
-    body = draw(st.one_of(plain_bodies.map(to_bytes), request_bodies.map(to_bytes),
-                          st.binary(max_size=512)))
+    body = draw(
+        st.one_of(plain_bodies.map(to_bytes), request_bodies.map(to_bytes), st.binary(max_size=512))
+    )
     cuts = sorted(draw(st.lists(st.integers(0, len(body)), max_size=4)))
     chunks = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
     headers: list[tuple[bytes, bytes]] = []
     for _ in range(draw(st.integers(0, 2))):
         value = draw(content_lengths)
         if value is not None:
-            headers.append((b"content-length",
-                            str(len(body)).encode() if value == "exact" else value))
-    headers += draw(st.lists(st.tuples(st.sampled_from([b"content-type", b"x-y", b""]),
-                                       st.binary(max_size=20)), max_size=2))
+            headers.append(
+                (b"content-length", str(len(body)).encode() if value == "exact" else value)
+            )
+    headers += draw(
+        st.lists(
+            st.tuples(st.sampled_from([b"content-type", b"x-y", b""]), st.binary(max_size=20)),
+            max_size=2,
+        )
+    )
     disconnect = draw(st.one_of(st.none(), st.integers(0, len(chunks))))
     return chunks, headers, disconnect, draw(st.booleans())
 
@@ -187,11 +213,14 @@ def test_body_reader_raw_asgi(server: Server) -> None:
     clients that leave mid-body or mid-stream: a well-formed answer or, for a client
     that left, nothing more; never a task left behind."""
 
-    async def exchange(chunks: list[bytes], headers: list[tuple[bytes, bytes]],
-                       disconnect: int | None, leave_mid_stream: bool) -> None:
+    async def exchange(
+        chunks: list[bytes],
+        headers: list[tuple[bytes, bytes]],
+        disconnect: int | None,
+        leave_mid_stream: bool,
+    ) -> None:
         with server.errors:
-            result = await asgi_post(server.app, chunks, headers, disconnect,
-                                     leave_mid_stream)
+            result = await asgi_post(server.app, chunks, headers, disconnect, leave_mid_stream)
             await assert_no_other_tasks()
         assert server.app.store.held_locks == 0  # type: ignore[attr-defined], "a chat lock outlived its request"
         if result.status is None:
@@ -230,9 +259,15 @@ async def _pending_payment(server: Server, chat_id: str) -> list[dict[str, Any]]
     parts: list[dict[str, Any]] = []
     for c in chunks:
         if isinstance(c, dict) and c["type"] == "tool-approval-request":
-            parts.append({"type": "tool-process_payment", "toolCallId": c["toolCallId"],
-                          "state": "approval-requested", "input": {},
-                          "approval": {"id": c["approvalId"]}})
+            parts.append(
+                {
+                    "type": "tool-process_payment",
+                    "toolCallId": c["toolCallId"],
+                    "state": "approval-requested",
+                    "input": {},
+                    "approval": {"id": c["approvalId"]},
+                }
+            )
     assert len(parts) == 2, chunks
     return [first, {"id": chunks[0]["messageId"], "role": "assistant", "parts": parts}]
 
@@ -246,19 +281,35 @@ def hostile_answers(draw: st.DrawFn, real: list[dict[str, Any]]) -> list[Any]:
     some_id = st.one_of(st.sampled_from(real_ids), ids)
     out: list[Any] = []
     for original in real:
-        part = {**original, "state": "approval-responded",
-                "approval": {**original["approval"], "approved": draw(st.booleans())}}
-        for change in draw(st.lists(st.sampled_from(
-                ["state", "approval", "approval-id", "call-id", "output", "type", "drop"]),
-                max_size=2, unique=True)):
+        part = {
+            **original,
+            "state": "approval-responded",
+            "approval": {**original["approval"], "approved": draw(st.booleans())},
+        }
+        for change in draw(
+            st.lists(
+                st.sampled_from(
+                    ["state", "approval", "approval-id", "call-id", "output", "type", "drop"]
+                ),
+                max_size=2,
+                unique=True,
+            )
+        ):
             if change == "state":
                 part["state"] = draw(valid_or(st.sampled_from(TOOL_STATES)))
             elif change == "approval":
-                part["approval"] = draw(st.one_of(
-                    st.fixed_dictionaries({"id": some_id},
-                                          optional={"approved": valid_or(st.booleans()),
-                                                    "reason": valid_or(st.text(max_size=5))}),
-                    approvals))
+                part["approval"] = draw(
+                    st.one_of(
+                        st.fixed_dictionaries(
+                            {"id": some_id},
+                            optional={
+                                "approved": valid_or(st.booleans()),
+                                "reason": valid_or(st.text(max_size=5)),
+                            },
+                        ),
+                        approvals,
+                    )
+                )
             elif change == "approval-id":
                 part["approval"] = {**part["approval"], "id": draw(some_id)}
             elif change == "call-id":
@@ -268,9 +319,16 @@ def hostile_answers(draw: st.DrawFn, real: list[dict[str, Any]]) -> list[Any]:
                 part["output"] = draw(anything)
                 part["errorText"] = draw(st.text(max_size=5))
             elif change == "type":
-                part["type"] = draw(st.sampled_from([
-                    "dynamic-tool", "tool-adk_request_confirmation", "tool-get_location",
-                    "tool-get_weather"]))
+                part["type"] = draw(
+                    st.sampled_from(
+                        [
+                            "dynamic-tool",
+                            "tool-adk_request_confirmation",
+                            "tool-get_location",
+                            "tool-get_weather",
+                        ]
+                    )
+                )
             else:
                 break  # the answer is missing altogether
         else:
@@ -295,8 +353,12 @@ def test_continuation_hostile_answers(server: Server) -> None:
         parts = data.draw(hostile_answers(history[1]["parts"]))
         body = {"id": chat_id, "messages": [history[0], {**history[1], "parts": parts}]}
         await post(server, to_bytes(body))
-        assert sorted(p["recipient"] for p in PAYMENT_LOG) in ([], ["Fuzz1"], ["Fuzz2"],
-                                                                ["Fuzz1", "Fuzz2"])
+        assert sorted(p["recipient"] for p in PAYMENT_LOG) in (
+            [],
+            ["Fuzz1"],
+            ["Fuzz2"],
+            ["Fuzz1", "Fuzz2"],
+        )
 
     @fuzz_settings(60)
     @given(st.data())

@@ -30,8 +30,10 @@ from conftest import (
 
 
 def _client(app: object) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app),  # type: ignore[arg-type]
-                             base_url="http://testserver")
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app),  # type: ignore[arg-type]
+        base_url="http://testserver",
+    )
 
 
 async def test_probes_answer_json(client: httpx.AsyncClient, demo_app: AdkApp) -> None:
@@ -39,8 +41,10 @@ async def test_probes_answer_json(client: httpx.AsyncClient, demo_app: AdkApp) -
     assert health.status_code == 200 and health.json() == {"status": "ok"}
     ready = await client.get("/readyz")
     assert ready.status_code == 200
-    assert ready.json() == {"status": "ready",
-                            "checks": {"adk": "ok", "sessions": "ok", "streams": "ok"}}
+    assert ready.json() == {
+        "status": "ready",
+        "checks": {"adk": "ok", "sessions": "ok", "streams": "ok"},
+    }
     head = await client.head("/readyz")
     assert head.status_code == 200 and head.content == b""
     refused = await client.post("/readyz")
@@ -61,8 +65,7 @@ async def test_probes_need_no_identity() -> None:
 
     app = AdkApp(build_demo_agent(token_delay=0), authenticate=nobody, warm_up=False)
     async with _client(app) as client:
-        assert (await client.post("/", json=chat_body("c", user_message("hi")))).status_code \
-            == 401
+        assert (await client.post("/", json=chat_body("c", user_message("hi")))).status_code == 401
         assert (await client.get("/healthz")).status_code == 200
         assert (await client.get("/readyz")).status_code == 200
     assert await app.health.checks() == {"adk": "ok", "sessions": "ok", "streams": "ok"}
@@ -71,8 +74,9 @@ async def test_probes_need_no_identity() -> None:
 async def test_probes_wherever_the_app_is_mounted() -> None:
     site = FastAPI()
     mount(site, "/api/chat", AdkApp(build_demo_agent(token_delay=0), warm_up=False))
-    wrapped = AdkMiddleware(not_found_app, path="/chat",
-                            agent=build_demo_agent(token_delay=0), warm_up=False)
+    wrapped = AdkMiddleware(
+        not_found_app, path="/chat", agent=build_demo_agent(token_delay=0), warm_up=False
+    )
     async with _client(site) as fastapi, _client(wrapped) as middleware:
         for client, prefix in ((fastapi, "/api/chat"), (middleware, "/chat")):
             assert (await client.get(f"{prefix}/healthz")).json() == {"status": "ok"}
@@ -82,12 +86,14 @@ async def test_probes_wherever_the_app_is_mounted() -> None:
         assert (await middleware.get("/healthz")).status_code == 404  # not ours
 
 
-async def test_readyz_names_a_broken_session_store(tmp_path: Path,
-                                                   caplog: pytest.LogCaptureFixture) -> None:
+async def test_readyz_names_a_broken_session_store(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     folder = tmp_path / "db"
     folder.mkdir()
-    app = AdkApp(build_demo_agent(token_delay=0), session_db=f"sqlite:///{folder}/chats.db",
-                 warm_up=False)
+    app = AdkApp(
+        build_demo_agent(token_delay=0), session_db=f"sqlite:///{folder}/chats.db", warm_up=False
+    )
     async with _client(app) as client:
         reply = await client.post("/", json=chat_body("c1", user_message("hello")))
         assert types_of(parse_sse(reply.text))[-2:] == ["finish", "[DONE]"]
@@ -99,13 +105,17 @@ async def test_readyz_names_a_broken_session_store(tmp_path: Path,
         for ready in (first, second):
             assert ready.status_code == 503
             body = ready.json()
-            assert body["checks"] == {"adk": "ok", "sessions": "failed (OperationalError)",
-                                      "streams": "ok"}
+            assert body["checks"] == {
+                "adk": "ok",
+                "sessions": "failed (OperationalError)",
+                "streams": "ok",
+            }
             assert body["error"] == {"code": "not_ready", "message": "Not ready: sessions."}
             assert str(tmp_path) not in ready.text  # no paths, no exception text
         # One line when readiness changes, not one per probe.
         assert [r.getMessage() for r in caplog.records if r.name == "adk_asgi"] == [
-            "Not ready: sessions failed (OperationalError)"]
+            "Not ready: sessions failed (OperationalError)"
+        ]
         assert (await client.get("/healthz")).status_code == 200
     await sqlite_threads_done()
 
@@ -114,8 +124,22 @@ def _redis_on(port: int, workdir: Path) -> subprocess.Popen[bytes]:
     binary = shutil.which("redis-server")
     assert binary is not None
     process = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
-         "no", "--dir", str(workdir)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(workdir),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )
     deadline = time.monotonic() + 10
     while True:
         try:

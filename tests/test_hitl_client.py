@@ -24,8 +24,9 @@ def api() -> Iterator[str]:
         require_node_harness()
     except NodeHarnessMissing as exc:
         pytest.fail(str(exc), pytrace=False)
-    app = AdkMiddleware(not_found_app, path="/api/chat", agent=build_demo_agent(token_delay=0),
-                        warm_up=False)
+    app = AdkMiddleware(
+        not_found_app, path="/api/chat", agent=build_demo_agent(token_delay=0), warm_up=False
+    )
     with LoopbackServer(app) as server:
         yield f"{server.url}/api/chat"
 
@@ -59,10 +60,16 @@ def payments_to(name: str) -> int:
 @pytest.mark.parametrize("approved", [True, False])
 def test_payment_approval(api: str, approved: bool) -> None:
     recipient = f"Hanako{int(approved)}"
-    reports = run_chat_versions(api, [
-        {"action": "send", "text": f"Send 50 dollars to {recipient}"},
-        {"action": "approve", "approved": approved, "reason": "checked"},
-    ], chat_id=f"pay-{approved}", auto_send="approvals", versions=VERSIONS)
+    reports = run_chat_versions(
+        api,
+        [
+            {"action": "send", "text": f"Send 50 dollars to {recipient}"},
+            {"action": "approve", "approved": approved, "reason": "checked"},
+        ],
+        chat_id=f"pay-{approved}",
+        auto_send="approvals",
+        versions=VERSIONS,
+    )
     ok(reports)
     for version, report in reports.items():
         first, second = report["requests"]
@@ -74,11 +81,16 @@ def test_payment_approval(api: str, approved: bool) -> None:
         assert request["toolCallId"] == call["toolCallId"]
         # the continuation is the SAME assistant message
         assert second["body"]["messageId"] == first["chunks"][0]["messageId"]
-        assert second["chunks"][0] == {"type": "start",
-                                       "messageId": first["chunks"][0]["messageId"]}
+        assert second["chunks"][0] == {
+            "type": "start",
+            "messageId": first["chunks"][0]["messageId"],
+        }
         expected = "tool-output-available" if approved else "tool-output-denied"
-        assert second["chunks"][1] == {**second["chunks"][1], "type": expected,
-                                       "toolCallId": call["toolCallId"]}
+        assert second["chunks"][1] == {
+            **second["chunks"][1],
+            "type": expected,
+            "toolCallId": call["toolCallId"],
+        }
         message = last(report)
         assert len([m for m in report["messages"] if m["role"] == "assistant"]) == 1
         state = "output-available" if approved else "output-denied"
@@ -89,33 +101,47 @@ def test_payment_approval(api: str, approved: bool) -> None:
     assert payments_to(recipient) == (len(VERSIONS) if approved else 0)  # once per chat
 
 
-@pytest.mark.parametrize(("first", "second"), [(True, True), (True, False), (False, True),
-                                               (False, False)])
+@pytest.mark.parametrize(
+    ("first", "second"), [(True, True), (True, False), (False, True), (False, False)]
+)
 def test_two_payments_every_combination(api: str, first: bool, second: bool) -> None:
     a, b = f"Alice{int(first)}{int(second)}", f"Bob{int(first)}{int(second)}"
-    reports = run_chat_versions(api, [
-        {"action": "send", "text": f"Send 30 dollars to {a} and 40 dollars to {b}"},
-        {"action": "approve", "approved": first},
-        {"action": "approve", "approved": second},
-    ], chat_id=f"two-{first}-{second}", auto_send="approvals", versions=("ai6", "ai7"))
+    reports = run_chat_versions(
+        api,
+        [
+            {"action": "send", "text": f"Send 30 dollars to {a} and 40 dollars to {b}"},
+            {"action": "approve", "approved": first},
+            {"action": "approve", "approved": second},
+        ],
+        chat_id=f"two-{first}-{second}",
+        auto_send="approvals",
+        versions=("ai6", "ai7"),
+    )
     ok(reports)
     for report in reports.values():
         assert len(report["requests"]) == 2  # both answers in one request
         states = [s for _, s in tool_states(last(report))]
-        assert states == ["output-available" if first else "output-denied",
-                          "output-available" if second else "output-denied"]
+        assert states == [
+            "output-available" if first else "output-denied",
+            "output-available" if second else "output-denied",
+        ]
     assert payments_to(a) == (2 if first else 0)
     assert payments_to(b) == (2 if second else 0)
 
 
 def test_payments_answered_one_by_one(api: str) -> None:
-    reports = run_chat_versions(api, [
-        {"action": "send", "text": "Send 10 dollars to Carol and 20 dollars to Dave"},
-        {"action": "approve", "approved": True},
-        {"action": "sendEmpty"},
-        {"action": "approve", "approved": False},
-        {"action": "sendEmpty"},
-    ], chat_id="one-by-one", versions=("ai6", "ai7"))
+    reports = run_chat_versions(
+        api,
+        [
+            {"action": "send", "text": "Send 10 dollars to Carol and 20 dollars to Dave"},
+            {"action": "approve", "approved": True},
+            {"action": "sendEmpty"},
+            {"action": "approve", "approved": False},
+            {"action": "sendEmpty"},
+        ],
+        chat_id="one-by-one",
+        versions=("ai6", "ai7"),
+    )
     ok(reports)
     for report in reports.values():
         assert len(report["requests"]) == 3
@@ -126,12 +152,21 @@ def test_payments_answered_one_by_one(api: str) -> None:
 
 
 def test_browser_tool_with_approval_and_result_in_one_request(api: str) -> None:
-    reports = run_chat_versions(api, [
-        {"action": "send", "text": "Where am I?"},
-        {"action": "approve", "approved": True},
-        {"action": "toolOutput", "tool": "get_location",
-         "output": {"latitude": 35.6, "longitude": 139.7}},
-    ], chat_id="loc-one", auto_send="toolCalls", versions=VERSIONS)
+    reports = run_chat_versions(
+        api,
+        [
+            {"action": "send", "text": "Where am I?"},
+            {"action": "approve", "approved": True},
+            {
+                "action": "toolOutput",
+                "tool": "get_location",
+                "output": {"latitude": 35.6, "longitude": 139.7},
+            },
+        ],
+        chat_id="loc-one",
+        auto_send="toolCalls",
+        versions=VERSIONS,
+    )
     ok(reports)
     for report in reports.values():
         assert len(report["requests"]) == 2
@@ -140,14 +175,22 @@ def test_browser_tool_with_approval_and_result_in_one_request(api: str) -> None:
 
 
 def test_browser_tool_approval_first_result_later(api: str) -> None:
-    reports = run_chat_versions(api, [
-        {"action": "send", "text": "Where am I?"},
-        {"action": "approve", "approved": True},
-        {"action": "sendEmpty"},
-        {"action": "toolOutput", "tool": "get_location",
-         "output": {"latitude": 1.5, "longitude": 2.5}},
-        {"action": "sendEmpty"},
-    ], chat_id="loc-two", versions=("ai6", "ai7"))
+    reports = run_chat_versions(
+        api,
+        [
+            {"action": "send", "text": "Where am I?"},
+            {"action": "approve", "approved": True},
+            {"action": "sendEmpty"},
+            {
+                "action": "toolOutput",
+                "tool": "get_location",
+                "output": {"latitude": 1.5, "longitude": 2.5},
+            },
+            {"action": "sendEmpty"},
+        ],
+        chat_id="loc-two",
+        versions=("ai6", "ai7"),
+    )
     ok(reports)
     for report in reports.values():
         assert len(report["requests"]) == 3
@@ -157,10 +200,16 @@ def test_browser_tool_approval_first_result_later(api: str) -> None:
 
 
 def test_browser_tool_denied(api: str) -> None:
-    reports = run_chat_versions(api, [
-        {"action": "send", "text": "Where am I?"},
-        {"action": "approve", "approved": False},
-    ], chat_id="loc-deny", auto_send="approvals", versions=("ai6", "ai7"))
+    reports = run_chat_versions(
+        api,
+        [
+            {"action": "send", "text": "Where am I?"},
+            {"action": "approve", "approved": False},
+        ],
+        chat_id="loc-deny",
+        auto_send="approvals",
+        versions=("ai6", "ai7"),
+    )
     ok(reports)
     for report in reports.values():
         assert tool_states(last(report)) == [("tool-get_location", "output-denied")]
@@ -168,10 +217,15 @@ def test_browser_tool_denied(api: str) -> None:
 
 
 def test_browser_tool_without_approval(api: str) -> None:
-    reports = run_chat_versions(api, [
-        {"action": "send", "text": "Play track 2"},
-        {"action": "toolOutput", "tool": "change_bgm", "output": {"success": True}},
-    ], chat_id="bgm", auto_send="toolCalls")
+    reports = run_chat_versions(
+        api,
+        [
+            {"action": "send", "text": "Play track 2"},
+            {"action": "toolOutput", "tool": "change_bgm", "output": {"success": True}},
+        ],
+        chat_id="bgm",
+        auto_send="toolCalls",
+    )
     for version, report in reports.items():
         assert report["ok"], (version, report["problems"])
         assert tool_states(last(report)) == [("tool-change_bgm", "output-available")]
@@ -180,8 +234,13 @@ def test_browser_tool_without_approval(api: str) -> None:
 
 @pytest.fixture(scope="module")
 def seed_api() -> Iterator[str]:
-    app = AdkMiddleware(not_found_app, path="/api/chat", agent=build_demo_agent(token_delay=0),
-                        pauses=PauseOptions(confirmation_style="adk-tool"), warm_up=False)
+    app = AdkMiddleware(
+        not_found_app,
+        path="/api/chat",
+        agent=build_demo_agent(token_delay=0),
+        pauses=PauseOptions(confirmation_style="adk-tool"),
+        warm_up=False,
+    )
     with LoopbackServer(app) as server:
         yield f"{server.url}/api/chat"
 
@@ -189,26 +248,44 @@ def seed_api() -> Iterator[str]:
 @pytest.mark.parametrize("confirmed", [True, False])
 def test_seed_style_confirmation(seed_api: str, confirmed: bool) -> None:
     name = f"Seed{int(confirmed)}"
-    reports = run_chat_versions(seed_api, [
-        {"action": "send", "text": f"Send 80 dollars to {name}"},
-        {"action": "toolOutput", "tool": "adk_request_confirmation",
-         "output": {"confirmed": confirmed}},
-    ], chat_id=f"seed-{confirmed}", auto_send="toolCalls")  # ai5 too: no approval chunks
+    reports = run_chat_versions(
+        seed_api,
+        [
+            {"action": "send", "text": f"Send 80 dollars to {name}"},
+            {
+                "action": "toolOutput",
+                "tool": "adk_request_confirmation",
+                "output": {"confirmed": confirmed},
+            },
+        ],
+        chat_id=f"seed-{confirmed}",
+        auto_send="toolCalls",
+    )  # ai5 too: no approval chunks
     for version, report in reports.items():
         assert report["ok"], (version, report["problems"])
         assert len(report["requests"]) == 2, version
         states = dict(tool_states(last(report)))
         assert states["tool-adk_request_confirmation"] == "output-available"
         assert states["tool-process_payment"] == (
-            "output-available" if confirmed else "output-error"), version
+            "output-available" if confirmed else "output-error"
+        ), version
     assert payments_to(name) == (len(reports) if confirmed else 0)
 
 
 def test_seed_style_payload_reaches_the_tool(seed_api: str) -> None:
-    reports = run_chat_versions(seed_api, [
-        {"action": "send", "text": "Send 500 dollars to Payload"},
-        {"action": "toolOutput", "tool": "adk_request_confirmation",
-         "output": {"confirmed": True, "payload": {"amount": 20}}},
-    ], chat_id="seed-payload", auto_send="toolCalls", versions=("ai7",))
+    reports = run_chat_versions(
+        seed_api,
+        [
+            {"action": "send", "text": "Send 500 dollars to Payload"},
+            {
+                "action": "toolOutput",
+                "tool": "adk_request_confirmation",
+                "output": {"confirmed": True, "payload": {"amount": 20}},
+            },
+        ],
+        chat_id="seed-payload",
+        auto_send="toolCalls",
+        versions=("ai7",),
+    )
     ok(reports)
     assert [p["amount"] for p in PAYMENT_LOG if p["recipient"] == "Payload"] == [20]

@@ -28,14 +28,22 @@ def _manifest() -> dict[str, Any]:
     return manifest
 
 
-def _node(*command: str, env: dict[str, str] | None = None,
-          timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def _node(
+    *command: str, env: dict[str, str] | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
     problem = web_tooling_problem()
     if problem:
         pytest.fail(problem, pytrace=False)
     with client_build_lock():
-        return subprocess.run(list(command), cwd=CLIENT_DIR, capture_output=True, text=True,
-                              timeout=timeout, check=False, env={**os.environ, **(env or {})})
+        return subprocess.run(
+            list(command),
+            cwd=CLIENT_DIR,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            env={**os.environ, **(env or {})},
+        )
 
 
 # -- the manifest -----------------------------------------------------------------------
@@ -50,17 +58,20 @@ def test_version_is_the_python_packages() -> None:
     # the page's lockfile records the linked package: it must not go stale
     lock = json.loads((WEB_DIR / "package-lock.json").read_text())
     assert lock["packages"]["../../clients/js"]["version"] == version
-    assert (lock["packages"]["../../clients/js"]["peerDependencies"]
-            == _manifest()["peerDependencies"])
+    assert (
+        lock["packages"]["../../clients/js"]["peerDependencies"] == _manifest()["peerDependencies"]
+    )
 
 
 def test_manifest_is_publishable() -> None:
     manifest = _manifest()
     assert manifest["name"] == "adk-asgi" and "private" not in manifest
     assert manifest["type"] == "module" and manifest["sideEffects"] is False
-    assert manifest["exports"]["."] == {"types": "./dist/index.d.ts",
-                                        "import": "./dist/index.js",
-                                        "default": "./dist/index.js"}
+    assert manifest["exports"]["."] == {
+        "types": "./dist/index.d.ts",
+        "import": "./dist/index.js",
+        "default": "./dist/index.js",
+    }
     assert manifest["types"] == "./dist/index.d.ts"
     assert manifest["files"] == ["dist", "README.md", "CHANGELOG.md", "LICENSE"]
     assert manifest["license"] == "Apache-2.0"
@@ -72,7 +83,8 @@ def test_manifest_is_publishable() -> None:
     assert manifest["peerDependencies"] == {"ai": "^5.0.92 || ^6.0.0 || ^7.0.0"}
     lowest = {v.split(".")[0]: v for v in reversed(AI_VERSIONS)}
     assert [f"^{lowest[major]}" for major in ("5", "6", "7")] == (
-        manifest["peerDependencies"]["ai"].split(" || "))
+        manifest["peerDependencies"]["ai"].split(" || ")
+    )
     check = (CLIENT_DIR / "test" / "pack" / "check.mjs").read_text()
     listed = re.search(r"const VERSIONS = \[([^\]]*)\]", check)
     assert listed and re.findall(r"'([^']+)'", listed.group(1)) == list(AI_VERSIONS)
@@ -91,12 +103,22 @@ def test_typecheck_and_vitest_suite(tmp_path: Path) -> None:
     assert typecheck.returncode == 0, typecheck.stdout + typecheck.stderr
     report = tmp_path / "vitest.json"
     with serve(token_delay=0.005) as url:
-        done = _node("npx", "vitest", "run", "--reporter=json", f"--outputFile={report}",
-                     env={"ADK_ASGI_URL": url})
+        done = _node(
+            "npx",
+            "vitest",
+            "run",
+            "--reporter=json",
+            f"--outputFile={report}",
+            env={"ADK_ASGI_URL": url},
+        )
     assert report.exists(), done.stdout + done.stderr
     result: dict[str, Any] = json.loads(report.read_text())
-    failed = [t["fullName"] for f in result["testResults"] for t in f["assertionResults"]
-              if t["status"] == "failed"]
+    failed = [
+        t["fullName"]
+        for f in result["testResults"]
+        for t in f["assertionResults"]
+        if t["status"] == "failed"
+    ]
     assert failed == [] and done.returncode == 0, (failed, done.stderr[-3000:])
     # per ai version: the transport's 13 and the browser tools' 14 (ai 5 skips the 12
     # that need approvals: it has none); once: audio 6, frames 12, liveUrl 9, types 2

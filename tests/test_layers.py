@@ -59,9 +59,13 @@ def _imports() -> dict[str, set[str]]:
                     source = ".".join([*base, *([node.module] if node.module else [])])
                 else:
                     source = node.module or ""
-                targets = [f"{source}.{alias.name}" if f"{source}.{alias.name}" in modules
-                           or f"{source}.{alias.name}.__init__" in modules else source
-                           for alias in node.names]
+                targets = [
+                    f"{source}.{alias.name}"
+                    if f"{source}.{alias.name}" in modules
+                    or f"{source}.{alias.name}.__init__" in modules
+                    else source
+                    for alias in node.names
+                ]
             for target in targets:
                 if not target.startswith("adk_asgi"):
                     continue
@@ -120,7 +124,8 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_layers_name_every_top_level_folder_and_module() -> None:
     named = {name for layer in LAYERS for name in layer}
     present = {p.stem for p in PACKAGE.glob("*.py")} | {
-        p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+        p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()
+    }
     assert present == named, "LAYERS (and ARCHITECTURE.md) must place every top-level part"
 
 
@@ -140,8 +145,9 @@ def test_every_import_goes_down_the_layers() -> None:
 
 
 def _folders() -> list[tuple[str, ...]]:
-    return sorted(tuple(p.parent.relative_to(PACKAGE.parent).parts)
-                  for p in PACKAGE.rglob("__init__.py"))
+    return sorted(
+        tuple(p.parent.relative_to(PACKAGE.parent).parts) for p in PACKAGE.rglob("__init__.py")
+    )
 
 
 @pytest.mark.parametrize("folder", _folders(), ids=".".join)

@@ -25,14 +25,18 @@ def _app(**limits: Any) -> AdkApp:
 
 
 async def _post(app: AdkApp, body: Any) -> httpx.Response:
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                 base_url="http://t") as client:
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://t"
+    ) as client:
         return await client.post("/", json=body)
 
 
 def _file(data: bytes, *, base64_: bool = True) -> dict[str, Any]:
-    payload = f";base64,{base64.b64encode(data).decode()}" if base64_ else \
-        f",{quote(data.decode('latin-1'), safe='')}"
+    payload = (
+        f";base64,{base64.b64encode(data).decode()}"
+        if base64_
+        else f",{quote(data.decode('latin-1'), safe='')}"
+    )
     return {"type": "file", "mediaType": "text/plain", "url": f"data:text/plain{payload}"}
 
 
@@ -40,17 +44,34 @@ def _with_file(part: dict[str, Any]) -> dict[str, Any]:
     return {"id": "u", "role": "user", "parts": [part, {"type": "text", "text": "see file"}]}
 
 
-@pytest.mark.parametrize(("limits", "body", "code"), [
-    ({"max_messages": 3},
-     chat_body("c", *[user_message(f"m{i}", f"u{i}") for i in range(4)]), "too_many_messages"),
-    ({"max_parts_per_message": 2},
-     chat_body("c", {"id": "u", "role": "user", "parts": [{"type": "text", "text": "x"}] * 3}),
-     "too_many_parts"),
-    ({"max_file_bytes": 1000}, chat_body("c", _with_file(_file(b"a" * 5000))), "file_too_large"),
-    # Percent-encoded data: URLs are checked on their decoded size as well.
-    ({"max_file_bytes": 1000},
-     chat_body("c", _with_file(_file(b"a" * 1200, base64_=False))), "file_too_large"),
-])
+@pytest.mark.parametrize(
+    ("limits", "body", "code"),
+    [
+        (
+            {"max_messages": 3},
+            chat_body("c", *[user_message(f"m{i}", f"u{i}") for i in range(4)]),
+            "too_many_messages",
+        ),
+        (
+            {"max_parts_per_message": 2},
+            chat_body(
+                "c", {"id": "u", "role": "user", "parts": [{"type": "text", "text": "x"}] * 3}
+            ),
+            "too_many_parts",
+        ),
+        (
+            {"max_file_bytes": 1000},
+            chat_body("c", _with_file(_file(b"a" * 5000))),
+            "file_too_large",
+        ),
+        # Percent-encoded data: URLs are checked on their decoded size as well.
+        (
+            {"max_file_bytes": 1000},
+            chat_body("c", _with_file(_file(b"a" * 1200, base64_=False))),
+            "file_too_large",
+        ),
+    ],
+)
 async def test_http_limits_are_413(limits: dict[str, Any], body: Any, code: str) -> None:
     response = await _post(_app(**limits), body)
     assert response.status_code == 413
@@ -110,13 +131,19 @@ async def test_websocket_pending_approvals_are_capped() -> None:
         calls = [c for c in dicts(chunks) if c["type"] == "tool-input-available"]
         names = {c["toolCallId"]: c["input"]["recipient"] for c in calls}
         request = dicts(chunks)[-1]
-        assert len(names) == 2 and [c["type"] for c in dicts(chunks)].count(
-            "tool-approval-request") == 1  # the second call was not put to the user
-        await client.send("tool_result", toolCallId=request["approvalId"],
-                          result={"confirmed": True})
+        assert (
+            len(names) == 2
+            and [c["type"] for c in dicts(chunks)].count("tool-approval-request") == 1
+        )  # the second call was not put to the user
+        await client.send(
+            "tool_result", toolCallId=request["approvalId"], result={"confirmed": True}
+        )
         tail = dicts(await client.turn())
-        outputs = {c["toolCallId"]: c for c in tail
-                   if c["type"] in ("tool-output-available", "tool-output-error")}
+        outputs = {
+            c["toolCallId"]: c
+            for c in tail
+            if c["type"] in ("tool-output-available", "tool-output-error")
+        }
         allowed = request["toolCallId"]
         refused = next(call for call in names if call != allowed)
         assert outputs[allowed]["type"] == "tool-output-available"

@@ -28,8 +28,11 @@ DRIVER = JS_DIR / "drive-ws.mjs"
 
 @pytest.fixture(autouse=True)
 def _node() -> None:
-    if shutil.which("node") is None or not (JS_DIR / "node_modules" / "ai7").is_dir() \
-            or not (JS_DIR / "node_modules" / "ws").is_dir():
+    if (
+        shutil.which("node") is None
+        or not (JS_DIR / "node_modules" / "ai7").is_dir()
+        or not (JS_DIR / "node_modules" / "ws").is_dir()
+    ):
         pytest.skip("Node and tests/js/node_modules (npm ci --prefix tests/js) are required")
     PAYMENT_LOG.clear()
 
@@ -40,12 +43,28 @@ def server() -> Iterator[LoopbackServer]:
         yield s
 
 
-def drive(server: LoopbackServer, steps: list[dict[str, Any]], auto: str | None = None,
-          chat_id: str = "chat-b") -> dict[str, Any]:
-    payload = {"ai": "ai7", "url": server.url.replace("http://", "ws://") + "/",
-               "chatId": chat_id, "autoSend": auto, "steps": steps, "timeoutMs": 20000}
-    done = subprocess.run(["node", str(DRIVER)], input=json.dumps(payload), text=True,
-                          capture_output=True, timeout=60, check=False)
+def drive(
+    server: LoopbackServer,
+    steps: list[dict[str, Any]],
+    auto: str | None = None,
+    chat_id: str = "chat-b",
+) -> dict[str, Any]:
+    payload = {
+        "ai": "ai7",
+        "url": server.url.replace("http://", "ws://") + "/",
+        "chatId": chat_id,
+        "autoSend": auto,
+        "steps": steps,
+        "timeoutMs": 20000,
+    }
+    done = subprocess.run(
+        ["node", str(DRIVER)],
+        input=json.dumps(payload),
+        text=True,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
     assert result["ok"], (result["problems"], result["chatErrors"])
@@ -77,21 +96,33 @@ def check_sequences(result: dict[str, Any]) -> None:
 
 
 def test_text_turns(server: LoopbackServer) -> None:
-    result = drive(server, [{"action": "send", "text": "hello"},
-                            {"action": "send", "text": "What is the weather in Paris?"}])
+    result = drive(
+        server,
+        [
+            {"action": "send", "text": "hello"},
+            {"action": "send", "text": "What is the weather in Paris?"},
+        ],
+    )
     check_sequences(result)
     assert "You said" in text_of(assistant_parts(result, 0))
     weather = assistant_parts(result, 1)
-    assert any(p["type"] == "tool-get_weather" and p["state"] == "output-available"
-               for p in weather)
+    assert any(
+        p["type"] == "tool-get_weather" and p["state"] == "output-available" for p in weather
+    )
     assert "Paris is cloudy" in text_of(weather)
     assert [f["finishReason"] for f in result["finishes"]] == ["stop", "stop"]
 
 
 @pytest.mark.parametrize("approved", [True, False])
 def test_approval(server: LoopbackServer, approved: bool) -> None:
-    result = drive(server, [{"action": "send", "text": "Send 50 dollars to Hanako"},
-                            {"action": "approve", "approved": approved}], auto="approvals")
+    result = drive(
+        server,
+        [
+            {"action": "send", "text": "Send 50 dollars to Hanako"},
+            {"action": "approve", "approved": approved},
+        ],
+        auto="approvals",
+    )
     check_sequences(result)
     sends = [f for f in result["sent"] if f["type"] == "send"]
     assert len(sends) == 2  # the approval went back as a new `send`
@@ -110,28 +141,40 @@ def test_approval(server: LoopbackServer, approved: bool) -> None:
 
 
 def test_two_approvals_mixed(server: LoopbackServer) -> None:
-    result = drive(server, [
-        {"action": "send", "text": "Send 50 dollars to Hanako and 20 dollars to Taro"},
-        {"action": "approve", "approved": True},
-        {"action": "approve", "approved": False},
-    ], auto="approvals")
+    result = drive(
+        server,
+        [
+            {"action": "send", "text": "Send 50 dollars to Hanako and 20 dollars to Taro"},
+            {"action": "approve", "approved": True},
+            {"action": "approve", "approved": False},
+        ],
+        auto="approvals",
+    )
     parts = assistant_parts(result)
-    states = {p["input"]["recipient"]: p["state"] for p in parts
-              if p["type"] == "tool-process_payment"}
+    states = {
+        p["input"]["recipient"]: p["state"] for p in parts if p["type"] == "tool-process_payment"
+    }
     assert states == {"Hanako": "output-available", "Taro": "output-denied"}
     assert [p["recipient"] for p in PAYMENT_LOG] == ["Hanako"]
 
 
 def test_browser_tools(server: LoopbackServer) -> None:
     # As in SSE: the page approves, runs the tool, and sends approval and result together.
-    result = drive(server, [
-        {"action": "send", "text": "where am I?"},
-        {"action": "approve", "approved": True},
-        {"action": "toolOutput", "tool": "get_location",
-         "output": {"latitude": 35.68, "longitude": 139.76}},
-        {"action": "send", "text": "play track 2"},
-        {"action": "toolOutput", "tool": "change_bgm", "output": {"success": True, "track": 2}},
-    ], auto="toolCalls")
+    result = drive(
+        server,
+        [
+            {"action": "send", "text": "where am I?"},
+            {"action": "approve", "approved": True},
+            {
+                "action": "toolOutput",
+                "tool": "get_location",
+                "output": {"latitude": 35.68, "longitude": 139.76},
+            },
+            {"action": "send", "text": "play track 2"},
+            {"action": "toolOutput", "tool": "change_bgm", "output": {"success": True, "track": 2}},
+        ],
+        auto="toolCalls",
+    )
     check_sequences(result)
     location = assistant_parts(result, 0)
     part = next(p for p in location if p["type"] == "tool-get_location")
@@ -144,20 +187,25 @@ def test_browser_tools(server: LoopbackServer) -> None:
 
 
 def test_browser_tool_approval_first_result_later(server: LoopbackServer) -> None:
-    result = drive(server, [
-        {"action": "send", "text": "where am I?"},
-        {"action": "approve", "approved": True},
-        {"action": "sendEmpty"},
-        {"action": "toolOutput", "tool": "get_location",
-         "output": {"latitude": 1.5, "longitude": 2.5}},
-        {"action": "sendEmpty"},
-    ])
+    result = drive(
+        server,
+        [
+            {"action": "send", "text": "where am I?"},
+            {"action": "approve", "approved": True},
+            {"action": "sendEmpty"},
+            {
+                "action": "toolOutput",
+                "tool": "get_location",
+                "output": {"latitude": 1.5, "longitude": 2.5},
+            },
+            {"action": "sendEmpty"},
+        ],
+    )
     check_sequences(result)
     parts = assistant_parts(result)
     part = next(p for p in parts if p["type"] == "tool-get_location")
     assert part["state"] == "output-available" and "latitude 1.5" in text_of(parts)
-    assert [f["finishReason"] for f in result["finishes"]] == ["tool-calls", "tool-calls",
-                                                                "stop"]
+    assert [f["finishReason"] for f in result["finishes"]] == ["tool-calls", "tool-calls", "stop"]
 
 
 def test_resume_without_an_active_stream_is_no_active(server: LoopbackServer) -> None:

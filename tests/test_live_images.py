@@ -57,8 +57,7 @@ async def test_the_demo_model_sees_the_frames(server: LoopbackServer) -> None:
 def test_only_the_newest_frame_keeps_its_bytes() -> None:
     """A long camera session at 1 frame a second does not pile every frame up."""
     config = types.LiveConnectConfig(response_modalities=[types.Modality.TEXT])
-    connection = DemoLiveConnection(LlmRequest(live_connect_config=config),
-                                    model_version="demo")
+    connection = DemoLiveConnection(LlmRequest(live_connect_config=config), model_version="demo")
 
     async def send() -> None:
         for data in (JPEG, PNG, JPEG):
@@ -68,20 +67,29 @@ def test_only_the_newest_frame_keeps_its_bytes() -> None:
     asyncio.run(send())
     frames = [c.parts[0].inline_data for c in connection.history if c.parts]
     assert [(f.mime_type, len(f.data or b"")) for f in frames if f] == [
-        ("image/jpeg", 0), ("image/png", 0), ("image/jpeg", len(JPEG))]
+        ("image/jpeg", 0),
+        ("image/png", 0),
+        ("image/jpeg", len(JPEG)),
+    ]
 
 
 def test_frames_are_context_and_attachments_are_seen_too() -> None:
-    frame = types.Content(role="user", parts=[types.Part.from_bytes(data=JPEG,
-                                                                    mime_type="image/jpeg")])
+    frame = types.Content(
+        role="user", parts=[types.Part.from_bytes(data=JPEG, mime_type="image/jpeg")]
+    )
     question = types.Content(role="user", parts=[types.Part(text="What do you see?")])
     # a frame that came after the question does not hide it
     assert plan_reply([question, frame]).text.startswith("I can see 1 image(s) so far")
     # a picture attached to a message (SSE) is seen as well
-    attached = types.Content(role="user", parts=[
-        types.Part(text="何が見えますか？"),
-        types.Part.from_bytes(data=PNG, mime_type="image/png")])
+    attached = types.Content(
+        role="user",
+        parts=[
+            types.Part(text="何が見えますか？"),
+            types.Part.from_bytes(data=PNG, mime_type="image/png"),
+        ],
+    )
     assert plan_reply([attached]).text == (
-        f"画像を1枚受け取りました。最新はimage/png（{len(PNG)}バイト）です。")
+        f"画像を1枚受け取りました。最新はimage/png（{len(PNG)}バイト）です。"
+    )
     # frames alone are no question: the greeting
     assert plan_reply([frame]).text.startswith("Hello! I am the offline adk-asgi demo model.")

@@ -25,8 +25,10 @@ PNG: Final = (IMAGES / "frame.png").read_bytes()
 
 def _tone(seconds: float, hz: float = 440, amplitude: int = 8000) -> bytes:
     count = int(seconds * 16_000)
-    return struct.pack(f"<{count}h", *(round(amplitude * math.sin(2 * math.pi * hz * i / 16_000))
-                                       for i in range(count)))
+    return struct.pack(
+        f"<{count}h",
+        *(round(amplitude * math.sin(2 * math.pi * hz * i / 16_000)) for i in range(count)),
+    )
 
 
 # -- what is PCM ------------------------------------------------------------------------
@@ -55,8 +57,13 @@ def test_files_are_not_pcm(kind: str, data: bytes) -> None:
 
 
 def test_pcm_passes() -> None:
-    for pcm in (bytes(3200), _tone(0.1), _tone(0.1, hz=97, amplitude=32_000),
-                b"\xff\xd8" + bytes(2), b"RIFF" + bytes(12)):
+    for pcm in (
+        bytes(3200),
+        _tone(0.1),
+        _tone(0.1, hz=97, amplitude=32_000),
+        b"\xff\xd8" + bytes(2),
+        b"RIFF" + bytes(12),
+    ):
         assert file_type(pcm) is None
         check_pcm(pcm)
 
@@ -68,6 +75,7 @@ def test_an_odd_byte_count_is_not_pcm() -> None:
 
 
 # -- images ------------------------------------------------------------------------------
+
 
 class Clock:
     def __init__(self) -> None:
@@ -108,8 +116,10 @@ def test_the_default_rate_is_one_frame_a_second_with_a_burst_of_two() -> None:
 
 def test_refused_frames_take_no_token() -> None:
     admission = ImageAdmission(Limits(image_burst=1), Clock())
-    codes = _codes(admission, [Image(PNG, "image/jpeg"), Image(b"GIF89a", "image/gif"),
-                               Image(JPEG, "image/jpeg")])
+    codes = _codes(
+        admission,
+        [Image(PNG, "image/jpeg"), Image(b"GIF89a", "image/gif"), Image(JPEG, "image/jpeg")],
+    )
     assert codes == ["unsupported_image_type", "unsupported_image_type", None]
 
 
@@ -139,25 +149,31 @@ def test_image_limits_must_be_positive(field: str) -> None:
 
 # -- protocol A decoding -------------------------------------------------------------------
 
+
 def _frame(kind: str, nested: bool = True, **fields: Any) -> dict[str, Any]:
-    return ({"type": kind, "version": "1.0", "data": fields} if nested
-            else {"type": kind, "version": "1.0", **fields})
+    return (
+        {"type": kind, "version": "1.0", "data": fields}
+        if nested
+        else {"type": kind, "version": "1.0", **fields}
+    )
 
 
 @pytest.mark.parametrize("nested", [True, False])
 def test_image_frame_decodes(nested: bool) -> None:
     encoded = base64.b64encode(JPEG).decode()
-    command = ProtocolA.decode(_frame("image_frame", nested, mimeType="Image/JPEG",
-                                      chunk=encoded))
+    command = ProtocolA.decode(_frame("image_frame", nested, mimeType="Image/JPEG", chunk=encoded))
     assert command == Image(JPEG, "image/jpeg")
 
 
-@pytest.mark.parametrize("fields", [
-    {"mimeType": "image/jpeg"},
-    {"chunk": base64.b64encode(JPEG).decode()},
-    {"mimeType": 1, "chunk": "AAAA"},
-    {"mimeType": "image/jpeg", "chunk": "not base64!"},
-])
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"mimeType": "image/jpeg"},
+        {"chunk": base64.b64encode(JPEG).decode()},
+        {"mimeType": 1, "chunk": "AAAA"},
+        {"mimeType": "image/jpeg", "chunk": "not base64!"},
+    ],
+)
 def test_a_malformed_image_frame_is_refused(fields: dict[str, Any]) -> None:
     with pytest.raises(InputRefused) as caught:
         ProtocolA.decode(_frame("image_frame", **fields))
@@ -168,7 +184,8 @@ def test_audio_chunk_rates() -> None:
     pcm = base64.b64encode(bytes(640)).decode()
     assert ProtocolA.decode(_frame("audio_chunk", chunk=pcm)) == Audio(bytes(640))
     assert ProtocolA.decode(_frame("audio_chunk", chunk=pcm, sampleRate=48_000)) == Audio(
-        bytes(640), "audio/pcm;rate=48000")
+        bytes(640), "audio/pcm;rate=48000"
+    )
     for rate in (0, -1, True, 2**40, "16000", 16000.5):
         with pytest.raises(InputRefused) as caught:
             ProtocolA.decode(_frame("audio_chunk", chunk=pcm, sampleRate=rate))
@@ -177,5 +194,6 @@ def test_audio_chunk_rates() -> None:
 
 def test_the_error_frame() -> None:
     frame = ProtocolA.input_error(InputRefused(400, "image_too_large", "Too big."))
-    assert frame == ('{"type":"error","version":"1.0","code":"image_too_large",'
-                     '"message":"Too big."}')
+    assert frame == (
+        '{"type":"error","version":"1.0","code":"image_too_large","message":"Too big."}'
+    )

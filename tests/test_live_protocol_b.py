@@ -16,15 +16,24 @@ from conftest import LoopbackServer
 
 
 def _send(request_id: str, text: str, chat: str = "b1") -> str:
-    return json.dumps({"type": "send", "requestId": request_id, "id": chat,
-                       "trigger": "submit-message", "messages": [
-                           {"id": f"u-{request_id}", "role": "user",
-                            "parts": [{"type": "text", "text": text}]}],
-                       "headers": {}, "body": {}})
+    return json.dumps(
+        {
+            "type": "send",
+            "requestId": request_id,
+            "id": chat,
+            "trigger": "submit-message",
+            "messages": [
+                {"id": f"u-{request_id}", "role": "user", "parts": [{"type": "text", "text": text}]}
+            ],
+            "headers": {},
+            "body": {},
+        }
+    )
 
 
-async def _frames(ws: ClientConnection, request_id: str,
-                  until: str = "end") -> list[dict[str, Any]]:
+async def _frames(
+    ws: ClientConnection, request_id: str, until: str = "end"
+) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     while True:
         frame = json.loads(await asyncio.wait_for(ws.recv(), 10))
@@ -80,15 +89,29 @@ async def test_unknown_or_replayed_approval_gets_an_error_frame_and_runs_nothing
             assert chunks[-1]["type"] == "finish" and chunks[-1]["finishReason"] == "tool-calls"
 
             def answer(request_id: str, approval_id: str) -> str:
-                return json.dumps({"type": "send", "requestId": request_id, "id": "b1",
-                                   "trigger": "submit-message", "messages": [
-                                       {"id": chunks[0]["messageId"], "role": "assistant",
-                                        "parts": [{"type": "tool-process_payment",
-                                                   "toolCallId": request["toolCallId"],
-                                                   "state": "approval-responded",
-                                                   "input": {},
-                                                   "approval": {"id": approval_id,
-                                                                "approved": True}}]}]})
+                return json.dumps(
+                    {
+                        "type": "send",
+                        "requestId": request_id,
+                        "id": "b1",
+                        "trigger": "submit-message",
+                        "messages": [
+                            {
+                                "id": chunks[0]["messageId"],
+                                "role": "assistant",
+                                "parts": [
+                                    {
+                                        "type": "tool-process_payment",
+                                        "toolCallId": request["toolCallId"],
+                                        "state": "approval-responded",
+                                        "input": {},
+                                        "approval": {"id": approval_id, "approved": True},
+                                    }
+                                ],
+                            }
+                        ],
+                    }
+                )
 
             await ws.send(answer("p2", "adk-forged"))
             error = await _frames(ws, "p2")

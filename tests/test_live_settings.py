@@ -37,7 +37,8 @@ def test_defaults() -> None:
     assert _manual(config) is True  # manual activity detection
     assert config.session_resumption == types.SessionResumptionConfig()
     assert config.context_window_compression == types.ContextWindowCompressionConfig(
-        sliding_window=types.SlidingWindow())
+        sliding_window=types.SlidingWindow()
+    )
     assert config.response_modalities == [types.Modality.TEXT]  # the scripted model: text
     assert _config(audio=True).response_modalities == [types.Modality.AUDIO]
     assert _manual(_config(activity="automatic")) is False
@@ -55,17 +56,21 @@ def test_text_modality() -> None:
     # auto: a native-audio (or Gemini 3) Live model refuses TEXT, so it speaks
     assert _config(model=NATIVE_AUDIO).response_modalities == audio
     assert _config(model="gemini-live-2.5-flash-preview").response_modalities == [
-        types.Modality.TEXT]
+        types.Modality.TEXT
+    ]
     assert _config(model=NATIVE_AUDIO, text_modality="TEXT").response_modalities == [
-        types.Modality.TEXT]
+        types.Modality.TEXT
+    ]
 
 
 def test_the_apps_own_run_config_is_kept() -> None:
     own = RunConfig(
         realtime_input_config=types.RealtimeInputConfig(
-            automatic_activity_detection=types.AutomaticActivityDetection(disabled=False)),
+            automatic_activity_detection=types.AutomaticActivityDetection(disabled=False)
+        ),
         session_resumption=types.SessionResumptionConfig(handle="theirs"),
-        context_window_compression=types.ContextWindowCompressionConfig(trigger_tokens=1000))
+        context_window_compression=types.ContextWindowCompressionConfig(trigger_tokens=1000),
+    )
     config = _config(run_config=own)
     assert _manual(config) is False  # not overridden by the manual default
     assert config.session_resumption == own.session_resumption
@@ -73,8 +78,9 @@ def test_the_apps_own_run_config_is_kept() -> None:
 
 
 async def test_the_default_activity_mode_is_an_option_and_a_connection_may_ask() -> None:
-    app = AdkApp(build_demo_agent(), warm_up=False,
-                 live_options=LiveOptions(activity_detection="automatic"))
+    app = AdkApp(
+        build_demo_agent(), warm_up=False, live_options=LiveOptions(activity_detection="automatic")
+    )
     with LoopbackServer(app) as server:
         for query, manual in (("", False), ("activity=manual", True)):
             client = await LiveClient.open(ws_url(server.url, query))

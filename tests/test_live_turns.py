@@ -44,8 +44,9 @@ class Run:
         self.queue.send_activity_end()
 
 
-async def conversation(codec: Any, notices: list[Any] | None = None
-                       ) -> tuple[Conversation, list[str], LiveGate]:
+async def conversation(
+    codec: Any, notices: list[Any] | None = None
+) -> tuple[Conversation, list[str], LiveGate]:
     frames: list[str] = []
 
     async def send(batch: list[str]) -> None:
@@ -56,25 +57,30 @@ async def conversation(codec: Any, notices: list[Any] | None = None
             notices.append(notice)
 
     gate = LiveGate(notify, timeout=5)
-    conv = Conversation(TurnOutput(codec, send), run=Run(), gate=gate,  # type: ignore[arg-type]
-                        store=MemoryStreamStore(),
-                        new_translator=lambda: LiveTranslator("msg-1"))
+    conv = Conversation(
+        TurnOutput(codec, send),
+        run=Run(),
+        gate=gate,  # type: ignore[arg-type]
+        store=MemoryStreamStore(),
+        new_translator=lambda: LiveTranslator("msg-1"),
+    )
     return conv, frames, gate
 
 
-def model(text: str | None = None, *, partial: bool = False, call: str | None = None,
-          **fields: Any) -> Event:
+def model(
+    text: str | None = None, *, partial: bool = False, call: str | None = None, **fields: Any
+) -> Event:
     parts = [types.Part(text=text)] if text is not None else []
     if call is not None:
-        parts.append(types.Part(function_call=types.FunctionCall(id=call, name="pay",
-                                                                 args={"amount": 5})))
+        parts.append(
+            types.Part(function_call=types.FunctionCall(id=call, name="pay", args={"amount": 5}))
+        )
     content = types.Content(role="model", parts=parts) if parts else None
     return Event(author="assistant", content=content, partial=partial, **fields)
 
 
 def chunks_a(frames: list[str]) -> list[Any]:
-    return [f[6:-2] if f.endswith("[DONE]\n\n") else json.loads(f[6:-2])["type"]
-            for f in frames]
+    return [f[6:-2] if f.endswith("[DONE]\n\n") else json.loads(f[6:-2])["type"] for f in frames]
 
 
 async def test_a_turn_opens_streams_and_ends_on_turn_complete() -> None:
@@ -82,11 +88,24 @@ async def test_a_turn_opens_streams_and_ends_on_turn_complete() -> None:
     content = types.Content(role="user", parts=[types.Part(text="hi")])
     await conv.user_message("c1", content, None)
     assert conv.turn is not None and chunks_a(frames) == ["start"]
-    for event in (model("Hel", partial=True), model("lo", partial=True), model("Hello"),
-                  model(turn_complete=True)):
+    for event in (
+        model("Hel", partial=True),
+        model("lo", partial=True),
+        model("Hello"),
+        model(turn_complete=True),
+    ):
         await conv.event(event)
-    assert chunks_a(frames) == ["start", "start-step", "text-start", "text-delta", "text-delta",
-                                "text-end", "finish-step", "finish", "[DONE]"]
+    assert chunks_a(frames) == [
+        "start",
+        "start-step",
+        "text-start",
+        "text-delta",
+        "text-delta",
+        "text-end",
+        "finish-step",
+        "finish",
+        "[DONE]",
+    ]
     assert conv.turn is None and not conv.busy
 
 
@@ -116,13 +135,20 @@ async def test_protocol_b_suspends_while_an_approval_waits_and_the_answer_contin
     sent = [json.loads(f) for f in frames]
     assert sent[-1] == {"type": "end", "requestId": "r1"}
     assert [f["chunk"]["type"] for f in sent if f["type"] == "chunk"][-3:] == [
-        "tool-approval-request", "finish-step", "finish"]
+        "tool-approval-request",
+        "finish-step",
+        "finish",
+    ]
     assert conv.turn is not None and conv.turn.suspended
     frames.clear()
     await conv.answers([ClientAnswer(notice.key, "approval", fresh=True, confirmed=True)], "r2")
     sent = [json.loads(f) for f in frames]
-    assert sent[0] == {"type": "chunk", "requestId": "r2", "sequence": 0,
-                       "chunk": {"type": "start", "messageId": "msg-1"}}
+    assert sent[0] == {
+        "type": "chunk",
+        "requestId": "r2",
+        "sequence": 0,
+        "chunk": {"type": "start", "messageId": "msg-1"},
+    }
     assert not conv.turn.suspended and conv.turn.listeners[0].request_id == "r2"
     decision = await waiting
     assert not isinstance(decision, str) and decision.confirmed
@@ -132,7 +158,11 @@ async def test_protocol_b_suspends_while_an_approval_waits_and_the_answer_contin
 async def test_refused_answers_get_an_error_frame_and_change_nothing() -> None:
     conv, frames, _ = await conversation(ProtocolB())
     await conv.answers([ClientAnswer("adk-forged", "approval", fresh=True)], "r9")
-    assert [json.loads(f) for f in frames] == [{
-        "type": "error", "requestId": "r9",
-        "errorText": "No call 'adk-forged' is waiting for an answer."}]
+    assert [json.loads(f) for f in frames] == [
+        {
+            "type": "error",
+            "requestId": "r9",
+            "errorText": "No call 'adk-forged' is waiting for an answer.",
+        }
+    ]
     assert conv.turn is None

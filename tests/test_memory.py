@@ -36,14 +36,20 @@ def test_memory_urls_are_bounded() -> None:
             session_service_from_url(bad)
 
 
-async def _user_event(service: BoundedMemorySessions, session_id: str, text: str,
-                      user: str = "u") -> None:
+async def _user_event(
+    service: BoundedMemorySessions, session_id: str, text: str, user: str = "u"
+) -> None:
     session = await service.get_session(app_name="a", user_id=user, session_id=session_id)
     assert session is not None
-    await service.append_event(session, Event(
-        invocation_id="i", author="user",
-        content=types.Content(role="user", parts=[types.Part(text=text)]),
-        actions={"state_delta": {"user:seen": True}}))  # type: ignore[arg-type]
+    await service.append_event(
+        session,
+        Event(
+            invocation_id="i",
+            author="user",
+            content=types.Content(role="user", parts=[types.Part(text=text)]),
+            actions={"state_delta": {"user:seen": True}},
+        ),
+    )  # type: ignore[arg-type]
 
 
 async def test_least_recently_used_sessions_go_first() -> None:
@@ -52,8 +58,11 @@ async def test_least_recently_used_sessions_go_first() -> None:
         await service.create_session(app_name="a", user_id="u", session_id=f"s{i}")
     await _user_event(service, "s0", "still here")  # s0 is used again: s1 is the oldest
     await service.create_session(app_name="a", user_id="u", session_id="s3")
-    kept = {s for s in ("s0", "s1", "s2", "s3")
-            if await service.get_session(app_name="a", user_id="u", session_id=s)}
+    kept = {
+        s
+        for s in ("s0", "s1", "s2", "s3")
+        if await service.get_session(app_name="a", user_id="u", session_id=s)
+    }
     assert kept == {"s0", "s2", "s3"} and len(service) == 3
 
 
@@ -70,29 +79,50 @@ async def test_idle_sessions_and_their_users_go() -> None:
 
 
 async def test_an_evicted_chat_comes_back_through_history_restore() -> None:
-    app = AdkApp(build_demo_agent(token_delay=0), session_db="memory://?max_sessions=2",
-                 warm_up=False)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                 base_url="http://t") as client:
-        first = parse_sse((await client.post("/", json=chat_body(
-            "c1", user_message("My name is Ada.", "u1")))).text)
+    app = AdkApp(
+        build_demo_agent(token_delay=0), session_db="memory://?max_sessions=2", warm_up=False
+    )
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://t"
+    ) as client:
+        first = parse_sse(
+            (
+                await client.post("/", json=chat_body("c1", user_message("My name is Ada.", "u1")))
+            ).text
+        )
         for other in ("c2", "c3"):  # two newer chats: c1's session is dropped
             await client.post("/", json=chat_body(other, user_message("hi")))
         service = app.runtime.session_service
-        assert await service.get_session(app_name=app.runtime.app_name, user_id="anonymous",
-                                         session_id="c1") is None
-        answer = {"id": first[0]["messageId"], "role": "assistant",
-                  "parts": [{"type": "text", "text": text_of(first)}]}
-        again = await client.post("/", json=chat_body(
-            "c1", user_message("My name is Ada.", "u1"), answer,
-            user_message("What is my name?", "u2")))
+        assert (
+            await service.get_session(
+                app_name=app.runtime.app_name, user_id="anonymous", session_id="c1"
+            )
+            is None
+        )
+        answer = {
+            "id": first[0]["messageId"],
+            "role": "assistant",
+            "parts": [{"type": "text", "text": text_of(first)}],
+        }
+        again = await client.post(
+            "/",
+            json=chat_body(
+                "c1",
+                user_message("My name is Ada.", "u1"),
+                answer,
+                user_message("What is my name?", "u2"),
+            ),
+        )
         assert again.status_code == 200
-    session = await service.get_session(app_name=app.runtime.app_name, user_id="anonymous",
-                                        session_id="c1")
+    session = await service.get_session(
+        app_name=app.runtime.app_name, user_id="anonymous", session_id="c1"
+    )
     assert session is not None
     seeded = [e for e in session.events if event_meta(e).get("seeded")]
     assert [e.content.parts[0].text for e in seeded if e.content and e.content.parts] == [
-        "My name is Ada.", text_of(first)]
+        "My name is Ada.",
+        text_of(first),
+    ]
 
 
 async def test_ended_streams_held_for_resumes_are_bounded_in_bytes() -> None:
@@ -110,8 +140,12 @@ async def test_ended_streams_held_for_resumes_are_bounded_in_bytes() -> None:
 
 
 def _partial(text: str) -> Event:
-    return Event(invocation_id="i", author="model", partial=True,
-                 content=types.Content(role="model", parts=[types.Part(text=text)]))
+    return Event(
+        invocation_id="i",
+        author="model",
+        partial=True,
+        content=types.Content(role="model", parts=[types.Part(text=text)]),
+    )
 
 
 def test_a_live_turn_keeps_nothing_per_streamed_token() -> None:

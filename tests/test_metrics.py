@@ -35,8 +35,7 @@ def _points() -> Points:
         for scope in resource.scope_metrics:
             for metric in scope.metrics:
                 for point in metric.data.data_points:
-                    value = point.count if isinstance(point, HistogramDataPoint) \
-                        else point.value
+                    value = point.count if isinstance(point, HistogramDataPoint) else point.value
                     points[(metric.name, frozenset(point.attributes.items()))] = value
     return points
 
@@ -61,15 +60,17 @@ def delta() -> Iterator[type[Delta]]:
     yield Delta
 
 
-def _stream_in_thread(url: str, chat_id: str, text: str) -> tuple[threading.Thread,
-                                                                  threading.Event]:
+def _stream_in_thread(
+    url: str, chat_id: str, text: str
+) -> tuple[threading.Thread, threading.Event]:
     """POST and read the stream in a thread; the event is set once the answer's text
     streams."""
     started = threading.Event()
 
     def run() -> None:
-        with httpx.stream("POST", url, json=chat_body(chat_id, user_message(text)),
-                          timeout=30) as response:
+        with httpx.stream(
+            "POST", url, json=chat_body(chat_id, user_message(text)), timeout=30
+        ) as response:
             seen = b""
             for data in response.iter_bytes():
                 seen += data
@@ -97,8 +98,9 @@ async def test_stopped_abandoned_and_resumed_turns(delta: type[Delta]) -> None:
             assert b'"type":"abort"' in body
             thread.join(20)
             # A client that goes away mid-answer: the run is aborted.
-            async with client.stream("POST", "/", json=chat_body(
-                    "gone", user_message("bench 300"))) as response:
+            async with client.stream(
+                "POST", "/", json=chat_body("gone", user_message("bench 300"))
+            ) as response:
                 seen = b""
                 async for data in response.aiter_bytes():
                     seen += data
@@ -116,16 +118,16 @@ async def test_stopped_abandoned_and_resumed_turns(delta: type[Delta]) -> None:
 
 
 async def test_live_approvals_that_time_out_or_are_abandoned(delta: type[Delta]) -> None:
-    app = AdkApp(build_demo_agent(token_delay=0), warm_up=False,
-                 live_options=LiveOptions(wait_timeout=0.3))
+    app = AdkApp(
+        build_demo_agent(token_delay=0), warm_up=False, live_options=LiveOptions(wait_timeout=0.3)
+    )
     with LoopbackServer(app) as server:
         changed = delta()
         client = await LiveClient.open(ws_url(server.url, "chatId=slow-user"))
         await client.say("Send $5 to Jiro", chat_id="slow-user")
         await client.until("tool-approval-request")
         await client.turn()  # nobody answered: the call was not run, the turn ends
-        assert changed("adk_asgi.approval_age", transport="websocket",
-                       decision="timed_out") == 1
+        assert changed("adk_asgi.approval_age", transport="websocket", decision="timed_out") == 1
         # Connections opened from now on wait a minute: this one is abandoned, not timed out.
         app.live.settings = replace(app.live.settings, live=LiveOptions(wait_timeout=60))
         other = await LiveClient.open(ws_url(server.url, "chatId=gone-user"))
@@ -134,8 +136,7 @@ async def test_live_approvals_that_time_out_or_are_abandoned(delta: type[Delta])
         assert changed("adk_asgi.approvals_pending", transport="websocket") == 1
         await other.close()  # the approval's connection closes: cancelled
         deadline = asyncio.get_running_loop().time() + 10
-        while changed("adk_asgi.approval_age", transport="websocket",
-                      decision="cancelled") < 1:
+        while changed("adk_asgi.approval_age", transport="websocket", decision="cancelled") < 1:
             assert asyncio.get_running_loop().time() < deadline
             await asyncio.sleep(0.05)
         await client.close()

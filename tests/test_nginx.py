@@ -57,9 +57,12 @@ class SilentModel(DemoModel):
         yield self._text("Before after.", partial=False)
 
     def _text(self, text: str, *, partial: bool) -> LlmResponse:
-        return LlmResponse(content=types.Content(role="model", parts=[types.Part(text=text)]),
-                           partial=partial, model_version=self.model,
-                           finish_reason=None if partial else types.FinishReason.STOP)
+        return LlmResponse(
+            content=types.Content(role="model", parts=[types.Part(text=text)]),
+            partial=partial,
+            model_version=self.model,
+            finish_reason=None if partial else types.FinishReason.STOP,
+        )
 
 
 CHAT = "/api/chat"
@@ -73,10 +76,13 @@ def _site(token_delay: float = 0.0, **options: Any) -> AdkMiddleware:
 
 
 @contextmanager
-def _proxied(tmp_path: Path, app: Any, name: str = "nginx", site: str | None = None,
-             **uvicorn: Any) -> Iterator[tuple[LoopbackServer, Nginx]]:
-    with LoopbackServer(app, **uvicorn) as server, \
-            Nginx(tmp_path / name, server.port, site=site) as proxy:
+def _proxied(
+    tmp_path: Path, app: Any, name: str = "nginx", site: str | None = None, **uvicorn: Any
+) -> Iterator[tuple[LoopbackServer, Nginx]]:
+    with (
+        LoopbackServer(app, **uvicorn) as server,
+        Nginx(tmp_path / name, server.port, site=site) as proxy,
+    ):
         yield server, proxy
 
 
@@ -86,8 +92,9 @@ def _nginx_installed() -> None:
         pytest.fail("nginx is not installed: apt-get install nginx (scripts/test installs it)")
 
 
-def _timed_stream(client: httpx.Client, url: str, body: dict[str, Any]
-                  ) -> tuple[httpx.Headers, list[tuple[float, str]], float]:
+def _timed_stream(
+    client: httpx.Client, url: str, body: dict[str, Any]
+) -> tuple[httpx.Headers, list[tuple[float, str]], float]:
     """POST and read the SSE body line by line: (headers, [(arrival, line)], total)."""
     lines: list[tuple[float, str]] = []
     started = time.monotonic()
@@ -146,8 +153,10 @@ def test_sse_through_nginx_is_unbuffered(tmp_path: Path) -> None:
     with _proxied(tmp_path, _site(0.05, authenticate=user, warm_up=True)) as (server, proxy):
         _, direct, direct_total = _stream_story(server.url + CHAT)
         headers, deltas, total = _stream_story(proxy.url + CHAT)
-    print(f"direct: first text-delta {direct[0]:.3f} s of {direct_total:.3f} s; "
-          f"nginx: first text-delta {deltas[0]:.3f} s of {total:.3f} s, {len(deltas)} deltas")
+    print(
+        f"direct: first text-delta {direct[0]:.3f} s of {direct_total:.3f} s; "
+        f"nginx: first text-delta {deltas[0]:.3f} s of {total:.3f} s, {len(deltas)} deltas"
+    )
     assert len(deltas) == len(direct) >= 40
     assert total > 2.0  # the model streams for seconds
     assert _burst_problems(deltas, total, direct[0]) == []
@@ -167,9 +176,14 @@ def test_buffering_control(tmp_path: Path) -> None:
     this variant ignores that header, buffers and gzips event streams: everything
     then arrives at the end."""
     site = EXAMPLE.read_text()
-    for old, new in [("proxy_buffering off;", "proxy_buffering on;"),
-                     ("gzip off;", "gzip on;\n    gzip_types text/event-stream;\n"
-                                   "    proxy_ignore_headers X-Accel-Buffering;")]:
+    for old, new in [
+        ("proxy_buffering off;", "proxy_buffering on;"),
+        (
+            "gzip off;",
+            "gzip on;\n    gzip_types text/event-stream;\n"
+            "    proxy_ignore_headers X-Accel-Buffering;",
+        ),
+    ]:
         assert old in site
         site = site.replace(old, new)
     with _proxied(tmp_path, _site(0.05), site=site) as (_, proxy):
@@ -184,8 +198,14 @@ def test_large_request_body_passes(tmp_path: Path) -> None:
     """client_max_body_size: a 2 MiB attachment (nginx's default limit is 1 MiB)."""
     data = b"x" * (2 * 1024 * 1024)
     message = user_message("what is in this file?")
-    message["parts"].append({"type": "file", "mediaType": "text/plain", "filename": "big.txt",
-                             "url": "data:text/plain;base64," + base64.b64encode(data).decode()})
+    message["parts"].append(
+        {
+            "type": "file",
+            "mediaType": "text/plain",
+            "filename": "big.txt",
+            "url": "data:text/plain;base64," + base64.b64encode(data).decode(),
+        }
+    )
     with _proxied(tmp_path, _site()) as (_, proxy), httpx.Client(timeout=30) as client:
         response = client.post(proxy.url + CHAT, json=chat_body("big", message))
     assert response.status_code == 200, response.text
@@ -257,13 +277,20 @@ async def test_idle_streams_outlive_the_read_timeout(tmp_path: Path) -> None:
     silence = timeout + 5
     # Defaults: the app pings SSE every 15 s, uvicorn pings WebSockets every 20 s.
     pinging = _site(agent=build_demo_agent(model=SilentModel(silence=silence)))
-    silent = _site(agent=build_demo_agent(model=SilentModel(silence=silence)), 
-                   streaming=StreamingOptions(ping_interval=3600))
-    with _proxied(tmp_path, pinging, "pinging") as (_, on), \
-            _proxied(tmp_path, silent, "silent", ws_ping_interval=None) as (_, off):
+    silent = _site(
+        agent=build_demo_agent(model=SilentModel(silence=silence)),
+        streaming=StreamingOptions(ping_interval=3600),
+    )
+    with (
+        _proxied(tmp_path, pinging, "pinging") as (_, on),
+        _proxied(tmp_path, silent, "silent", ws_ping_interval=None) as (_, off),
+    ):
         results = await asyncio.gather(
-            _silent_sse(on.url + CHAT), _silent_sse(off.url + CHAT),
-            _idle_ws(ws_url(on.url + CHAT), silence), _idle_ws(ws_url(off.url + CHAT), silence))
+            _silent_sse(on.url + CHAT),
+            _silent_sse(off.url + CHAT),
+            _idle_ws(ws_url(on.url + CHAT), silence),
+            _idle_ws(ws_url(off.url + CHAT), silence),
+        )
     (sse_on, sse_off, ws_on, ws_off) = results
     print(f"read timeout {timeout:.0f} s, silence {silence:.0f} s: {results}")
 

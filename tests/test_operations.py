@@ -71,8 +71,9 @@ class Collector:
 
 
 class Served:
-    def __init__(self, process: subprocess.Popen[bytes], port: int, metrics_port: int,
-                 db: Path, log: Path) -> None:
+    def __init__(
+        self, process: subprocess.Popen[bytes], port: int, metrics_port: int, db: Path, log: Path
+    ) -> None:
         self.process = process
         self.log = log
         self.url = f"http://127.0.0.1:{port}"
@@ -84,8 +85,9 @@ class Served:
         samples: Samples = {}
         for family in text_string_to_metric_families(text):
             for sample in family.samples:
-                labels = frozenset((k, v) for k, v in sample.labels.items()
-                                   if not k.startswith("otel_scope_"))
+                labels = frozenset(
+                    (k, v) for k, v in sample.labels.items() if not k.startswith("otel_scope_")
+                )
                 samples[(sample.name, labels)] = sample.value
         return samples
 
@@ -108,10 +110,27 @@ def served(tmp_path_factory: pytest.TempPathFactory, collector: Collector) -> It
     env.update(OTEL_EXPORTER_OTLP_ENDPOINT=collector.url, OTEL_BSP_SCHEDULE_DELAY="100")
     with log.open("wb") as stderr:
         process = subprocess.Popen(
-            [sys.executable, "-m", "adk_asgi", "serve", "--port", str(port), "--token-delay",
-             "0", "--metrics-port", str(metrics_port), "--log-format", "json",
-             "--session-db", f"sqlite:///{folder}/chats.db"],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+            [
+                sys.executable,
+                "-m",
+                "adk_asgi",
+                "serve",
+                "--port",
+                str(port),
+                "--token-delay",
+                "0",
+                "--metrics-port",
+                str(metrics_port),
+                "--log-format",
+                "json",
+                "--session-db",
+                f"sqlite:///{folder}/chats.db",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
     served = Served(process, port, metrics_port, folder, log)
     deadline = time.monotonic() + 60
     while True:
@@ -136,8 +155,9 @@ def value(samples: Samples, name: str, **labels: str) -> float:
 
 async def test_every_metric_after_real_turns(served: Served, collector: Collector) -> None:
     async with httpx.AsyncClient(base_url=served.url + "/api/chat", timeout=30) as client:
-        reply = await client.post("", json=chat_body("sse-1", user_message(
-            "What's the weather in Paris?")))
+        reply = await client.post(
+            "", json=chat_body("sse-1", user_message("What's the weather in Paris?"))
+        )
         assert types_of(parse_sse(reply.text))[-2:] == ["finish", "[DONE]"]
         # An approval over HTTP: the turn ends awaiting it; the answer continues it.
         chat = Chat(client, "sse-2")
@@ -168,8 +188,7 @@ async def test_every_metric_after_real_turns(served: Served, collector: Collecto
     assert value(during, "adk_asgi_active_connections") == 1
     assert value(during, "adk_asgi_active_streams", transport="websocket") == 1
     assert value(during, "adk_asgi_approvals_pending", transport="websocket") == 1
-    assert value(during, "adk_asgi_approval_oldest_pending_age_seconds",
-                 transport="websocket") > 0
+    assert value(during, "adk_asgi_approval_oldest_pending_age_seconds", transport="websocket") > 0
     assert value(after_live, "adk_asgi_approvals_pending", transport="websocket") == 0
 
     deadline = time.monotonic() + 10
@@ -178,27 +197,36 @@ async def test_every_metric_after_real_turns(served: Served, collector: Collecto
         await asyncio.sleep(0.1)
     for transport in ("sse", "websocket"):
         assert value(samples, "adk_asgi_active_streams", transport=transport) == 0
-        assert value(samples, "adk_asgi_time_to_first_token_seconds_count",
-                     transport=transport) >= 2
-        assert value(samples, "adk_asgi_time_to_first_token_seconds_sum",
-                     transport=transport) > 0
+        assert (
+            value(samples, "adk_asgi_time_to_first_token_seconds_count", transport=transport) >= 2
+        )
+        assert value(samples, "adk_asgi_time_to_first_token_seconds_sum", transport=transport) > 0
         assert value(samples, "adk_asgi_tokens_streamed_total", transport=transport) > 0
         assert value(samples, "adk_asgi_approvals_requested_total", transport=transport) == 1
-        assert value(samples, "adk_asgi_approval_age_seconds_count", transport=transport,
-                     decision="approved") == 1
+        assert (
+            value(
+                samples,
+                "adk_asgi_approval_age_seconds_count",
+                transport=transport,
+                decision="approved",
+            )
+            == 1
+        )
     assert value(samples, "adk_asgi_turns_total", transport="sse", outcome="completed") == 2
     assert value(samples, "adk_asgi_turns_total", transport="sse", outcome="awaiting") == 1
-    assert value(samples, "adk_asgi_turns_total", transport="websocket",
-                 outcome="completed") == 2
-    assert value(samples, "adk_asgi_turn_duration_seconds_count", transport="sse",
-                 outcome="completed") == 2
+    assert value(samples, "adk_asgi_turns_total", transport="websocket", outcome="completed") == 2
+    assert (
+        value(samples, "adk_asgi_turn_duration_seconds_count", transport="sse", outcome="completed")
+        == 2
+    )
     assert value(samples, "adk_asgi_turns_total", transport="sse", outcome="error") == 1
     assert value(samples, "adk_asgi_resumes_total", transport="sse", result="none") == 1
     # The same endpoint: the process's metrics, who it is, and ADK's own (gen_ai_*).
     names = {name for name, _ in samples}
     assert "process_cpu_seconds_total" in names and "python_gc_collections_total" in names
-    assert any(name == "target_info" and ("service_name", "adk-asgi") in labels
-               for name, labels in samples)
+    assert any(
+        name == "target_info" and ("service_name", "adk-asgi") in labels for name, labels in samples
+    )
     assert any(name.startswith("gen_ai_") for name in names), sorted(names)
 
     # The session store breaks: the request gets 503, the error is counted and logged.
@@ -208,35 +236,48 @@ async def test_every_metric_after_real_turns(served: Served, collector: Collecto
         assert refused.status_code == 503
         assert (await client.get("/readyz")).json()["checks"]["sessions"].startswith("failed")
     samples = served.scrape()
-    assert value(samples, "adk_asgi_store_errors_total", store="sessions",
-                 operation="prepare") == 1
+    assert value(samples, "adk_asgi_store_errors_total", store="sessions", operation="prepare") == 1
 
     # Spans reached the collector: each turn's, with ADK's under it.
     deadline = time.monotonic() + 15
     while len(collector.named("adk_asgi.turn")) < 5 or not collector.named(
-            "adk_asgi.live.connection"):
+        "adk_asgi.live.connection"
+    ):
         assert time.monotonic() < deadline, [s.name for s in collector.spans]
         await asyncio.sleep(0.1)
-    turn = next(s for s in collector.named("adk_asgi.turn")
-                if any(a.key == "adk_asgi.chat.id" and a.value.string_value == "sse-1"
-                       for a in s.attributes))
+    turn = next(
+        s
+        for s in collector.named("adk_asgi.turn")
+        if any(
+            a.key == "adk_asgi.chat.id" and a.value.string_value == "sse-1" for a in s.attributes
+        )
+    )
     under = [s for s in collector.spans if s.trace_id == turn.trace_id and s is not turn]
     assert any(s.name.startswith("execute_tool") for s in under)
     assert all(s.parent_span_id for s in under)
     connection = collector.named("adk_asgi.live.connection")[0]
-    assert any(s.name.startswith("execute_tool") for s in collector.spans
-               if s.trace_id == connection.trace_id)
+    assert any(
+        s.name.startswith("execute_tool")
+        for s in collector.spans
+        if s.trace_id == connection.trace_id
+    )
 
     # --log-format json: every line of the server's log is one JSON object.
     served.process.terminate()
     served.process.wait(30)
     lines = [json.loads(line) for line in served.log.read_text().splitlines() if line.strip()]
     assert lines and all({"time", "level", "logger", "message"} <= set(line) for line in lines)
-    access = [line for line in lines if line["logger"] == "uvicorn.access"
-              and "POST /api/chat" in line["message"]]
+    access = [
+        line
+        for line in lines
+        if line["logger"] == "uvicorn.access" and "POST /api/chat" in line["message"]
+    ]
     assert access and access[0]["chat_id"] == "sse-1" and access[0]["user_id"] == "anonymous"
-    [failure] = [line for line in lines if line["message"].startswith(
-        "Session store failed for chat 'broken'")]
+    [failure] = [
+        line
+        for line in lines
+        if line["message"].startswith("Session store failed for chat 'broken'")
+    ]
     assert failure["level"] == "ERROR" and failure["chat_id"] == "broken"
     assert "OperationalError" in failure["message"]
     assert len(failure["trace_id"]) == 32 and len(failure["span_id"]) == 16

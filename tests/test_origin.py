@@ -16,8 +16,9 @@ from adk_asgi.transport.origin import OriginPolicy
 from conftest import LoopbackServer
 
 
-def scope(origin: str | None, host: str = "chat.example.com",
-          forwarded: str | None = None) -> dict[str, Any]:
+def scope(
+    origin: str | None, host: str = "chat.example.com", forwarded: str | None = None
+) -> dict[str, Any]:
     headers = [(b"host", host.encode())]
     if origin is not None:
         headers.append((b"origin", origin.encode()))
@@ -26,22 +27,26 @@ def scope(origin: str | None, host: str = "chat.example.com",
     return {"headers": headers}
 
 
-@pytest.mark.parametrize(("origin", "allowed"), [
-    (None, True),  # not a browser
-    ("https://chat.example.com", True),
-    ("http://chat.example.com/", True),
-    ("https://evil.example", False),
-    ("https://chat.example.com.evil.example", False),
-    ("null", False),
-])
+@pytest.mark.parametrize(
+    ("origin", "allowed"),
+    [
+        (None, True),  # not a browser
+        ("https://chat.example.com", True),
+        ("http://chat.example.com/", True),
+        ("https://evil.example", False),
+        ("https://chat.example.com.evil.example", False),
+        ("null", False),
+    ],
+)
 def test_same_origin_by_default(origin: str | None, allowed: bool) -> None:
     assert OriginPolicy().allows(scope(origin)) is allowed
 
 
 def test_behind_a_proxy_the_forwarded_host_counts() -> None:
     policy = OriginPolicy()
-    assert policy.allows(scope("https://public.example", host="127.0.0.1:8000",
-                               forwarded="public.example"))
+    assert policy.allows(
+        scope("https://public.example", host="127.0.0.1:8000", forwarded="public.example")
+    )
     assert not policy.allows(scope("https://public.example", host="127.0.0.1:8000"))
 
 

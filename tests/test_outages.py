@@ -40,9 +40,12 @@ MARKER = "zq7-marker-user-words"  # what the user wrote: never in the log
 
 
 def _redis_app(redis: RedisServer, **options: Any) -> AdkApp:
-    return AdkApp(build_demo_agent(token_delay=options.pop("token_delay", 0.0)),
-                  warm_up=False, stream_store=RedisStreamStore(redis.url, heartbeat=0.1),
-                  **options)
+    return AdkApp(
+        build_demo_agent(token_delay=options.pop("token_delay", 0.0)),
+        warm_up=False,
+        stream_store=RedisStreamStore(redis.url, heartbeat=0.1),
+        **options,
+    )
 
 
 def _json_503(response: httpx.Response, code: str) -> None:
@@ -67,15 +70,17 @@ async def _ws_close_code(url: str) -> tuple[int | None, str | None]:
 
 
 def test_redis_down_answers_503_and_1013_then_recovers(
-        redis: RedisServer, caplog: pytest.LogCaptureFixture) -> None:
+    redis: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
     app = _redis_app(redis)
     with LoopbackServer(app) as server, httpx.Client(base_url=server.url, timeout=20) as client:
         ok = client.post("/", json=chat_body("c1", user_message("hello")))
         assert types_of(parse_sse(ok.text))[-2:] == ["finish", "[DONE]"]
         redis.stop()
         caplog.clear()
-        _json_503(client.post("/", json=chat_body("c1", user_message("again"))),
-                  "store_unavailable")
+        _json_503(
+            client.post("/", json=chat_body("c1", user_message("again"))), "store_unavailable"
+        )
         _json_503(client.get("/c1/stream"), "store_unavailable")
         _json_503(client.delete("/c1/stream"), "store_unavailable")
         code, reason = asyncio.run(_ws_close_code(ws_url(server.url, "chatId=c1")))
@@ -99,7 +104,8 @@ def _on(server: LoopbackServer, coro: Any) -> Any:
 
 
 def test_a_turn_streaming_when_redis_goes_down_finishes(
-        redis: RedisServer, caplog: pytest.LogCaptureFixture) -> None:
+    redis: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.INFO)
     app = _redis_app(redis, token_delay=0.02)
     with LoopbackServer(app) as server, httpx.Client(base_url=server.url, timeout=30) as client:
@@ -107,8 +113,9 @@ def test_a_turn_streaming_when_redis_goes_down_finishes(
         started = threading.Event()
 
         def run() -> None:
-            with client.stream("POST", "/", json=chat_body(
-                    "story", user_message(f"tell a long story {MARKER}"))) as response:
+            with client.stream(
+                "POST", "/", json=chat_body("story", user_message(f"tell a long story {MARKER}"))
+            ) as response:
                 for line in response.iter_lines():
                     chunks.append(line)
                     started.set()
@@ -140,8 +147,11 @@ def test_a_turn_streaming_when_redis_goes_down_finishes(
         assert tail == [{"type": "error", "errorText": STREAM_LOST_ERROR}, "[DONE]"], tail
         # The recorder and the lock release said so once each, without a traceback.
         assert not _tracebacks(caplog), _tracebacks(caplog)
-        warnings = [r.getMessage() for r in caplog.records
-                    if r.name == "adk_asgi" and r.levelno >= logging.WARNING]
+        warnings = [
+            r.getMessage()
+            for r in caplog.records
+            if r.name == "adk_asgi" and r.levelno >= logging.WARNING
+        ]
         assert 1 <= len(warnings) <= 5, warnings
         formatter = logging.Formatter("%(message)s")
         assert not any(MARKER in formatter.format(r) for r in caplog.records)
@@ -155,16 +165,20 @@ def _sqlite_app(url: str) -> AdkApp:
 
 
 def test_a_read_only_session_database_answers_503(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     path = tmp_path / "ro.db"
     with LoopbackServer(_sqlite_app(f"sqlite:///{path}")) as server:  # creates the tables
-        assert httpx.post(server.url, json=chat_body("x", user_message("hi")),
-                          timeout=20).status_code == 200
+        assert (
+            httpx.post(server.url, json=chat_body("x", user_message("hi")), timeout=20).status_code
+            == 200
+        )
     app = _sqlite_app(f"sqlite:///{path}?mode=ro")
     with LoopbackServer(app) as server, httpx.Client(base_url=server.url, timeout=20) as client:
         caplog.clear()
-        _json_503(client.post("/", json=chat_body("new", user_message("hi"))),
-                  "session_unavailable")
+        _json_503(
+            client.post("/", json=chat_body("new", user_message("hi"))), "session_unavailable"
+        )
         assert not _tracebacks(caplog), _tracebacks(caplog)
         code, _ = asyncio.run(_ws_message_close_code(server.url, "new-live"))
         assert code == 1013
@@ -172,8 +186,10 @@ def test_a_read_only_session_database_answers_503(
 
 async def _ws_message_close_code(url: str, chat_id: str) -> tuple[int | None, str | None]:
     async with connect(ws_url(url, f"chatId={chat_id}")) as ws:
-        await ws.send('{"type":"message","version":"1.0","data":{"messages":'
-                      '[{"role":"user","content":[{"type":"text","text":"hi"}]}]}}')
+        await ws.send(
+            '{"type":"message","version":"1.0","data":{"messages":'
+            '[{"role":"user","content":[{"type":"text","text":"hi"}]}]}}'
+        )
         try:
             while True:
                 await asyncio.wait_for(ws.recv(), 10)
@@ -183,7 +199,8 @@ async def _ws_message_close_code(url: str, chat_id: str) -> tuple[int | None, st
 
 
 def test_a_deleted_and_recreated_sqlite_directory_recovers(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     folder = tmp_path / "data"
     folder.mkdir()
     app = _sqlite_app(f"sqlite:///{folder / 'chats.db'}")
@@ -191,8 +208,7 @@ def test_a_deleted_and_recreated_sqlite_directory_recovers(
         assert client.post("/", json=chat_body("a", user_message("hi"))).status_code == 200
         shutil.rmtree(folder)
         caplog.clear()
-        _json_503(client.post("/", json=chat_body("b", user_message("hi"))),
-                  "session_unavailable")
+        _json_503(client.post("/", json=chat_body("b", user_message("hi"))), "session_unavailable")
         folder.mkdir()  # an empty directory: sqlite makes a new file, without tables
         recovered = client.post("/", json=chat_body("c", user_message("hi")))
         assert recovered.status_code == 200, recovered.text
@@ -216,8 +232,13 @@ def test_every_store_failure_is_a_store_unavailable() -> None:
     store = RedisStreamStore(f"redis://127.0.0.1:1/{uuid.uuid4().int % 16}")
 
     async def run() -> None:
-        for call in (store.claim("c", "u"), store.owner("c"), store.follow("c"),
-                     store.stop("c"), store.record("c")):
+        for call in (
+            store.claim("c", "u"),
+            store.owner("c"),
+            store.follow("c"),
+            store.stop("c"),
+            store.record("c"),
+        ):
             with pytest.raises(StoreUnavailable):
                 await call
         with pytest.raises(StoreUnavailable):
@@ -237,14 +258,18 @@ async def _timed(call: Any) -> tuple[float, Any]:
 
 
 def test_a_hung_redis_answers_within_the_readiness_timeout(
-        redis: RedisServer, caplog: pytest.LogCaptureFixture) -> None:
+    redis: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
     """SIGSTOP (a hung server, a partition): every request and a WebSocket handshake get
     their 503 / close 1013 within the store's ``timeout`` (2 s), as ``/readyz`` does —
     one setting for both (main: a POST waited 15 s, a 5 s socket timeout, retried)."""
     from adk_asgi.stores.redis import DEFAULT_TIMEOUT
 
-    app = AdkApp(build_demo_agent(token_delay=0.0), warm_up=False,
-                 stream_store=RedisStreamStore(redis.url, heartbeat=0.2))
+    app = AdkApp(
+        build_demo_agent(token_delay=0.0),
+        warm_up=False,
+        stream_store=RedisStreamStore(redis.url, heartbeat=0.2),
+    )
     assert app.store.timeout == DEFAULT_TIMEOUT == 2.0
     with LoopbackServer(app) as server:
         ok = httpx.post(server.url, json=chat_body("c1", user_message("hello")), timeout=20)
@@ -255,13 +280,16 @@ def test_a_hung_redis_answers_within_the_readiness_timeout(
 
             async def probe() -> list[tuple[float, Any]]:
                 async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
-                    return list(await asyncio.gather(
-                        _timed(client.post("/", json=chat_body("c1", user_message("again")))),
-                        _timed(client.post("/", json=chat_body("c3", user_message("new")))),
-                        _timed(client.get("/c1/stream")),
-                        _timed(client.delete("/c1/stream")),
-                        _timed(client.get("/readyz")),
-                        _timed(_ws_close_code(ws_url(server.url, "chatId=c1")))))
+                    return list(
+                        await asyncio.gather(
+                            _timed(client.post("/", json=chat_body("c1", user_message("again")))),
+                            _timed(client.post("/", json=chat_body("c3", user_message("new")))),
+                            _timed(client.get("/c1/stream")),
+                            _timed(client.delete("/c1/stream")),
+                            _timed(client.get("/readyz")),
+                            _timed(_ws_close_code(ws_url(server.url, "chatId=c1"))),
+                        )
+                    )
 
             answers = asyncio.run(probe())
         finally:

@@ -75,10 +75,23 @@ def api(provider: tuple[Provider, str]) -> Iterator[str]:
     service, provider_url = provider
     site = Starlette()
     mount(site, "/trips", AdkApp(adk_app=trips_app, warm_up=False))
-    mount(site, "/trips-adk", AdkApp(adk_app=trips_app, warm_up=False,
-                                     pauses=PauseOptions(confirmation_style="adk-tool")))
-    mount(site, "/accounts", AdkApp(adk_app=build_accounts(provider_url), warm_up=False,
-                                    authenticate=header_user, stream_store=STORE))
+    mount(
+        site,
+        "/trips-adk",
+        AdkApp(
+            adk_app=trips_app, warm_up=False, pauses=PauseOptions(confirmation_style="adk-tool")
+        ),
+    )
+    mount(
+        site,
+        "/accounts",
+        AdkApp(
+            adk_app=build_accounts(provider_url),
+            warm_up=False,
+            authenticate=header_user,
+            stream_store=STORE,
+        ),
+    )
     with LoopbackServer(site) as server:
         service.client.redirect_uris.append(f"{server.url}/accounts/oauth2/callback")
         yield server.url
@@ -96,9 +109,18 @@ def header_user(scope: Any) -> str:
 def _runs(jobs: dict[str, tuple[str, str, list[dict[str, Any]]]]) -> dict[str, dict[str, Any]]:
     """Run conversations in parallel: name -> (ai, api, steps); each its own chat and user."""
     with ThreadPoolExecutor(max_workers=4) as pool:
-        futures = {name: pool.submit(run_chat, ai, api, steps, chat_id=f"{name}-{ai}",
-                                     headers={"x-user": name}, timeout=90)
-                   for name, (ai, api, steps) in jobs.items()}
+        futures = {
+            name: pool.submit(
+                run_chat,
+                ai,
+                api,
+                steps,
+                chat_id=f"{name}-{ai}",
+                headers={"x-user": name},
+                timeout=90,
+            )
+            for name, (ai, api, steps) in jobs.items()
+        }
         return {name: future.result() for name, future in futures.items()}
 
 
@@ -145,23 +167,27 @@ def test_workflow_input_and_confirmation(api: str) -> None:
         {"action": "toolOutput", "tool": "adk_request_input", "output": {"amount": 300}},
         {"action": "sendEmpty"},
         {"action": "reload"},
-        {"action": "toolOutput", "tool": "adk_request_confirmation",
-         "output": {"confirmed": True}},
+        {"action": "toolOutput", "tool": "adk_request_confirmation", "output": {"confirmed": True}},
         {"action": "sendEmpty"},
     ]
     wrong = [
         {"action": "send", "text": "plan a trip to Lisbon"},
-        {"action": "toolOutput", "tool": "adk_request_input",
-         "output": {"amount": "lots", "currency": "EUR"}},
+        {
+            "action": "toolOutput",
+            "tool": "adk_request_input",
+            "output": {"amount": "lots", "currency": "EUR"},
+        },
         {"action": "sendEmpty"},
     ]
-    reports = _runs({
-        "approve6": ("ai6", f"{api}/trips", approve),
-        "approve7": ("ai7", f"{api}/trips", approve),
-        "deny7": ("ai7", f"{api}/trips", deny),
-        "adktool5": ("ai5", f"{api}/trips-adk", adk_tool),
-        "wrong7": ("ai7", f"{api}/trips", wrong),
-    })
+    reports = _runs(
+        {
+            "approve6": ("ai6", f"{api}/trips", approve),
+            "approve7": ("ai7", f"{api}/trips", approve),
+            "deny7": ("ai7", f"{api}/trips", deny),
+            "adktool5": ("ai5", f"{api}/trips-adk", adk_tool),
+            "wrong7": ("ai7", f"{api}/trips", wrong),
+        }
+    )
     for name in ("approve6", "approve7"):
         report = reports[name]
         _ok(report, name)
@@ -172,8 +198,13 @@ def test_workflow_input_and_confirmation(api: str) -> None:
         assert asked["input"]["responseSchema"]["title"] == "Budget"
         assert first[-1] == {**first[-1], "type": "finish", "finishReason": "tool-calls"}
         methods = [(r["method"], r["status"]) for r in report["requests"]]
-        assert methods == [("POST", 200), ("GET", 200), ("POST", 200), ("GET", 200),
-                           ("POST", 200)], (name, methods)
+        assert methods == [
+            ("POST", 200),
+            ("GET", 200),
+            ("POST", 200),
+            ("GET", 200),
+            ("POST", 200),
+        ], (name, methods)
         answered = _parts(report, "adk_request_input")
         assert [p["state"] for p in answered] == ["output-available"]
         assert answered[0]["output"] == BUDGET
@@ -187,7 +218,8 @@ def test_workflow_input_and_confirmation(api: str) -> None:
     _ok(adk_tool_report, "adktool5")
     assert [p["state"] for p in _parts(adk_tool_report, "book_hotel")] == ["output-available"]
     assert [p["state"] for p in _parts(adk_tool_report, "adk_request_confirmation")] == [
-        "output-available"]
+        "output-available"
+    ]
     refused = reports["wrong7"]["requests"][-1]
     assert refused["status"] == 422, refused
     error = json.loads(refused["bodyText"])["error"]
@@ -201,8 +233,11 @@ def test_credentials_api_key_and_oauth2(api: str, provider: tuple[Provider, str]
     key = [
         {"action": "send", "text": "what's the weather in Lisbon?"},
         {"action": "reload"},
-        {"action": "toolOutput", "tool": "adk_request_credential",
-         "output": {"apiKey": WEATHER_KEY}},
+        {
+            "action": "toolOutput",
+            "tool": "adk_request_credential",
+            "output": {"apiKey": WEATHER_KEY},
+        },
         {"action": "sendEmpty"},
     ]
     oauth = [
@@ -218,16 +253,19 @@ def test_credentials_api_key_and_oauth2(api: str, provider: tuple[Provider, str]
     reports = _runs(jobs)
     for name, report in reports.items():
         _ok(report, name)
-        asked = next(c for c in report["requests"][0]["chunks"]
-                     if c.get("toolName") == "adk_request_credential"
-                     and c["type"] == "tool-input-available")
+        asked = next(
+            c
+            for c in report["requests"][0]["chunks"]
+            if c.get("toolName") == "adk_request_credential" and c["type"] == "tool-input-available"
+        )
         assert "providerExecuted" not in asked
         credential = _parts(report, "adk_request_credential")
         assert [p["state"] for p in credential] == ["output-available"], name
         raw = json.dumps(report["requests"]) + json.dumps(report["messages"])
         if name.startswith("key"):
-            assert asked["input"]["scheme"] == "apiKey" and asked["input"]["name"] == \
-                "X-Weather-Key"
+            assert (
+                asked["input"]["scheme"] == "apiKey" and asked["input"]["name"] == "X-Weather-Key"
+            )
             # The page sent the key once; no chunk, and not the page's own copy, keeps it.
             assert WEATHER_KEY not in json.dumps([_chunks(report), report["messages"]])
             assert credential[0]["output"] == {"status": "provided"}
@@ -239,8 +277,9 @@ def test_credentials_api_key_and_oauth2(api: str, provider: tuple[Provider, str]
             assert [c["status"] for c in report["completions"]] == [200]
             assert credential[0]["output"] == {"status": "connected"}
             repos = _parts(report, "list_repos")
-            assert repos[0]["state"] == "output-available" and repos[0]["output"]["owner"] == \
-                "alice", name
+            assert (
+                repos[0]["state"] == "output-available" and repos[0]["output"]["owner"] == "alice"
+            ), name
             for token in service.access_tokens:
                 assert token not in raw
     assert service.state.seen.count(("weather", WEATHER_KEY)) == 3

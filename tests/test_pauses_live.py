@@ -29,8 +29,10 @@ from conftest import LoopbackServer
 @pytest.fixture(scope="module")
 def servers() -> Iterator[tuple[str, Provider, str]]:
     provider = Provider()
-    with LoopbackServer(provider.app) as service, \
-            LoopbackServer(AdkApp(adk_app=build_accounts(service.url), warm_up=False)) as srv:
+    with (
+        LoopbackServer(provider.app) as service,
+        LoopbackServer(AdkApp(adk_app=build_accounts(service.url), warm_up=False)) as srv,
+    ):
         provider.client.redirect_uris.append(f"{srv.url}/oauth2/callback")
         yield srv.url, provider, service.url
 
@@ -45,25 +47,35 @@ async def _asked(client: LiveClient, tool: str) -> dict[str, Any]:
             return dict(chunk)
 
 
-async def test_protocol_a_api_key_sign_in_and_input(
-        servers: tuple[str, Provider, str]) -> None:
+async def test_protocol_a_api_key_sign_in_and_input(servers: tuple[str, Provider, str]) -> None:
     url, provider, service = servers
     client = await LiveClient.open(ws_url(url, "chatId=live-a"))
     try:
         await client.say("weather in Lisbon")
         asked = await _asked(client, "adk_request_credential")
         assert asked["input"]["scheme"] == "apiKey"
-        await client.send("tool_result", toolCallId=asked["toolCallId"],
-                          result={"apiKey": WEATHER_KEY, "extra": WEATHER_KEY})
+        await client.send(
+            "tool_result",
+            toolCallId=asked["toolCallId"],
+            result={"apiKey": WEATHER_KEY, "extra": WEATHER_KEY},
+        )
         refused = await client.next(10)  # nothing ran: the call still waits
         assert refused["type"] == "error" and WEATHER_KEY not in json.dumps(refused)
-        await client.send("tool_result", toolCallId=asked["toolCallId"],
-                          result={"apiKey": WEATHER_KEY})
+        await client.send(
+            "tool_result", toolCallId=asked["toolCallId"], result={"apiKey": WEATHER_KEY}
+        )
         rest = dicts(await client.turn(20))
-        assert {"type": "tool-output-available", "toolCallId": asked["toolCallId"],
-                "output": {"status": "provided"}} in rest
-        weather = next(c for c in rest if c["type"] == "tool-output-available"
-                       and c["toolCallId"] == asked["input"]["functionCallId"])
+        assert {
+            "type": "tool-output-available",
+            "toolCallId": asked["toolCallId"],
+            "output": {"status": "provided"},
+        } in rest
+        weather = next(
+            c
+            for c in rest
+            if c["type"] == "tool-output-available"
+            and c["toolCallId"] == asked["input"]["functionCallId"]
+        )
         assert weather["output"] == {"city": "Lisbon", "forecast": "sunny, 24°C"}
         assert WEATHER_KEY not in json.dumps(rest)
 
@@ -73,31 +85,44 @@ async def test_protocol_a_api_key_sign_in_and_input(
         query = {k: v[0] for k, v in parse_qs(urlsplit(auth_uri).query).items()}
         assert query["redirect_uri"] == f"{url}/oauth2/callback"
         async with httpx.AsyncClient() as http:
-            allowed = await http.post(f"{service}/authorize", params=query,
-                                      data={**query, "decision": "allow"})
+            allowed = await http.post(
+                f"{service}/authorize", params=query, data={**query, "decision": "allow"}
+            )
             callback = await http.get(allowed.headers["location"])
         assert callback.status_code == 200 and b'"ok":true' in callback.content
         rest = dicts(await client.turn(20))
-        assert {"type": "tool-output-available", "toolCallId": asked["toolCallId"],
-                "output": {"status": "connected"}} in rest
-        repos = next(c for c in rest if c["type"] == "tool-output-available"
-                     and c["toolCallId"] == asked["input"]["functionCallId"])
+        assert {
+            "type": "tool-output-available",
+            "toolCallId": asked["toolCallId"],
+            "output": {"status": "connected"},
+        } in rest
+        repos = next(
+            c
+            for c in rest
+            if c["type"] == "tool-output-available"
+            and c["toolCallId"] == asked["input"]["functionCallId"]
+        )
         assert repos["output"]["owner"] == "alice"
         for token in provider.access_tokens + provider.refresh_tokens:
             assert token not in json.dumps(rest)
 
         await client.say("ask me")
         asked = await _asked(client, "adk_request_input")
-        assert asked["input"] == {"message": "How many nights?", "payload": None,
-                                  "responseSchema": {"type": "integer", "minimum": 1,
-                                                     "maximum": 14}}
+        assert asked["input"] == {
+            "message": "How many nights?",
+            "payload": None,
+            "responseSchema": {"type": "integer", "minimum": 1, "maximum": 14},
+        }
         await client.send("tool_result", toolCallId=asked["toolCallId"], result=40)
         refused = await client.next(10)
         assert refused["type"] == "error" and "must be <= 14" in refused["errorText"]
         await client.send("tool_result", toolCallId=asked["toolCallId"], result=3)
         rest = dicts(await client.turn(20))
-        assert {"type": "tool-output-available", "toolCallId": asked["toolCallId"],
-                "output": 3} in rest
+        assert {
+            "type": "tool-output-available",
+            "toolCallId": asked["toolCallId"],
+            "output": 3,
+        } in rest
         assert "Booked 3 nights." in "".join(c.get("delta", "") for c in rest)
     finally:
         await client.close()
@@ -111,17 +136,32 @@ def test_protocol_b_with_ai7(servers: tuple[str, Provider, str]) -> None:
     url, provider, _ = servers
     steps = [
         {"action": "send", "text": "my notes"},
-        {"action": "toolOutput", "tool": "adk_request_credential",
-         "output": {"token": NOTES_TOKEN}},
+        {
+            "action": "toolOutput",
+            "tool": "adk_request_credential",
+            "output": {"token": NOTES_TOKEN},
+        },
         {"action": "sendEmpty"},
         {"action": "send", "text": "ask me"},
         {"action": "toolOutput", "tool": "adk_request_input", "output": 2},
         {"action": "sendEmpty"},
     ]
-    payload = {"ai": "ai7", "url": url.replace("http://", "ws://") + "/", "api": url,
-               "chatId": "live-b", "steps": steps, "timeoutMs": 40000}
-    done = subprocess.run(["node", str(JS_DIR / "drive-ws.mjs")], input=json.dumps(payload),
-                          text=True, capture_output=True, timeout=90, check=False)
+    payload = {
+        "ai": "ai7",
+        "url": url.replace("http://", "ws://") + "/",
+        "api": url,
+        "chatId": "live-b",
+        "steps": steps,
+        "timeoutMs": 40000,
+    }
+    done = subprocess.run(
+        ["node", str(JS_DIR / "drive-ws.mjs")],
+        input=json.dumps(payload),
+        text=True,
+        capture_output=True,
+        timeout=90,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     report: dict[str, Any] = json.loads(done.stdout)
     assert report["ok"], (report["problems"], report["chatErrors"])

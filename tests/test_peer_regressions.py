@@ -31,7 +31,8 @@ TERMINAL = {"finish", "error", "abort"}
 
 async def _events(app: AdkApp, chat_id: str, user: str = "anonymous") -> list[Any]:
     session = await app.runtime.session_service.get_session(
-        app_name=app.runtime.app_name, user_id=user, session_id=chat_id)
+        app_name=app.runtime.app_name, user_id=user, session_id=chat_id
+    )
     assert session is not None
     return list(session.events)
 
@@ -40,16 +41,24 @@ def test_disconnect_stops_the_run_and_persists_no_ghost_reply() -> None:
     """ag-ui#733 / adk-python#2425."""
     app = AdkApp(build_demo_agent(token_delay=0.03), warm_up=False)
     with LoopbackServer(app) as server, httpx.Client(base_url=server.url) as client:
-        with client.stream("POST", "/", json=chat_body("ghost", user_message(
-                "tell a long story"))) as response:
+        with client.stream(
+            "POST", "/", json=chat_body("ghost", user_message("tell a long story"))
+        ) as response:
             for line in response.iter_lines():
                 if '"text-delta"' in line:
                     break
         time.sleep(2.5)  # the whole story would take ~1.8 s
         assert server.loop is not None
         events = asyncio.run_coroutine_threadsafe(_events(app, "ghost"), server.loop).result(5)
-    replies = [e for e in events if e.author != "user" and e.content and e.content.parts
-               and e.content.parts[0].text and not e.partial]
+    replies = [
+        e
+        for e in events
+        if e.author != "user"
+        and e.content
+        and e.content.parts
+        and e.content.parts[0].text
+        and not e.partial
+    ]
     assert replies == []
     assert any(e.error_code == "INVOCATION_ABORTED" for e in events)
 
@@ -60,13 +69,15 @@ async def test_two_tabs_on_one_chat_do_not_interleave(db: bool, tmp_path: Path) 
     database session store (no stale-session conflicts)."""
     session_db = f"sqlite:///{tmp_path / 'tabs.db'}" if db else None
     app = AdkApp(build_demo_agent(token_delay=0.005), session_db=session_db, warm_up=False)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                 base_url="http://t", timeout=30) as client:
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://t", timeout=30
+    ) as client:
         history = [user_message("tell a long story", "u1")]
         second = [*history, user_message("What's the weather in Tokyo?", "u2")]
         first, other = await asyncio.gather(
             client.post("/", json={"id": "tabs", "messages": history}),
-            client.post("/", json={"id": "tabs", "messages": second}))
+            client.post("/", json={"id": "tabs", "messages": second}),
+        )
     assert types_of(parse_sse(first.text))[-2:] == ["finish", "[DONE]"]
     assert types_of(parse_sse(other.text))[-2:] == ["finish", "[DONE]"]
     invocations = [e.invocation_id for e in await _events(app, "tabs")]
@@ -78,8 +89,9 @@ async def test_two_tabs_on_one_chat_do_not_interleave(db: bool, tmp_path: Path) 
 @pytest.mark.parametrize("text", ["please fail", "please raise", "hello", "Where am I?"])
 async def test_exactly_one_terminal_chunk(text: str, client: httpx.AsyncClient) -> None:
     """ag-ui#1892: a stream ends with exactly one of finish / error / abort, last."""
-    chunks = parse_sse((await client.post("/", json=chat_body(
-        f"t-{abs(hash(text))}", user_message(text)))).text)
+    chunks = parse_sse(
+        (await client.post("/", json=chat_body(f"t-{abs(hash(text))}", user_message(text)))).text
+    )
     kinds = types_of(chunks)
     assert sum(k in TERMINAL for k in kinds) == 1, kinds
     assert kinds[-1] == "[DONE]" and kinds[-2] in TERMINAL
@@ -87,14 +99,16 @@ async def test_exactly_one_terminal_chunk(text: str, client: httpx.AsyncClient) 
 
 async def test_concurrent_users_never_see_each_others_tool_calls() -> None:
     """ag-ui 0.6.4: every user sees their own calls and results only."""
+
     def user(scope: Any) -> str:
         return str(dict(scope["headers"])[b"x-user"].decode())
 
     PAYMENT_LOG.clear()
     app = AdkApp(build_demo_agent(token_delay=0.001), authenticate=user, warm_up=False)
     names = [f"Person{i}" for i in range(8)]
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                 base_url="http://t", timeout=30) as client:
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://t", timeout=30
+    ) as client:
 
         async def pay(name: str) -> list[Any]:
             chat = Chat(client, "same-chat-id")  # every user uses the same chat id
@@ -103,17 +117,24 @@ async def test_concurrent_users_never_see_each_others_tool_calls() -> None:
             first = parse_sse((await client.post("/", json=chat.body(), headers=headers)).text)
             message = chat.absorb(first)
             chat.approve(0, True)
-            answer = await client.post("/", json=chat.body(messageId=message["id"]),
-                                       headers=headers)
+            answer = await client.post(
+                "/", json=chat.body(messageId=message["id"]), headers=headers
+            )
             return first + parse_sse(answer.text)
 
         app.store = app.chat.store = app.live.store = _ForgetfulStore()
         results = await asyncio.gather(*(pay(name) for name in names))
     for name, chunks in zip(names, results, strict=True):
-        inputs = [c["input"] for c in chunks if isinstance(c, dict)
-                  and c["type"] == "tool-input-available"]
-        outputs = [c["output"] for c in chunks if isinstance(c, dict)
-                   and c["type"] == "tool-output-available"]
+        inputs = [
+            c["input"]
+            for c in chunks
+            if isinstance(c, dict) and c["type"] == "tool-input-available"
+        ]
+        outputs = [
+            c["output"]
+            for c in chunks
+            if isinstance(c, dict) and c["type"] == "tool-output-available"
+        ]
         assert {i["recipient"] for i in inputs} == {name}
         assert [o["recipient"] for o in outputs] == [name]
     assert sorted(p["recipient"] for p in PAYMENT_LOG) == sorted(names)
@@ -126,17 +147,27 @@ class _ForgetfulStore(MemoryStreamStore):
         return True
 
 
-def test_an_answer_right_after_finish_reaches_another_worker(tmp_path: Path,
-                                                             redis_url: str) -> None:
+def test_an_answer_right_after_finish_reaches_another_worker(
+    tmp_path: Path, redis_url: str
+) -> None:
     """ag-ui#1581: by the time the client sees ``finish``, the pending call is in the
     shared session store, so an approval sent at once to another worker finds it."""
     db = f"sqlite:///{tmp_path / 'race.db'}"
-    apps = [AdkApp(build_demo_agent(), session_db=db, warm_up=False,
-                   stream_store=RedisStreamStore(redis_url, prefix=f"race-{tmp_path.name}"))
-            for _ in range(2)]
+    apps = [
+        AdkApp(
+            build_demo_agent(),
+            session_db=db,
+            warm_up=False,
+            stream_store=RedisStreamStore(redis_url, prefix=f"race-{tmp_path.name}"),
+        )
+        for _ in range(2)
+    ]
     PAYMENT_LOG.clear()
-    with LoopbackServer(apps[0]) as one, LoopbackServer(apps[1]) as two, \
-            httpx.Client(timeout=30) as client:
+    with (
+        LoopbackServer(apps[0]) as one,
+        LoopbackServer(apps[1]) as two,
+        httpx.Client(timeout=30) as client,
+    ):
         chat = Chat(client, "race")
         chat.messages.append(user_message("Send 50 dollars to Hanako", "u1"))
         chunks: list[Any] = []

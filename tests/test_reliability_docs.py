@@ -21,8 +21,7 @@ SECURITY = (ROOT / "SECURITY.md").read_text()
 
 
 def test_every_error_text_is_in_the_table() -> None:
-    texts = {name: getattr(errors, name) for name in errors.__all__
-             if name.endswith("_ERROR")}
+    texts = {name: getattr(errors, name) for name in errors.__all__ if name.endswith("_ERROR")}
     assert len(texts) >= 7, texts
     table = HTTP_API.split("| `errorText` | when |")[1].split("## ")[0]
     for name, text in texts.items():
@@ -40,10 +39,14 @@ def test_the_documented_defaults_are_the_code_s() -> None:
     assert f"{limits.max_turn_seconds:g} s" == "600 s"
     assert limits.max_turn_bytes == 32 * 1024 * 1024
     for page in (LIMITS, SECURITY):
-        assert "| `max_turn_seconds` | 600 s |" in page or \
-            "| 600 s (`Limits.max_turn_seconds`) |" in page
-        assert "| `max_turn_bytes` | 32 MiB |" in page or \
-            "| 32 MiB (`Limits.max_turn_bytes`) |" in page
+        assert (
+            "| `max_turn_seconds` | 600 s |" in page
+            or "| 600 s (`Limits.max_turn_seconds`) |" in page
+        )
+        assert (
+            "| `max_turn_bytes` | 32 MiB |" in page
+            or "| 32 MiB (`Limits.max_turn_bytes`) |" in page
+        )
     redis_default = inspect.signature(RedisStreamStore).parameters["timeout"].default
     assert redis_default == DEFAULT_TIMEOUT == 2.0
     assert "| 2 s (`RedisStreamStore(timeout=)`), not retried |" in SECURITY

@@ -35,25 +35,31 @@ def by_header(scope: Any) -> str:
     return "alice"
 
 
-async def say(client: httpx.AsyncClient, chat_id: str, words: str,
-              user: str = "alice") -> list[Any]:
-    response = await client.post("/", json=chat_body(chat_id, user_message(words)),
-                                 headers={"x-user": user})
+async def say(
+    client: httpx.AsyncClient, chat_id: str, words: str, user: str = "alice"
+) -> list[Any]:
+    response = await client.post(
+        "/", json=chat_body(chat_id, user_message(words)), headers={"x-user": user}
+    )
     assert response.status_code == 200, response.text
     return parse_sse(response.text)
 
 
 def said(chunks: list[Any]) -> str:
-    return "".join(c["delta"] for c in chunks if isinstance(c, dict)
-                   and c["type"] == "text-delta")
+    return "".join(c["delta"] for c in chunks if isinstance(c, dict) and c["type"] == "text-delta")
 
 
 @pytest.fixture
 async def remembering() -> AsyncIterator[tuple[AdkApp, httpx.AsyncClient]]:
-    app = AdkApp(adk_app=build_app(), authenticate=by_header, warm_up=False,
-                 storage=StorageOptions(remember_sessions=True))
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                 base_url="http://testserver") as client:
+    app = AdkApp(
+        adk_app=build_app(),
+        authenticate=by_header,
+        warm_up=False,
+        storage=StorageOptions(remember_sessions=True),
+    )
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://testserver"
+    ) as client:
         yield app, client
     await app.shutdown()
 
@@ -65,28 +71,34 @@ async def remembered(app: AdkApp) -> None:
 
 
 async def test_load_memory_recalls_an_earlier_chat_over_sse(
-        remembering: tuple[AdkApp, httpx.AsyncClient]) -> None:
+    remembering: tuple[AdkApp, httpx.AsyncClient],
+) -> None:
     app, client = remembering
     assert said(await say(client, "first", FACT)) == f"Noted: {FACT}"
     await remembered(app)
     chunks = await say(client, "second", "recall favourite colour")
-    [output] = [c["output"] for c in chunks if isinstance(c, dict)
-                and c["type"] == "tool-output-available"]
+    [output] = [
+        c["output"] for c in chunks if isinstance(c, dict) and c["type"] == "tool-output-available"
+    ]
     # load_memory's pydantic result, as JSON (what ADK stores for it): what the user and
     # the agent said in the first chat.
     memories = output["result"]["memories"]
-    assert sorted((m["author"], m["content"]["role"], m["content"]["parts"]) for m in memories) \
-        == [("librarian", "model", [{"text": f"Noted: {FACT}"}]),
-            ("user", "user", [{"text": FACT}])]
+    assert sorted((m["author"], m["content"]["role"], m["content"]["parts"]) for m in memories) == [
+        ("librarian", "model", [{"text": f"Noted: {FACT}"}]),
+        ("user", "user", [{"text": FACT}]),
+    ]
     assert said(chunks).startswith("Memory says: ")
     assert FACT in said(chunks)
     # Memory is the user's: another user finds nothing.
-    assert said(await say(client, "bobs", "recall favourite colour", user="bob")) == \
-        "Memory says: nothing"
+    assert (
+        said(await say(client, "bobs", "recall favourite colour", user="bob"))
+        == "Memory says: nothing"
+    )
 
 
 async def test_preload_memory_puts_earlier_chats_into_the_request(
-        remembering: tuple[AdkApp, httpx.AsyncClient]) -> None:
+    remembering: tuple[AdkApp, httpx.AsyncClient],
+) -> None:
     app, client = remembering
     await say(client, "first", FACT)
     await remembered(app)
@@ -96,7 +108,8 @@ async def test_preload_memory_puts_earlier_chats_into_the_request(
 
 
 async def test_only_what_was_said_is_remembered(
-        remembering: tuple[AdkApp, httpx.AsyncClient]) -> None:
+    remembering: tuple[AdkApp, httpx.AsyncClient],
+) -> None:
     app, client = remembering
     await say(client, "first", FACT)
     await remembered(app)
@@ -104,8 +117,9 @@ async def test_only_what_was_said_is_remembered(
     await remembered(app)
     service = app.runtime.runner.memory_service
     assert service is not None
-    found = await service.search_memory(app_name="memory", user_id="alice",
-                                        query="recall favourite colour teal memories")
+    found = await service.search_memory(
+        app_name="memory", user_id="alice", query="recall favourite colour teal memories"
+    )
     assert found.memories
     for entry in found.memories:
         assert entry.content.parts
@@ -121,30 +135,58 @@ def test_conversation_keeps_text_only() -> None:
     from google.adk.events import Event
     from google.genai import types
 
-    session = Session(id="s", app_name="a", user_id="u", events=[
-        Event(author="user", content=types.Content(role="user", parts=[
-            types.Part(text="hello"), types.Part.from_bytes(data=b"x", mime_type="image/png")])),
-        Event(author="a", content=types.Content(role="model", parts=[
-            types.Part(text="hmm", thought=True),
-            types.Part(function_call=types.FunctionCall(name="f", args={"k": "secret"}))])),
-        Event(author="a", custom_metadata={"adk_asgi": {"tag": 1}},
-              content=types.Content(role="model", parts=[types.Part(text="hi there")])),
-    ])
+    session = Session(
+        id="s",
+        app_name="a",
+        user_id="u",
+        events=[
+            Event(
+                author="user",
+                content=types.Content(
+                    role="user",
+                    parts=[
+                        types.Part(text="hello"),
+                        types.Part.from_bytes(data=b"x", mime_type="image/png"),
+                    ],
+                ),
+            ),
+            Event(
+                author="a",
+                content=types.Content(
+                    role="model",
+                    parts=[
+                        types.Part(text="hmm", thought=True),
+                        types.Part(
+                            function_call=types.FunctionCall(name="f", args={"k": "secret"})
+                        ),
+                    ],
+                ),
+            ),
+            Event(
+                author="a",
+                custom_metadata={"adk_asgi": {"tag": 1}},
+                content=types.Content(role="model", parts=[types.Part(text="hi there")]),
+            ),
+        ],
+    )
     kept = conversation(session)
-    assert [(e.author, [p.text for p in e.content.parts or ()]) for e in kept.events
-            if e.content] == [("user", ["hello"]), ("a", ["hi there"])]
+    assert [
+        (e.author, [p.text for p in e.content.parts or ()]) for e in kept.events if e.content
+    ] == [("user", ["hello"]), ("a", ["hi there"])]
     assert all(e.custom_metadata is None for e in kept.events)
     assert len(session.events) == 3  # the session itself is untouched
 
 
 async def test_nothing_is_remembered_unless_asked() -> None:
     app = AdkApp(adk_app=build_app(), warm_up=False)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                 base_url="http://testserver") as client:
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://testserver"
+    ) as client:
         await say(client, "first", FACT)
         assert app.runtime.memory is None
-        assert said(await say(client, "second", "recall favourite colour")) == \
-            "Memory says: nothing"
+        assert (
+            said(await say(client, "second", "recall favourite colour")) == "Memory says: nothing"
+        )
     await app.shutdown()
 
 
@@ -162,19 +204,28 @@ class Broken(InMemoryMemoryService):
 
 
 async def test_a_failing_memory_service_is_logged_once_and_never_fails_a_turn(
-        caplog: pytest.LogCaptureFixture) -> None:
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     broken = Broken()
-    app = AdkApp(adk_app=build_app(), memory_service=broken, warm_up=False,
-                 storage=StorageOptions(remember_sessions=True))
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                 base_url="http://testserver") as client:
+    app = AdkApp(
+        adk_app=build_app(),
+        memory_service=broken,
+        warm_up=False,
+        storage=StorageOptions(remember_sessions=True),
+    )
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://testserver"
+    ) as client:
         with caplog.at_level(logging.INFO, logger="adk_asgi"):
             for i in range(3):
                 chunks = await say(client, f"chat{i}", FACT)
                 assert chunks[-2]["type"] == "finish" and said(chunks) == f"Noted: {FACT}"
                 await remembered(app)
-            failures = [r for r in caplog.records if "Memory service" in r.getMessage()
-                        and r.levelno >= logging.WARNING]
+            failures = [
+                r
+                for r in caplog.records
+                if "Memory service" in r.getMessage() and r.levelno >= logging.WARNING
+            ]
             assert len(failures) == 1 and "memory backend down" in failures[0].getMessage()
             broken.fixed = True
             await say(client, "chat3", FACT)
@@ -196,10 +247,15 @@ async def test_turns_ending_while_a_session_is_added_coalesce() -> None:
             await release.wait()
             await super().add_session_to_memory(session)
 
-    app = AdkApp(adk_app=build_app(), memory_service=Slow(), warm_up=False,
-                 storage=StorageOptions(remember_sessions=True))
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                 base_url="http://testserver") as client:
+    app = AdkApp(
+        adk_app=build_app(),
+        memory_service=Slow(),
+        warm_up=False,
+        storage=StorageOptions(remember_sessions=True),
+    )
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://testserver"
+    ) as client:
         await say(client, "busy", "one")
     await adding.wait()  # the first add runs
     runtime = app.runtime
@@ -217,8 +273,7 @@ async def test_turns_ending_while_a_session_is_added_coalesce() -> None:
 
 @pytest.fixture(scope="module")
 def live_server() -> Iterator[tuple[AdkApp, LoopbackServer]]:
-    app = AdkApp(adk_app=build_app(), warm_up=False,
-                 storage=StorageOptions(remember_sessions=True))
+    app = AdkApp(adk_app=build_app(), warm_up=False, storage=StorageOptions(remember_sessions=True))
     with LoopbackServer(app) as server:
         yield app, server
 
@@ -239,38 +294,46 @@ async def live_turn(server: LoopbackServer, chat_id: str, words: str) -> list[An
         await client.close()
 
 
-async def test_memory_over_the_live_websocket(
-        live_server: tuple[AdkApp, LoopbackServer]) -> None:
+async def test_memory_over_the_live_websocket(live_server: tuple[AdkApp, LoopbackServer]) -> None:
     app, server = live_server
     assert text(await live_turn(server, "live-first", FACT)) == f"Noted: {FACT}"
     await asyncio.to_thread(live_remembered, app, server)
     recalled = await live_turn(server, "live-second", "recall favourite colour")
-    [output] = [c["output"] for c in recalled if isinstance(c, dict)
-                and c["type"] == "tool-output-available"]
-    assert sorted(m["content"]["parts"][0]["text"] for m in output["result"]["memories"]) == \
-        sorted([FACT, f"Noted: {FACT}"])
+    [output] = [
+        c["output"]
+        for c in recalled
+        if isinstance(c, dict) and c["type"] == "tool-output-available"
+    ]
+    assert sorted(m["content"]["parts"][0]["text"] for m in output["result"]["memories"]) == sorted(
+        [FACT, f"Noted: {FACT}"]
+    )
     assert text(recalled).startswith("Memory says: ") and FACT in text(recalled)
     preloaded = text(await live_turn(server, "live-third", "what do you know about my colour"))
     assert preloaded.startswith("Preloaded: ") and f"user: {FACT}" in preloaded
     # The model read the preloaded memory in that turn; the session did not keep it.
     assert server.loop is not None
     runtime = app.runtime
-    session = asyncio.run_coroutine_threadsafe(runtime.session_service.get_session(
-        app_name=runtime.app_name, user_id="anonymous", session_id="live-third"),
-        server.loop).result(10)
+    session = asyncio.run_coroutine_threadsafe(
+        runtime.session_service.get_session(
+            app_name=runtime.app_name, user_id="anonymous", session_id="live-third"
+        ),
+        server.loop,
+    ).result(10)
     assert session is not None
-    stored = [p.text for e in session.events if e.content for p in e.content.parts or ()
-              if p.text]
+    stored = [p.text for e in session.events if e.content for p in e.content.parts or () if p.text]
     assert stored[0] == "what do you know about my colour"
     assert not any("PAST_CONVERSATIONS" in t for t in stored)
 
 
 async def test_remembered_over_sse_recalled_live(
-        live_server: tuple[AdkApp, LoopbackServer]) -> None:
+    live_server: tuple[AdkApp, LoopbackServer],
+) -> None:
     app, server = live_server
     async with httpx.AsyncClient(base_url=server.url, timeout=20) as client:
-        response = await client.post("/", json=chat_body("sse-first", user_message(
-            "remember the password hint is lighthouse")))
+        response = await client.post(
+            "/",
+            json=chat_body("sse-first", user_message("remember the password hint is lighthouse")),
+        )
         assert response.status_code == 200
     await asyncio.to_thread(live_remembered, app, server)
     recalled = await live_turn(server, "live-after-sse", "recall password hint")
@@ -283,12 +346,21 @@ def test_memory_over_protocol_b(live_server: tuple[AdkApp, LoopbackServer]) -> N
     app, server = live_server
 
     def chat(chat_id: str, words: str) -> dict[str, Any]:
-        payload = {"ai": "ai7", "url": server.url.replace("http://", "ws://") + "/",
-                   "chatId": chat_id, "steps": [{"action": "send", "text": words}],
-                   "timeoutMs": 30000}
-        done = subprocess.run(["node", str(JS_DIR / "drive-ws.mjs")],
-                              input=json.dumps(payload), text=True, capture_output=True,
-                              timeout=60, check=False)
+        payload = {
+            "ai": "ai7",
+            "url": server.url.replace("http://", "ws://") + "/",
+            "chatId": chat_id,
+            "steps": [{"action": "send", "text": words}],
+            "timeoutMs": 30000,
+        }
+        done = subprocess.run(
+            ["node", str(JS_DIR / "drive-ws.mjs")],
+            input=json.dumps(payload),
+            text=True,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
         assert done.returncode == 0, done.stderr
         report: dict[str, Any] = json.loads(done.stdout)
         assert report["ok"] and report["invalid"] == [], report["problems"]
@@ -300,5 +372,6 @@ def test_memory_over_protocol_b(live_server: tuple[AdkApp, LoopbackServer]) -> N
     [tool] = [p for p in answer["parts"] if p["type"] == "tool-load_memory"]
     assert tool["state"] == "output-available"
     assert "my bicycle is green" in json.dumps(tool["output"])
-    assert any("my bicycle is green" in p.get("text", "") for p in answer["parts"]
-               if p["type"] == "text")
+    assert any(
+        "my bicycle is green" in p.get("text", "") for p in answer["parts"] if p["type"] == "text"
+    )

@@ -39,23 +39,36 @@ def _site(ports: list[int]) -> str:
     line = re.search(r"(?m)^\s*server\s+127\.0\.0\.1:8000;.*$", text)
     assert line is not None
     others = "".join(f"\n    server 127.0.0.1:{port};" for port in ports[1:])
-    text = text[:line.end()] + others + text[line.end():]
-    text = text.replace("    proxy_buffering off;", "    proxy_buffering off;\n"
-                        "    add_header X-Upstream $upstream_addr always;\n"
-                        "    access_log replicas.log replicas;", 1)
+    text = text[: line.end()] + others + text[line.end() :]
+    text = text.replace(
+        "    proxy_buffering off;",
+        "    proxy_buffering off;\n"
+        "    add_header X-Upstream $upstream_addr always;\n"
+        "    access_log replicas.log replicas;",
+        1,
+    )
     return "log_format replicas '$request_method $uri $status $upstream_addr';\n" + text
 
 
 @pytest.fixture(scope="module")
-def replicas(tmp_path_factory: pytest.TempPathFactory, redis_url: str,
-             request: pytest.FixtureRequest) -> Iterator[tuple[list[Serve], Nginx]]:
+def replicas(
+    tmp_path_factory: pytest.TempPathFactory, redis_url: str, request: pytest.FixtureRequest
+) -> Iterator[tuple[list[Serve], Nginx]]:
     if nginx_binary() is None:
         pytest.skip("nginx is not installed (scripts/test installs it)")
     require_node_harness()
     postgres = request.getfixturevalue("postgres")
     db = postgres.create_database(f"replicas_{uuid.uuid4().hex[:8]}")
-    shared = ["--session-db", db, "--redis-url", redis_url, "--token-delay", "0.02",
-              "--resume-grace", "30"]
+    shared = [
+        "--session-db",
+        db,
+        "--redis-url",
+        redis_url,
+        "--token-delay",
+        "0.02",
+        "--resume-grace",
+        "30",
+    ]
     serves = [Serve(*shared) for _ in range(REPLICAS)]
     try:
         for serve in serves:
@@ -86,23 +99,28 @@ def test_one_chat_across_three_replicas(replicas: tuple[list[Serve], Nginx]) -> 
     _serves, proxy = replicas
     chat_id = f"rr-{uuid.uuid4().hex[:8]}"
     (proxy.dir / "replicas.log").write_text("")
-    report = run_chat("ai7", proxy.url + "/api/chat", [
-        {"action": "send", "text": "send 12 EUR to Alice"},
-        {"action": "approve", "approved": True},
-        # waitFor reads the last assistant message: longer than the one before it
-        {"action": "send", "text": "bench 100", "noWait": True},   # 390 characters
-        {"action": "waitFor", "textLength": 200},
-        {"action": "reload"},
-        {"action": "send", "text": "bench 2000", "noWait": True},
-        {"action": "waitFor", "textLength": 600},
-        {"action": "deleteStream"},
-    ], chat_id=chat_id, auto_send="approvals", timeout=60)
-    assert report["ok"], {k: report[k] for k in ("error", "problems", "chatErrors",
-                                                 "stepResults")}
+    report = run_chat(
+        "ai7",
+        proxy.url + "/api/chat",
+        [
+            {"action": "send", "text": "send 12 EUR to Alice"},
+            {"action": "approve", "approved": True},
+            # waitFor reads the last assistant message: longer than the one before it
+            {"action": "send", "text": "bench 100", "noWait": True},  # 390 characters
+            {"action": "waitFor", "textLength": 200},
+            {"action": "reload"},
+            {"action": "send", "text": "bench 2000", "noWait": True},
+            {"action": "waitFor", "textLength": 600},
+            {"action": "deleteStream"},
+        ],
+        chat_id=chat_id,
+        auto_send="approvals",
+        timeout=60,
+    )
+    assert report["ok"], {k: report[k] for k in ("error", "problems", "chatErrors", "stepResults")}
     requests = report["requests"]
     replica = [r["headers"].get("x-upstream", "") for r in requests]
-    kinds = [(r["method"], r["chunks"][-1]["type"] if r["chunks"] else None)
-             for r in requests]
+    kinds = [(r["method"], r["chunks"][-1]["type"] if r["chunks"] else None) for r in requests]
     print("requests:", list(zip(kinds, replica, strict=True)))
     # ask -> approval requested; the approval (another replica) runs the payment
     assert kinds[0] == ("POST", "finish") and kinds[1] == ("POST", "finish")
@@ -132,8 +150,12 @@ def test_a_replica_killed_mid_turn(replicas: tuple[list[Serve], Nginx]) -> None:
 
     def run() -> None:
         try:
-            with httpx.stream("POST", proxy.url + "/api/chat", timeout=60,
-                              json=chat_body(chat_id, user_message("bench 3000"))) as response:
+            with httpx.stream(
+                "POST",
+                proxy.url + "/api/chat",
+                timeout=60,
+                json=chat_body(chat_id, user_message("bench 3000")),
+            ) as response:
                 post["replica"] = response.headers["x-upstream"]
                 for _line in response.iter_lines():
                     post["lines"] += 1
@@ -153,15 +175,23 @@ def test_a_replica_killed_mid_turn(replicas: tuple[list[Serve], Nginx]) -> None:
     killed = time.monotonic()
     thread.join(20)
     assert "ended" in post, "the page's request hung after its replica died"
-    print(f"the page's request ended {post['ended'] - killed:.1f} s after the kill "
-          f"({post.get('error', 'cut')})")
+    print(
+        f"the page's request ended {post['ended'] - killed:.1f} s after the kill "
+        f"({post.get('error', 'cut')})"
+    )
 
     # The page reloads: resume, then its next message, through nginx (round robin over
     # the two live replicas; nginx skips the dead one).
-    report = run_chat("ai7", proxy.url + "/api/chat", [
-        {"action": "resume"},
-        {"action": "send", "text": "hello"},
-    ], chat_id=chat_id, timeout=60)
+    report = run_chat(
+        "ai7",
+        proxy.url + "/api/chat",
+        [
+            {"action": "resume"},
+            {"action": "send", "text": "hello"},
+        ],
+        chat_id=chat_id,
+        timeout=60,
+    )
     done = time.monotonic() - killed
     resume, answer = report["requests"][0], report["requests"][-1]
     assert resume["method"] == "GET" and resume["status"] == 200, resume
@@ -185,16 +215,18 @@ def test_chats_across_replicas(replicas: tuple[list[Serve], Nginx]) -> None:
     ids = [f"{prefix}-{i}" for i in range(3)]
     writers = []
     for chat_id in ids:
-        response = httpx.post(api, timeout=30, json=chat_body(chat_id, user_message(
-            f"hello from {chat_id}")))
+        response = httpx.post(
+            api, timeout=30, json=chat_body(chat_id, user_message(f"hello from {chat_id}"))
+        )
         assert response.status_code == 200 and "[DONE]" in response.text
         writers.append(response.headers["x-upstream"])
     readers = set()
     listed: list[str] = []
     cursor = None
     while True:  # a page at a time, each page from the next replica
-        response = httpx.get(api, params={"limit": 1, **({"cursor": cursor} if cursor else {})},
-                             timeout=10)
+        response = httpx.get(
+            api, params={"limit": 1, **({"cursor": cursor} if cursor else {})}, timeout=10
+        )
         assert response.status_code == 200, response.text
         readers.add(response.headers["x-upstream"])
         body = response.json()
@@ -208,8 +240,9 @@ def test_chats_across_replicas(replicas: tuple[list[Serve], Nginx]) -> None:
     for chat_id in ids:
         history = httpx.get(f"{api}/{chat_id}", timeout=10).json()
         assert [m["role"] for m in history["messages"]] == ["user", "assistant"]
-        assert history["messages"][0]["parts"] == [{"type": "text",
-                                                   "text": f"hello from {chat_id}"}]
+        assert history["messages"][0]["parts"] == [
+            {"type": "text", "text": f"hello from {chat_id}"}
+        ]
 
     # a turn runs on one replica; the delete goes to another, which stops it
     busy = ids[0]
@@ -217,8 +250,9 @@ def test_chats_across_replicas(replicas: tuple[list[Serve], Nginx]) -> None:
     streaming = threading.Event()
 
     def run() -> None:
-        with httpx.stream("POST", api, timeout=60,
-                          json=chat_body(busy, user_message("bench 3000"))) as response:
+        with httpx.stream(
+            "POST", api, timeout=60, json=chat_body(busy, user_message("bench 3000"))
+        ) as response:
             post["replica"] = response.headers["x-upstream"]
             for line in response.iter_lines():
                 if line.startswith("data: "):
@@ -237,5 +271,6 @@ def test_chats_across_replicas(replicas: tuple[list[Serve], Nginx]) -> None:
     assert '{"type":"abort"}' in post["chunks"] and post["chunks"][-1] == "[DONE]"
     for _ in range(REPLICAS):  # gone on every replica
         assert httpx.get(f"{api}/{busy}", timeout=10).status_code == 404
-    assert busy not in [c["id"] for c in httpx.get(api, params={"limit": 100},
-                                                   timeout=10).json()["chats"]]
+    assert busy not in [
+        c["id"] for c in httpx.get(api, params={"limit": 100}, timeout=10).json()["chats"]
+    ]

@@ -20,14 +20,16 @@ from conftest import LoopbackServer, chat_body, parse_sse, text_of, types_of, us
 
 
 def _server(**options: Any) -> LoopbackServer:
-    return LoopbackServer(AdkApp(build_demo_agent(token_delay=options.pop("delay", 0.02)),
-                                 warm_up=False, **options))
+    return LoopbackServer(
+        AdkApp(build_demo_agent(token_delay=options.pop("delay", 0.02)), warm_up=False, **options)
+    )
 
 
 def _events(server: LoopbackServer, app: AdkApp, chat_id: str) -> list[Any]:
     async def events() -> list[Any]:
         session = await app.runtime.session_service.get_session(
-            app_name=app.runtime.app_name, user_id="anonymous", session_id=chat_id)
+            app_name=app.runtime.app_name, user_id="anonymous", session_id=chat_id
+        )
         return list(session.events) if session else []
 
     assert server.loop is not None
@@ -35,9 +37,15 @@ def _events(server: LoopbackServer, app: AdkApp, chat_id: str) -> list[Any]:
 
 
 def _final_answers(events: list[Any]) -> list[str]:
-    return [e.content.parts[0].text for e in events
-            if e.author != "user" and e.content and e.content.parts and not e.partial
-            and e.content.parts[0].text]
+    return [
+        e.content.parts[0].text
+        for e in events
+        if e.author != "user"
+        and e.content
+        and e.content.parts
+        and not e.partial
+        and e.content.parts[0].text
+    ]
 
 
 def _wait(predicate: Any, timeout: float = 5.0) -> bool:
@@ -70,8 +78,9 @@ def test_resume_replays_from_the_start_and_follows_to_the_end() -> None:
                 resumed["body"] = response.text
                 resumed["headers"] = response.headers
 
-        with client.stream("POST", "/", json=chat_body("live-one", user_message(
-                "tell a long story"))) as response:
+        with client.stream(
+            "POST", "/", json=chat_body("live-one", user_message("tell a long story"))
+        ) as response:
             lines = response.iter_lines()
             for line in lines:
                 original.append(line)
@@ -94,8 +103,9 @@ def test_resume_replays_from_the_start_and_follows_to_the_end() -> None:
 def test_without_grace_a_disconnect_aborts_and_nothing_is_resumable() -> None:
     app = AdkApp(build_demo_agent(token_delay=0.02), warm_up=False)
     with LoopbackServer(app) as server, httpx.Client(base_url=server.url) as client:
-        with client.stream("POST", "/", json=chat_body("cut", user_message(
-                "tell a long story"))) as response:
+        with client.stream(
+            "POST", "/", json=chat_body("cut", user_message("tell a long story"))
+        ) as response:
             for line in response.iter_lines():
                 if '"text-delta"' in line:
                     break
@@ -105,12 +115,16 @@ def test_without_grace_a_disconnect_aborts_and_nothing_is_resumable() -> None:
 
 
 def test_with_grace_a_dropped_connection_loses_no_reply() -> None:
-    app = AdkApp(build_demo_agent(token_delay=0.02), warm_up=False,
-                 streaming=StreamingOptions(resume_grace=5))
+    app = AdkApp(
+        build_demo_agent(token_delay=0.02),
+        warm_up=False,
+        streaming=StreamingOptions(resume_grace=5),
+    )
     with LoopbackServer(app) as server, httpx.Client(base_url=server.url, timeout=30) as client:
         seen = []
-        with client.stream("POST", "/", json=chat_body("drop", user_message(
-                "tell a long story"))) as response:
+        with client.stream(
+            "POST", "/", json=chat_body("drop", user_message("tell a long story"))
+        ) as response:
             for line in response.iter_lines():
                 seen.append(line)
                 if sum('"text-delta"' in x for x in seen) == 3:
@@ -130,12 +144,16 @@ def test_with_grace_a_dropped_connection_loses_no_reply() -> None:
 
 
 def test_with_grace_an_unclaimed_detached_run_is_aborted_after_the_grace() -> None:
-    app = AdkApp(build_demo_agent(token_delay=0.05), warm_up=False,
-                 streaming=StreamingOptions(resume_grace=0.3))
+    app = AdkApp(
+        build_demo_agent(token_delay=0.05),
+        warm_up=False,
+        streaming=StreamingOptions(resume_grace=0.3),
+    )
     with LoopbackServer(app) as server, httpx.Client(base_url=server.url) as client:
         baseline = {t.get_coro().__qualname__ for t in server.tasks()}  # type: ignore[union-attr]
-        with client.stream("POST", "/", json=chat_body("lonely", user_message(
-                "tell a long story"))) as response:
+        with client.stream(
+            "POST", "/", json=chat_body("lonely", user_message("tell a long story"))
+        ) as response:
             for line in response.iter_lines():
                 if '"text-delta"' in line:
                     break
@@ -149,12 +167,16 @@ def test_with_grace_an_unclaimed_detached_run_is_aborted_after_the_grace() -> No
 
 
 def test_delete_stops_the_running_turn_on_request() -> None:
-    app = AdkApp(build_demo_agent(token_delay=0.05), warm_up=False,
-                 streaming=StreamingOptions(resume_grace=30))
+    app = AdkApp(
+        build_demo_agent(token_delay=0.05),
+        warm_up=False,
+        streaming=StreamingOptions(resume_grace=30),
+    )
     with LoopbackServer(app) as server, httpx.Client(base_url=server.url, timeout=30) as client:
         body: list[str] = []
-        with client.stream("POST", "/", json=chat_body("halt", user_message(
-                "tell a long story"))) as response:
+        with client.stream(
+            "POST", "/", json=chat_body("halt", user_message("tell a long story"))
+        ) as response:
             lines = response.iter_lines()
             for line in lines:
                 body.append(line)
@@ -181,8 +203,10 @@ def test_resume_replays_a_live_turn_over_http() -> None:
     with LoopbackServer(app) as server:
         ws_url = server.url.replace("http", "ws") + "/?chatId=mixed"
         with connect(ws_url) as ws, httpx.Client(base_url=server.url, timeout=30) as client:
-            ws.send('{"type":"message","version":"1.0","messages":[{"id":"u1","role":"user",'
-                    '"parts":[{"type":"text","text":"tell a long story"}]}]}')
+            ws.send(
+                '{"type":"message","version":"1.0","messages":[{"id":"u1","role":"user",'
+                '"parts":[{"type":"text","text":"tell a long story"}]}]}'
+            )
             frames = [ws.recv(timeout=10) for _ in range(6)]
             replay = parse_sse(client.get("/mixed/stream").text)
             while not frames[-1].startswith("data: [DONE]"):
@@ -198,23 +222,34 @@ def grace_api() -> Iterator[str]:
                 await send({"type": "lifespan.startup.complete"})
             await send({"type": "lifespan.shutdown.complete"})
 
-    app = AdkMiddleware(not_found, path="/api/chat", agent=build_demo_agent(token_delay=0.02),
-                        streaming=StreamingOptions(resume_grace=10), warm_up=False)
+    app = AdkMiddleware(
+        not_found,
+        path="/api/chat",
+        agent=build_demo_agent(token_delay=0.02),
+        streaming=StreamingOptions(resume_grace=10),
+        warm_up=False,
+    )
     with LoopbackServer(app) as server:
         yield f"{server.url}/api/chat"
 
 
 def test_real_client_reloads_mid_reply_and_gets_the_whole_reply(grace_api: str) -> None:
-    reports = run_chat_versions(grace_api, [
-        {"action": "send", "text": "tell a long story", "noWait": True},
-        {"action": "waitFor", "textLength": 30},
-        {"action": "reload"},
-    ], chat_id="reload", timeout=60)
+    reports = run_chat_versions(
+        grace_api,
+        [
+            {"action": "send", "text": "tell a long story", "noWait": True},
+            {"action": "waitFor", "textLength": 30},
+            {"action": "reload"},
+        ],
+        chat_id="reload",
+        timeout=60,
+    )
     for version, report in reports.items():
         assert report["ok"], (version, report["problems"])
         post, resume = report["requests"][0], report["requests"][-1]
-        assert resume["method"] == "GET" and resume["url"].endswith("/reload-" + version
-                                                                      + "/stream"), version
+        assert resume["method"] == "GET" and resume["url"].endswith(
+            "/reload-" + version + "/stream"
+        ), version
         assert resume["status"] == 200 and resume["sawDone"], version
         assert not resume["invalid"] and not post["invalid"], version
         messages = report["messages"]
@@ -228,11 +263,17 @@ def test_real_clients_accept_a_stopped_turn(grace_api: str) -> None:
     """``DELETE`` mid-reply: every client version validates the closing ``abort`` chunk and
     keeps the partial answer."""
     versions = ("ai5", "ai6strict", "ai6", "ai7")
-    reports = run_chat_versions(grace_api, [
-        {"action": "send", "text": "tell a long story", "noWait": True},
-        {"action": "waitFor", "textLength": 30},
-        {"action": "deleteStream"},
-    ], chat_id="stopped", versions=versions, timeout=60)
+    reports = run_chat_versions(
+        grace_api,
+        [
+            {"action": "send", "text": "tell a long story", "noWait": True},
+            {"action": "waitFor", "textLength": 30},
+            {"action": "deleteStream"},
+        ],
+        chat_id="stopped",
+        versions=versions,
+        timeout=60,
+    )
     for version, report in reports.items():
         assert report["ok"], (version, report["problems"])
         chunks = report["requests"][0]["chunks"]

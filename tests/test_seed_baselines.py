@@ -37,7 +37,7 @@ def seed_requests(name: str) -> list[list[Any]]:
     data = json.loads((SEEDS / "frontend" / name).read_text())
     requests: list[list[Any]] = [[]]
     for raw in data["output"]["rawEvents"]:
-        payload = raw.strip()[len("data: "):]
+        payload = raw.strip()[len("data: ") :]
         if payload == "[DONE]":
             requests[-1].append("[DONE]")
             requests.append([])
@@ -78,8 +78,9 @@ def normalize(requests: list[list[Any]], browser_tools: set[str]) -> list[list[s
     return out
 
 
-async def run_flow(client: httpx.AsyncClient, chat_id: str, text: str,
-                   answers: list[Any]) -> list[list[Any]]:
+async def run_flow(
+    client: httpx.AsyncClient, chat_id: str, text: str, answers: list[Any]
+) -> list[list[Any]]:
     chat = Chat(client, chat_id)
     chat.messages.append(user_message(text, "u0"))
     requests = []
@@ -102,6 +103,7 @@ def approve(*decisions: bool) -> Any:
     def answer(chat: Chat) -> None:
         for i, decision in enumerate(decisions):
             chat.approve(i, decision)
+
     return answer
 
 
@@ -109,53 +111,91 @@ def browser_result(tool: str, output: dict[str, Any], approved: bool | None = No
     def answer(chat: Chat) -> None:
         part = next(p for p in chat.messages[-1]["parts"] if p["type"] == f"tool-{tool}")
         if approved is False:
-            part.update(state="approval-responded",
-                        approval={**part["approval"], "approved": False})
+            part.update(
+                state="approval-responded", approval={**part["approval"], "approved": False}
+            )
             return
         part.update(state="output-available", output=output)
         if "approval" in part:
             part["approval"] = {**part["approval"], "approved": True}
+
     return answer
 
 
 CASES = [
-    ("process_payment-approved-sse-baseline.json", "Send 50 dollars to Hanako",
-     [approve(True)]),
+    ("process_payment-approved-sse-baseline.json", "Send 50 dollars to Hanako", [approve(True)]),
     ("process_payment-denied-sse-baseline.json", "Send 50 dollars to Hanako", [approve(False)]),
-    ("multiple-payments-approved-sse-baseline.json",
-     "Send 30 dollars to Alice and 40 dollars to Bob", [approve(True, True)]),
-    ("multiple-payments-approve-deny-sse.json",
-     "Send 30 dollars to Alice and 40 dollars to Bob", [approve(True, False)]),
-    ("multiple-payments-deny-approve-sse.json",
-     "Send 30 dollars to Alice and 40 dollars to Bob", [approve(False, True)]),
-    ("multiple-payments-deny-deny-sse.json",
-     "Send 30 dollars to Alice and 40 dollars to Bob", [approve(False, False)]),
-    ("get_location-approved-sse-baseline.json", "Where am I?",
-     [browser_result("get_location", {"latitude": 35.6, "longitude": 139.7})]),
-    ("get_location-denied-sse-baseline.json", "Where am I?",
-     [browser_result("get_location", {}, approved=False)]),
+    (
+        "multiple-payments-approved-sse-baseline.json",
+        "Send 30 dollars to Alice and 40 dollars to Bob",
+        [approve(True, True)],
+    ),
+    (
+        "multiple-payments-approve-deny-sse.json",
+        "Send 30 dollars to Alice and 40 dollars to Bob",
+        [approve(True, False)],
+    ),
+    (
+        "multiple-payments-deny-approve-sse.json",
+        "Send 30 dollars to Alice and 40 dollars to Bob",
+        [approve(False, True)],
+    ),
+    (
+        "multiple-payments-deny-deny-sse.json",
+        "Send 30 dollars to Alice and 40 dollars to Bob",
+        [approve(False, False)],
+    ),
+    (
+        "get_location-approved-sse-baseline.json",
+        "Where am I?",
+        [browser_result("get_location", {"latitude": 35.6, "longitude": 139.7})],
+    ),
+    (
+        "get_location-denied-sse-baseline.json",
+        "Where am I?",
+        [browser_result("get_location", {}, approved=False)],
+    ),
     ("get_weather-sse-baseline.json", "What's the weather in Tokyo?", []),
 ]
 
 
-@pytest.mark.parametrize(("fixture", "text", "answers"), CASES,
-                         ids=[c[0].split("-sse")[0] for c in CASES])
-async def test_matches_the_seed_capture(client: httpx.AsyncClient, fixture: str, text: str,
-                                        answers: list[Any]) -> None:
+@pytest.mark.parametrize(
+    ("fixture", "text", "answers"), CASES, ids=[c[0].split("-sse")[0] for c in CASES]
+)
+async def test_matches_the_seed_capture(
+    client: httpx.AsyncClient, fixture: str, text: str, answers: list[Any]
+) -> None:
     ours = await run_flow(client, fixture, text, answers)
     browser = {"get_location", "change_bgm"}
     assert normalize(ours, browser) == normalize(seed_requests(fixture), browser)
 
 
-async def test_change_bgm_differs_only_by_the_browser_round_trip(
-        client: httpx.AsyncClient) -> None:
-    ours = await run_flow(client, "bgm-seed", "Play track 2",
-                          [browser_result("change_bgm", {"success": True, "track": 2})])
+async def test_change_bgm_differs_only_by_the_browser_round_trip(client: httpx.AsyncClient) -> None:
+    ours = await run_flow(
+        client,
+        "bgm-seed",
+        "Play track 2",
+        [browser_result("change_bgm", {"success": True, "track": 2})],
+    )
     seed = normalize(seed_requests("change_bgm-sse-baseline.json"), {"change_bgm"})
     # D5: the seed's single stream is split at the browser's execution.
-    assert seed == [["start", "tool-input-start/change_bgm", "tool-input-available/change_bgm",
-                     "text", "finish", "[DONE]"]]
+    assert seed == [
+        [
+            "start",
+            "tool-input-start/change_bgm",
+            "tool-input-available/change_bgm",
+            "text",
+            "finish",
+            "[DONE]",
+        ]
+    ]
     assert normalize(ours, {"change_bgm"}) == [
-        ["start", "tool-input-start/change_bgm", "tool-input-available/change_bgm", "finish",
-         "[DONE]"],
-        ["start", "text", "finish", "[DONE]"]]
+        [
+            "start",
+            "tool-input-start/change_bgm",
+            "tool-input-available/change_bgm",
+            "finish",
+            "[DONE]",
+        ],
+        ["start", "text", "finish", "[DONE]"],
+    ]

@@ -36,8 +36,10 @@ from adk_asgi.demo import build_demo_agent
 
 from conftest import LoopbackServer
 
-BROWSER_RESULTS = {"get_location": {"latitude": 35.6, "longitude": 139.7},
-                   "change_bgm": {"success": True, "track": 1}}
+BROWSER_RESULTS = {
+    "get_location": {"latitude": 35.6, "longitude": 139.7},
+    "change_bgm": {"success": True, "track": 1},
+}
 
 
 @pytest.fixture(scope="module")
@@ -102,15 +104,17 @@ async def live_turn(url: str, text: str, decisions: list[bool | None]) -> list[A
             if not decision:
                 answered.add(chunk["toolCallId"])  # a denied call never runs
             if decision is not None:
-                await client.send("tool_result", toolCallId=chunk["approvalId"],
-                                  result={"confirmed": decision})
+                await client.send(
+                    "tool_result", toolCallId=chunk["approvalId"], result={"confirmed": decision}
+                )
         elif chunk["type"] == "data-awaiting-client":
             for call in chunk["data"]["ids"]:
                 call = approvals.get(call, call)
                 if names.get(call) in BROWSER_RESULTS and call not in answered:
                     answered.add(call)
-                    await client.send("tool_result", toolCallId=call,
-                                      result=BROWSER_RESULTS[names[call]])
+                    await client.send(
+                        "tool_result", toolCallId=call, result=BROWSER_RESULTS[names[call]]
+                    )
     await client.close()
     return [*chunks, DONE]
 
@@ -119,11 +123,13 @@ def every_approval_request_is_followed_by_the_wait_marker(chunks: list[Any]) -> 
     """B1: what the seed's frontend read from the `finish-step` after an approval request."""
     for i, chunk in enumerate(chunks):
         if isinstance(chunk, dict) and chunk["type"] == "tool-approval-request":
-            rest = chunks[i + 1:]
+            rest = chunks[i + 1 :]
             marker = next(j for j, c in enumerate(rest) if c["type"] == "data-awaiting-client")
             assert not any(c["type"].startswith("tool-output") for c in rest[:marker])
-            assert chunk["approvalId"] in rest[marker]["data"]["ids"] or \
-                chunk["toolCallId"] in rest[marker]["data"]["ids"]
+            assert (
+                chunk["approvalId"] in rest[marker]["data"]["ids"]
+                or chunk["toolCallId"] in rest[marker]["data"]["ids"]
+            )
 
 
 PAYMENTS = "Send 30 dollars to Alice and 40 dollars to Bob"
@@ -142,10 +148,12 @@ CASES: list[tuple[str, str, list[bool | None]]] = [
 ]
 
 
-@pytest.mark.parametrize(("fixture", "text", "decisions"), CASES,
-                         ids=[c[0].split("-bidi")[0] for c in CASES])
-async def test_matches_the_seed_bidi_capture(server: LoopbackServer, fixture: str, text: str,
-                                             decisions: list[bool | None]) -> None:
+@pytest.mark.parametrize(
+    ("fixture", "text", "decisions"), CASES, ids=[c[0].split("-bidi")[0] for c in CASES]
+)
+async def test_matches_the_seed_bidi_capture(
+    server: LoopbackServer, fixture: str, text: str, decisions: list[bool | None]
+) -> None:
     ours = await asyncio.wait_for(live_turn(server.url, text, list(decisions)), 30)
     every_approval_request_is_followed_by_the_wait_marker(ours)
     (seed,) = seed_requests(fixture)  # one stream, one [DONE], as ours

@@ -26,9 +26,14 @@ HISTORY = 999  # earlier messages a page sends along (the request limit is 1000)
 
 
 def _body(chat_id: str, history: int = HISTORY) -> dict[str, Any]:
-    messages = [{"id": f"m{i}", "role": "user" if i % 2 == 0 else "assistant",
-                 "parts": [{"type": "text", "text": f"message {i} of {chat_id}"}]}
-                for i in range(history)]
+    messages = [
+        {
+            "id": f"m{i}",
+            "role": "user" if i % 2 == 0 else "assistant",
+            "parts": [{"type": "text", "text": f"message {i} of {chat_id}"}],
+        }
+        for i in range(history)
+    ]
     messages.append({"id": "last", "role": "user", "parts": [{"type": "text", "text": "hi"}]})
     return {"id": chat_id, "messages": messages, "trigger": "submit-message"}
 
@@ -38,16 +43,20 @@ async def _seeded(session_db: str, chat_id: str) -> list[str] | None:
     session)."""
     service = session_service_from_url(session_db)
     try:
-        session = await service.get_session(app_name="adk_asgi", user_id="anonymous",
-                                             session_id=chat_id)
+        session = await service.get_session(
+            app_name="adk_asgi", user_id="anonymous", session_id=chat_id
+        )
     finally:
         close = getattr(service, "close", None)
         if close is not None:
             await close()
     if session is None:
         return None
-    return [e.content.parts[0].text or "" for e in session.events
-            if event_meta(e).get("seeded") and e.content and e.content.parts]
+    return [
+        e.content.parts[0].text or ""
+        for e in session.events
+        if event_meta(e).get("seeded") and e.content and e.content.parts
+    ]
 
 
 def _full(chat_id: str) -> list[str]:
@@ -63,15 +72,16 @@ def test_concurrent_restores_on_sqlite_all_complete(tmp_path: Path) -> None:
     chats = [f"many-{i}" for i in range(30)]
     app = AdkApp(build_demo_agent(token_delay=0), session_db=db, warm_up=False)
     with LoopbackServer(app) as server:
+
         async def post_all() -> list[httpx.Response]:
             async with httpx.AsyncClient(base_url=server.url, timeout=300) as client:
-                return await asyncio.gather(*(client.post("/", json=_body(chat))
-                                              for chat in chats))
+                return await asyncio.gather(*(client.post("/", json=_body(chat)) for chat in chats))
 
         responses = asyncio.run(post_all())
     statuses = [r.status_code for r in responses]
-    assert statuses == [200] * len(chats), [r.text[:200] for r in responses if r.status_code
-                                            != 200][:3]
+    assert statuses == [200] * len(chats), [
+        r.text[:200] for r in responses if r.status_code != 200
+    ][:3]
     assert all(types_of(parse_sse(r.text))[-2:] == ["finish", "[DONE]"] for r in responses)
     for chat in chats:
         assert asyncio.run(_seeded(db, chat)) == _full(chat), chat
@@ -117,12 +127,14 @@ def failing_db(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
             with sqlite3.connect(tmp_path / "fail.db") as db:
                 db.executescript(sql)
 
-        return url, lambda: create(_SQLITE_TRIGGER), lambda: create(
-            "DROP TRIGGER fail_seed;")
+        return url, lambda: create(_SQLITE_TRIGGER), lambda: create("DROP TRIGGER fail_seed;")
     server = request.getfixturevalue("postgres")
     url = server.create_database(f"seed_{uuid.uuid4().hex[:10]}")
-    return (url, lambda: asyncio.run(_pg(url, _PG_TRIGGER)),
-            lambda: asyncio.run(_pg(url, "DROP TRIGGER fail_seed ON events;")))
+    return (
+        url,
+        lambda: asyncio.run(_pg(url, _PG_TRIGGER)),
+        lambda: asyncio.run(_pg(url, "DROP TRIGGER fail_seed ON events;")),
+    )
 
 
 def test_a_failed_restore_leaves_nothing_and_a_retry_restores_all(failing_db: Any) -> None:
@@ -132,8 +144,7 @@ def test_a_failed_restore_leaves_nothing_and_a_retry_restores_all(failing_db: An
         assert client.post("/", json=_body("warm", 1)).status_code == 200  # the tables
         break_it()
         failed = client.post("/", json=_body("broken"))
-        assert failed.status_code == 503 and failed.json()["error"]["code"] == \
-            "session_unavailable"
+        assert failed.status_code == 503 and failed.json()["error"]["code"] == "session_unavailable"
         assert failed.headers["retry-after"] == "2"
         assert asyncio.run(_seeded(url, "broken")) is None  # nothing half-written
         heal()
@@ -151,21 +162,32 @@ def test_an_incomplete_restore_is_restored_again() -> None:
     async def run() -> list[str]:
         runtime = app.runtime
         service = runtime.session_service
-        session = await service.create_session(app_name=runtime.app_name,
-                                               user_id="anonymous", session_id="half")
+        session = await service.create_session(
+            app_name=runtime.app_name, user_id="anonymous", session_id="half"
+        )
         for i in range(HISTORY - SEED_MAX_MESSAGES, HISTORY - SEED_MAX_MESSAGES + 30):
-            await service.append_event(session, Event(
-                invocation_id="adk-asgi-seed", author="user",
-                content=types.Content(role="user", parts=[types.Part(text=f"message {i}")]),
-                custom_metadata={META_KEY: {"seeded": True, "messageId": f"m{i}"}}))
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                     base_url="http://t") as client:
+            await service.append_event(
+                session,
+                Event(
+                    invocation_id="adk-asgi-seed",
+                    author="user",
+                    content=types.Content(role="user", parts=[types.Part(text=f"message {i}")]),
+                    custom_metadata={META_KEY: {"seeded": True, "messageId": f"m{i}"}},
+                ),
+            )
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://t"
+        ) as client:
             response = await client.post("/", json=_body("half"))
             assert response.status_code == 200
-        again = await service.get_session(app_name=runtime.app_name, user_id="anonymous",
-                                          session_id="half")
+        again = await service.get_session(
+            app_name=runtime.app_name, user_id="anonymous", session_id="half"
+        )
         assert again is not None
-        return [e.content.parts[0].text or "" for e in again.events
-                if event_meta(e).get("seeded") and e.content and e.content.parts]
+        return [
+            e.content.parts[0].text or ""
+            for e in again.events
+            if event_meta(e).get("seeded") and e.content and e.content.parts
+        ]
 
     assert asyncio.run(run()) == _full("half")

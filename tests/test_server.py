@@ -37,8 +37,9 @@ def test_chunks_arrive_while_the_model_is_still_streaming() -> None:
     app = AdkApp(build_demo_agent(token_delay=0.05))
     with LoopbackServer(app) as server, httpx.Client(base_url=server.url) as client:
         started = time.monotonic()
-        with client.stream("POST", "/", json=chat_body("inc", user_message("tell a long story"))
-                           ) as response:
+        with client.stream(
+            "POST", "/", json=chat_body("inc", user_message("tell a long story"))
+        ) as response:
             first_delta_at = None
             for line in response.iter_lines():
                 if '"text-delta"' in line:
@@ -51,9 +52,12 @@ def test_disconnect_aborts_the_run_and_leaves_no_task() -> None:
     app = AdkApp(build_demo_agent(token_delay=0.05))
     with LoopbackServer(app) as server:
         baseline = _task_names(server)
-        with httpx.Client(base_url=server.url) as client, client.stream(
-            "POST", "/", json=chat_body("gone", user_message("tell a long story"))
-        ) as response:
+        with (
+            httpx.Client(base_url=server.url) as client,
+            client.stream(
+                "POST", "/", json=chat_body("gone", user_message("tell a long story"))
+            ) as response,
+        ):
             deltas = 0
             for line in response.iter_lines():
                 deltas += '"text-delta"' in line
@@ -71,7 +75,8 @@ def test_disconnect_aborts_the_run_and_leaves_no_task() -> None:
 
         async def events() -> list[Any]:
             session = await app.runtime.session_service.get_session(
-                app_name=app.runtime.app_name, user_id="anonymous", session_id="gone")
+                app_name=app.runtime.app_name, user_id="anonymous", session_id="gone"
+            )
             assert session is not None
             return list(session.events)
 
@@ -81,13 +86,18 @@ def test_disconnect_aborts_the_run_and_leaves_no_task() -> None:
         after = asyncio.run_coroutine_threadsafe(events(), server.loop).result(5)
         assert len(after) == len(before)  # nothing more is produced: the run stopped
         # The aborted turn never persisted a finished answer.
-        assert not any(e.author != "user" and e.content and not e.partial
-                       and e.content.parts and e.content.parts[0].text for e in after)
+        assert not any(
+            e.author != "user"
+            and e.content
+            and not e.partial
+            and e.content.parts
+            and e.content.parts[0].text
+            for e in after
+        )
 
 
 def test_keep_alive_pings_while_the_model_is_silent() -> None:
-    app = AdkApp(build_demo_agent(token_delay=0.4),
-                 streaming=StreamingOptions(ping_interval=0.1))
+    app = AdkApp(build_demo_agent(token_delay=0.4), streaming=StreamingOptions(ping_interval=0.1))
     with LoopbackServer(app) as server, httpx.Client(base_url=server.url) as client:
         response = client.post("/", json=chat_body("ping", user_message("hello")))
         assert ": ping" in response.text
@@ -105,8 +115,7 @@ def test_many_concurrent_streams_complete() -> None:
 
         async def main() -> list[list[str]]:
             limits = httpx.Limits(max_connections=50)
-            async with httpx.AsyncClient(base_url=server.url, limits=limits,
-                                         timeout=30) as client:
+            async with httpx.AsyncClient(base_url=server.url, limits=limits, timeout=30) as client:
                 return await asyncio.gather(*[one(client, i) for i in range(50)])
 
         results = asyncio.run(main())

@@ -69,8 +69,9 @@ async def _read_session(session_db: str, chat_id: str) -> Any:
     """The session as a third, independent service sees it in the database."""
     service = session_service_from_url(session_db)
     try:
-        return await service.get_session(app_name="adk_asgi", user_id="anonymous",
-                                         session_id=chat_id)
+        return await service.get_session(
+            app_name="adk_asgi", user_id="anonymous", session_id=chat_id
+        )
     finally:
         close = getattr(service, "close", None)
         if close is not None:
@@ -100,8 +101,9 @@ def test_cli_builds_the_app_on_either_store(session_db: str) -> None:
     assert isinstance(app, AdkMiddleware)
     service: BaseSessionService = app.adk.runtime.session_service
     # sqlite: ADK's service, hardened by a subclass (adk_asgi/core/sqlite.py).
-    expected = "SqliteSessionService" if session_db.startswith("sqlite") \
-        else "DatabaseSessionService"
+    expected = (
+        "SqliteSessionService" if session_db.startswith("sqlite") else "DatabaseSessionService"
+    )
     assert expected in {cls.__name__ for cls in type(service).__mro__}
 
 
@@ -111,9 +113,26 @@ def test_cli_serve_persists_to_either_store(session_db: str) -> None:
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("GOOGLE_")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "adk_asgi", "serve", "--port", str(port), "--token-delay", "0",
-         "--session-db", session_db, "--log-level", "warning"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "adk_asgi",
+            "serve",
+            "--port",
+            str(port),
+            "--token-delay",
+            "0",
+            "--session-db",
+            session_db,
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     url = f"http://127.0.0.1:{port}/api/chat"
     try:
         _wait_until_up(url, proc)
@@ -157,8 +176,15 @@ def test_history_persists_across_app_instances(session_db: str) -> None:
     covers the whole history it is given)."""
     chat_id = "persist"
     with LoopbackServer(_app(session_db)) as first:
-        turn1 = _post(first.url, {"id": chat_id, "message": user_message(
-            "My favourite colour is ultramarine blue, remember it.", "u1")})
+        turn1 = _post(
+            first.url,
+            {
+                "id": chat_id,
+                "message": user_message(
+                    "My favourite colour is ultramarine blue, remember it.", "u1"
+                ),
+            },
+        )
     assert turn1[-2]["type"] == "finish"
     with LoopbackServer(_app(session_db)) as second:
         turn2 = _post(second.url, {"id": chat_id, "message": user_message("And now?", "u2")})
@@ -170,7 +196,9 @@ def test_history_persists_across_app_instances(session_db: str) -> None:
     assert session is not None
     users = [e for e in session.events if e.author == "user"]
     assert [e.content.parts[0].text for e in users] == [
-        "My favourite colour is ultramarine blue, remember it.", "And now?"]
+        "My favourite colour is ultramarine blue, remember it.",
+        "And now?",
+    ]
     assert [e.custom_metadata["adk_asgi"]["userMessageId"] for e in users] == ["u1", "u2"]
     answers = [e for e in session.events if e.author == "assistant"]
     assert "".join(p.text or "" for p in answers[0].content.parts) == text_of(turn1)
@@ -225,4 +253,3 @@ def test_denial_on_another_instance_runs_nothing(session_db: str) -> None:
         rest = _post(second.url, chat.body())
     assert any(c["type"] == "tool-output-denied" for c in rest if isinstance(c, dict))
     assert PAYMENT_LOG == []
-

@@ -32,8 +32,10 @@ def _stream_in_thread(url: str, chat_id: str, text: str) -> tuple[threading.Thre
     started = threading.Event()
 
     def run() -> None:
-        with httpx.Client(base_url=url, timeout=30) as client, \
-                client.stream("POST", "/", json=chat_body(chat_id, user_message(text))) as response:
+        with (
+            httpx.Client(base_url=url, timeout=30) as client,
+            client.stream("POST", "/", json=chat_body(chat_id, user_message(text))) as response,
+        ):
             body = b""
             for data in response.iter_bytes():
                 body += data
@@ -74,8 +76,9 @@ def test_turns_past_the_grace_end_with_an_error_chunk_and_stop() -> None:
         assert time.monotonic() - started < 3
         chunks = parse_sse(result["text"])
         assert types_of(chunks)[-2:] == ["error", "[DONE]"]
-        assert chunks[-2]["errorText"] == ("The server is restarting. "
-                                           "Please send your message again.")
+        assert chunks[-2]["errorText"] == (
+            "The server is restarting. Please send your message again."
+        )
         assert "finish" not in types_of(chunks)  # one terminal chunk
         leftover = {t.get_name() for t in server.tasks()} - baseline
         assert not {n for n in leftover if n.startswith("adk-asgi")}, leftover

@@ -53,8 +53,10 @@ def _connect(port: int, rcvbuf: int | None) -> socket.socket:
 def _post(port: int, rcvbuf: int | None, text: str) -> socket.socket:
     body = json.dumps(chat_body("stall", user_message(text))).encode()
     sock = _connect(port, rcvbuf)
-    sock.sendall(b"POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
-                 b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    sock.sendall(
+        b"POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+        b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+    )
     assert sock.recv(4096).startswith(b"HTTP/1.1 200")
     return sock
 
@@ -64,23 +66,35 @@ def _websocket(port: int, rcvbuf: int | None, text: str) -> socket.socket:
     read at all (the `websockets` client would read into its own buffers)."""
     sock = _connect(port, rcvbuf)
     key = base64.b64encode(os.urandom(16))
-    sock.sendall(b"GET / HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\nconnection: Upgrade\r\n"
-                 b"sec-websocket-version: 13\r\nsec-websocket-key: " + key + b"\r\n\r\n")
+    sock.sendall(
+        b"GET / HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\nconnection: Upgrade\r\n"
+        b"sec-websocket-version: 13\r\nsec-websocket-key: " + key + b"\r\n\r\n"
+    )
     head = b""
     while b"\r\n\r\n" not in head:
         head += sock.recv(1)
     assert head.startswith(b"HTTP/1.1 101"), head
-    payload = json.dumps({"type": "message", "version": "1.0", "data": {"messages": [
-        {"role": "user", "content": [{"type": "text", "text": text}]}]}}).encode()
+    payload = json.dumps(
+        {
+            "type": "message",
+            "version": "1.0",
+            "data": {"messages": [{"role": "user", "content": [{"type": "text", "text": text}]}]},
+        }
+    ).encode()
     mask = os.urandom(4)
     assert len(payload) < 1 << 16
-    sock.sendall(bytes([0x81, 0x80 | 126]) + struct.pack("!H", len(payload)) + mask
-                 + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+    sock.sendall(
+        bytes([0x81, 0x80 | 126])
+        + struct.pack("!H", len(payload))
+        + mask
+        + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    )
     return sock
 
 
-def _look(server: LoopbackServer, app: AdkApp, transport: Transport,
-          seen: dict[str, float]) -> bool:
+def _look(
+    server: LoopbackServer, app: AdkApp, transport: Transport, seen: dict[str, float]
+) -> bool:
     """Record what the connection's outbox holds; False once the turn is gone."""
 
     async def look() -> bool:
@@ -99,14 +113,21 @@ def _look(server: LoopbackServer, app: AdkApp, transport: Transport,
     return asyncio.run_coroutine_threadsafe(look(), server.loop).result(5)
 
 
-def _stall(transport: Transport, token_delay: float, rcvbuf: int | None,
-           max_queued: int, loop: Loop = "uvloop") -> dict[str, Any]:
+def _stall(
+    transport: Transport,
+    token_delay: float,
+    rcvbuf: int | None,
+    max_queued: int,
+    loop: Loop = "uvloop",
+) -> dict[str, Any]:
     """Start a long turn, read nothing; how it ends."""
-    app = AdkApp(build_demo_agent(token_delay=token_delay), warm_up=False,
-                 streaming=StreamingOptions(send_timeout=SEND_TIMEOUT),
-                 limits=Limits(max_queued_bytes=max_queued))
-    result: dict[str, Any] = {"transport": transport, "token_delay": token_delay,
-                              "loop": loop}
+    app = AdkApp(
+        build_demo_agent(token_delay=token_delay),
+        warm_up=False,
+        streaming=StreamingOptions(send_timeout=SEND_TIMEOUT),
+        limits=Limits(max_queued_bytes=max_queued),
+    )
+    result: dict[str, Any] = {"transport": transport, "token_delay": token_delay, "loop": loop}
     with (UvloopServer if loop == "uvloop" else LoopbackServer)(app) as server:
         open_ = _post if transport == "sse" else _websocket
         sock = open_(server.port, rcvbuf, "bench 100000")
@@ -153,8 +174,10 @@ def test_a_client_that_stops_reading_at_50_tokens_a_second(transport: Transport)
     assert result["peak"] < 128 * 1024, result
 
 
-@pytest.mark.parametrize(("transport", "loop"), [
-    ("sse", "uvloop"), ("ws", "uvloop"), ("sse", "asyncio"), ("ws", "asyncio")])
+@pytest.mark.parametrize(
+    ("transport", "loop"),
+    [("sse", "uvloop"), ("ws", "uvloop"), ("sse", "asyncio"), ("ws", "asyncio")],
+)
 def test_a_client_that_stops_reading_at_full_speed(transport: Transport, loop: Loop) -> None:
     """The model as fast as it goes, a default socket: the server holds at most
     ``max_queued_bytes`` (plus one write) for the client, then drops it."""
@@ -177,8 +200,12 @@ def _counting_app(**options: Any) -> tuple[AdkApp, list[float]]:
     def count(_event: Any, _parts: Any) -> None:
         events.append(time.monotonic())
 
-    app = AdkApp(build_demo_agent(token_delay=options.pop("token_delay", 0.02)),
-                 warm_up=False, surface=SurfaceOptions(on_event=count), **options)
+    app = AdkApp(
+        build_demo_agent(token_delay=options.pop("token_delay", 0.02)),
+        warm_up=False,
+        surface=SurfaceOptions(on_event=count),
+        **options,
+    )
     return app, events
 
 
@@ -196,8 +223,10 @@ def test_a_client_that_never_reads_but_whose_kernel_accepts_is_stopped_at_the_ce
     rule cannot fire; ``Limits.max_turn_seconds`` stops the turn and the model (main: the
     turn ran its 5,000 tokens)."""
     ceiling = 2.0
-    app, events = _counting_app(streaming=StreamingOptions(send_timeout=SEND_TIMEOUT),
-                                limits=Limits(max_turn_seconds=ceiling))
+    app, events = _counting_app(
+        streaming=StreamingOptions(send_timeout=SEND_TIMEOUT),
+        limits=Limits(max_turn_seconds=ceiling),
+    )
     with UvloopServer(app) as server:
         # Before the request: the server's turn (and its ceiling) starts after this.
         started = time.monotonic()
@@ -215,9 +244,11 @@ def test_a_client_that_never_reads_but_whose_kernel_accepts_is_stopped_at_the_ce
             body = _read_all(sock)
         finally:
             sock.close()
-    print(f"ceiling {ceiling} s: turn ended after {ended:.2f} s, last model event at "
-          f"{last_event:.2f} s, {len(events)} events, stalled at most "
-          f"{seen.get('stalled', 0):.2f} s, {len(body)} bytes taken by the client")
+    print(
+        f"ceiling {ceiling} s: turn ended after {ended:.2f} s, last model event at "
+        f"{last_event:.2f} s, {len(events)} events, stalled at most "
+        f"{seen.get('stalled', 0):.2f} s, {len(body)} bytes taken by the client"
+    )
     assert ended >= ceiling, ended
     # The abort lands when ADK next yields: at most the event in the making when the
     # ceiling came, then the turn ends at once. (Under heavy load the model's events come
@@ -230,8 +261,9 @@ def test_a_client_that_never_reads_but_whose_kernel_accepts_is_stopped_at_the_ce
     assert seen.get("stalled", 0) < SEND_TIMEOUT  # the kernel kept taking: never a stall
     assert len(events) >= 2  # it streamed until then
     # What the client's kernel took: the tokens, then the ceiling's error and [DONE].
-    assert b'"errorText":"The answer took longer than the server allows and was stopped."' \
-        in body, body[-400:]
+    assert (
+        b'"errorText":"The answer took longer than the server allows and was stopped."' in body
+    ), body[-400:]
     assert body.endswith(b"data: [DONE]\n\n\r\n0\r\n\r\n"), body[-200:]  # chunked
 
 
@@ -265,8 +297,7 @@ def _client_state(sock: socket.socket) -> tuple[int, int]:
 
 
 @pytest.mark.parametrize("transport", ["sse", "ws"])
-def test_the_drop_comes_send_timeout_after_the_client_last_took_data(
-        transport: Transport) -> None:
+def test_the_drop_comes_send_timeout_after_the_client_last_took_data(transport: Transport) -> None:
     """A 4 KiB receive window that fills at 50 tokens/s: the client's kernel takes its
     last bytes, then the connection is reset at least ``send_timeout`` and at most
     ``send_timeout + PROGRESS_TICK`` later (plus the loop's latency), as the docs say.
@@ -274,8 +305,11 @@ def test_the_drop_comes_send_timeout_after_the_client_last_took_data(
     ``>``: 2.5-3.0 s here."""
     from adk_asgi.transport.outbox import PROGRESS_TICK
 
-    app = AdkApp(build_demo_agent(token_delay=0.02), warm_up=False,
-                 streaming=StreamingOptions(send_timeout=SEND_TIMEOUT))
+    app = AdkApp(
+        build_demo_agent(token_delay=0.02),
+        warm_up=False,
+        streaming=StreamingOptions(send_timeout=SEND_TIMEOUT),
+    )
     with UvloopServer(app) as server:
         sock = (_post if transport == "sse" else _websocket)(server.port, 4096, "bench 5000")
         try:
@@ -289,11 +323,12 @@ def test_the_drop_comes_send_timeout_after_the_client_last_took_data(
             reset_after = time.monotonic() - last_take
         finally:
             sock.close()
-    print(f"{transport}: reset {reset_after:.3f} s after the client's kernel last took "
-          f"data ({unread} bytes unread)")
+    print(
+        f"{transport}: reset {reset_after:.3f} s after the client's kernel last took "
+        f"data ({unread} bytes unread)"
+    )
     assert state != 1, "never reset"
-    assert SEND_TIMEOUT - 0.01 <= reset_after <= SEND_TIMEOUT + PROGRESS_TICK + 0.15, \
-        reset_after
+    assert SEND_TIMEOUT - 0.01 <= reset_after <= SEND_TIMEOUT + PROGRESS_TICK + 0.15, reset_after
 
 
 def test_a_websocket_client_that_never_reads_is_closed_by_keepalive() -> None:
@@ -305,8 +340,9 @@ def test_a_websocket_client_that_never_reads_is_closed_by_keepalive() -> None:
 
     class Pinging(UvloopServer):
         def __init__(self, app: Any) -> None:
-            LoopbackServer.__init__(self, app, ws=WS_PROTOCOL, ws_ping_interval=0.5,
-                                    ws_ping_timeout=0.5)
+            LoopbackServer.__init__(
+                self, app, ws=WS_PROTOCOL, ws_ping_interval=0.5, ws_ping_timeout=0.5
+            )
 
     with Pinging(app) as server:
         sock = _websocket(server.port, None, "bench 5000")
@@ -373,8 +409,9 @@ def test_the_kernel_hides_a_client_that_never_reads() -> None:
         for name, (_, server) in pairs.items():
             progress = kernel_progress(server)
             assert progress is not None
-            window = struct.unpack_from("I", server.getsockopt(
-                socket.IPPROTO_TCP, socket.TCP_INFO, 256), 228)[0]  # tcpi_snd_wnd
+            window = struct.unpack_from(
+                "I", server.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256), 228
+            )[0]  # tcpi_snd_wnd
             seen[name] = (progress[0], progress[1], window)
     finally:
         stop.set()

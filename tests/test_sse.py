@@ -31,30 +31,40 @@ class FloodModel(BaseLlm):
     def capabilities(self) -> LlmCapabilities:
         return LlmCapabilities(output_schema_and_tools=True)
 
-    async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False
-                                     ) -> AsyncGenerator[LlmResponse, None]:
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
         for _ in range(5_000):
             await asyncio.sleep(0.001)
             self.produced += 1
-            yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=BIG)]),
-                              partial=True)
-        yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text="end")]),
-                          partial=False, finish_reason=types.FinishReason.STOP)
+            yield LlmResponse(
+                content=types.Content(role="model", parts=[types.Part(text=BIG)]), partial=True
+            )
+        yield LlmResponse(
+            content=types.Content(role="model", parts=[types.Part(text="end")]),
+            partial=False,
+            finish_reason=types.FinishReason.STOP,
+        )
 
 
 def _request(port: int, body: bytes) -> socket.socket:
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # fill up quickly
     sock.connect(("127.0.0.1", port))
-    sock.sendall(b"POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
-                 b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    sock.sendall(
+        b"POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+        b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+    )
     return sock
 
 
 def test_a_client_that_stops_reading_is_dropped_and_its_run_aborted() -> None:
     model = FloodModel()
-    app = AdkApp(LlmAgent(name="flood", model=model), warm_up=False,
-                 streaming=StreamingOptions(send_timeout=0.5))
+    app = AdkApp(
+        LlmAgent(name="flood", model=model),
+        warm_up=False,
+        streaming=StreamingOptions(send_timeout=0.5),
+    )
     with LoopbackServer(app) as server:
         baseline = {t.get_name() for t in server.tasks()}
         sock = _request(server.port, json.dumps(chat_body("stall", user_message("go"))).encode())
@@ -90,14 +100,21 @@ def test_pings_keep_a_silent_stream_alive_and_do_not_disturb_chunks() -> None:
         def capabilities(self) -> LlmCapabilities:
             return LlmCapabilities(output_schema_and_tools=True)
 
-        async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False
-                                         ) -> AsyncGenerator[LlmResponse, None]:
+        async def generate_content_async(
+            self, llm_request: LlmRequest, stream: bool = False
+        ) -> AsyncGenerator[LlmResponse, None]:
             await asyncio.sleep(0.5)
-            yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text="hi")]),
-                              partial=False, finish_reason=types.FinishReason.STOP)
+            yield LlmResponse(
+                content=types.Content(role="model", parts=[types.Part(text="hi")]),
+                partial=False,
+                finish_reason=types.FinishReason.STOP,
+            )
 
-    app = AdkApp(LlmAgent(name="silent", model=SilentModel()), warm_up=False,
-                 streaming=StreamingOptions(ping_interval=0.1))
+    app = AdkApp(
+        LlmAgent(name="silent", model=SilentModel()),
+        warm_up=False,
+        streaming=StreamingOptions(ping_interval=0.1),
+    )
     with LoopbackServer(app) as server:
         sock = _request(server.port, json.dumps(chat_body("quiet", user_message("go"))).encode())
         data = b""
@@ -113,8 +130,6 @@ def test_pings_keep_a_silent_stream_alive_and_do_not_disturb_chunks() -> None:
         assert '"text-delta","id"' in body and "data: [DONE]" in body
 
 
-
-
 def test_pings_come_every_interval_of_silence() -> None:
     """A ping every ``ping_interval`` seconds of silence, measured on the wire (a fixed
     timer tick that just misses would double the gap)."""
@@ -126,16 +141,24 @@ def test_pings_come_every_interval_of_silence() -> None:
         def capabilities(self) -> LlmCapabilities:
             return LlmCapabilities(output_schema_and_tools=True)
 
-        async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False
-                                         ) -> AsyncGenerator[LlmResponse, None]:
-            yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text="a")]),
-                              partial=True)
+        async def generate_content_async(
+            self, llm_request: LlmRequest, stream: bool = False
+        ) -> AsyncGenerator[LlmResponse, None]:
+            yield LlmResponse(
+                content=types.Content(role="model", parts=[types.Part(text="a")]), partial=True
+            )
             await asyncio.sleep(2.6)
-            yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text="a")]),
-                              partial=False, finish_reason=types.FinishReason.STOP)
+            yield LlmResponse(
+                content=types.Content(role="model", parts=[types.Part(text="a")]),
+                partial=False,
+                finish_reason=types.FinishReason.STOP,
+            )
 
-    app = AdkApp(LlmAgent(name="quiet", model=QuietModel()), warm_up=False,
-                 streaming=StreamingOptions(ping_interval=0.5))
+    app = AdkApp(
+        LlmAgent(name="quiet", model=QuietModel()),
+        warm_up=False,
+        streaming=StreamingOptions(ping_interval=0.5),
+    )
     with LoopbackServer(app) as server:
         sock = _request(server.port, json.dumps(chat_body("gaps", user_message("go"))).encode())
         sock.settimeout(5)

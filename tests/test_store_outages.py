@@ -35,8 +35,9 @@ def _log_text(caplog: pytest.LogCaptureFixture) -> str:
     return "\n".join(formatter.format(r) for r in caplog.records)
 
 
-def _stream_while(client: httpx.Client, chat_id: str, text: str,
-                  fault: Callable[[], None]) -> list[Any]:
+def _stream_while(
+    client: httpx.Client, chat_id: str, text: str, fault: Callable[[], None]
+) -> list[Any]:
     """POST a turn; once its first text arrived, ``fault()``; the whole stream."""
     lines: list[str] = []
     with client.stream("POST", "/", json=chat_body(chat_id, user_message(text))) as response:
@@ -51,11 +52,11 @@ def _stream_while(client: httpx.Client, chat_id: str, text: str,
     return parse_sse("\n".join(lines) + "\n\n")
 
 
-def _check_outage(client: httpx.Client, chat_id: str, chunks: list[Any],
-                  caplog: pytest.LogCaptureFixture) -> None:
+def _check_outage(
+    client: httpx.Client, chat_id: str, chunks: list[Any], caplog: pytest.LogCaptureFixture
+) -> None:
     kinds = types_of(chunks)
-    text = "".join(c["delta"] for c in chunks if isinstance(c, dict)
-                   and c["type"] == "text-delta")
+    text = "".join(c["delta"] for c in chunks if isinstance(c, dict) and c["type"] == "text-delta")
     assert MARKER in text  # the client got the answer it was getting (it echoes the user)
     assert kinds[-2:] == ["error", "[DONE]"], kinds
     assert chunks[-2]["errorText"] == NOT_SAVED_ERROR
@@ -94,8 +95,10 @@ def test_postgresql_stopped_mid_turn(caplog: pytest.LogCaptureFixture) -> None:
     pg = PostgresServer(bindir).start()
     try:
         url = pg.create_database("outage")
-        with LoopbackServer(_app(url)) as server, \
-                httpx.Client(base_url=server.url, timeout=60) as client:
+        with (
+            LoopbackServer(_app(url)) as server,
+            httpx.Client(base_url=server.url, timeout=60) as client,
+        ):
             ok = client.post("/", json=chat_body("pg-chat", user_message("hello")))
             assert types_of(parse_sse(ok.text))[-2:] == ["finish", "[DONE]"]
             caplog.set_level(logging.INFO)
@@ -124,8 +127,9 @@ class _Immutable:
 
     def thaw(self) -> None:
         while self.frozen:
-            subprocess.run(["chattr", "-i", str(self.frozen.pop())], check=False,
-                           capture_output=True)
+            subprocess.run(
+                ["chattr", "-i", str(self.frozen.pop())], check=False, capture_output=True
+            )
 
 
 @contextlib.contextmanager
@@ -137,8 +141,7 @@ def _immutable(folder: Path) -> Iterator[_Immutable]:
         files.thaw()
 
 
-def test_sqlite_made_unwritable_mid_turn(tmp_path: Path,
-                                         caplog: pytest.LogCaptureFixture) -> None:
+def test_sqlite_made_unwritable_mid_turn(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     if shutil.which("chattr") is None:
         pytest.skip("needs chattr (e2fsprogs)")
     folder = tmp_path / "data"
@@ -149,8 +152,11 @@ def test_sqlite_made_unwritable_mid_turn(tmp_path: Path,
         pytest.skip(f"this file system does not take chattr +i ({tmp_path})")
     subprocess.run(["chattr", "-i", str(probe)], check=True)
     probe.unlink()
-    with _immutable(folder) as files, LoopbackServer(_app(f"sqlite:///{folder / 'c.db'}")) \
-            as server, httpx.Client(base_url=server.url, timeout=60) as client:
+    with (
+        _immutable(folder) as files,
+        LoopbackServer(_app(f"sqlite:///{folder / 'c.db'}")) as server,
+        httpx.Client(base_url=server.url, timeout=60) as client,
+    ):
         ok = client.post("/", json=chat_body("lite-chat", user_message("hello")))
         assert types_of(parse_sse(ok.text))[-2:] == ["finish", "[DONE]"]
         caplog.set_level(logging.INFO)
@@ -163,7 +169,8 @@ def test_sqlite_made_unwritable_mid_turn(tmp_path: Path,
 
 
 def test_sqlite_made_unwritable_mid_turn_on_a_live_socket(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """The same over a WebSocket (protocol A): the turn's chunks, one ``error`` saying the
     answer could not be saved, then close 1013 (try again later) and one log line."""
     import asyncio
@@ -183,28 +190,31 @@ def test_sqlite_made_unwritable_mid_turn_on_a_live_socket(
             while True:
                 chunk = await client.next(20)
                 chunks.append(chunk)
-                if isinstance(chunk, dict) and chunk["type"] == "text-delta" \
-                        and not files.frozen:
+                if isinstance(chunk, dict) and chunk["type"] == "text-delta" and not files.frozen:
                     files.freeze()
         except Exception:  # the server closed the socket
             pass
         return chunks, client.ws.close_code
 
-    with _immutable(folder) as files, LoopbackServer(_app(f"sqlite:///{folder / 'c.db'}")) \
-            as server:
+    with (
+        _immutable(folder) as files,
+        LoopbackServer(_app(f"sqlite:///{folder / 'c.db'}")) as server,
+    ):
         ok = httpx.post(server.url, json=chat_body("warm", user_message("hello")), timeout=30)
         assert ok.status_code == 200
         caplog.set_level(logging.INFO)
         caplog.clear()
         chunks, code = asyncio.run(talk(server.url, files))
     kinds = types_of(chunks)
-    assert MARKER in "".join(c["delta"] for c in chunks if isinstance(c, dict)
-                             and c["type"] == "text-delta")
+    assert MARKER in "".join(
+        c["delta"] for c in chunks if isinstance(c, dict) and c["type"] == "text-delta"
+    )
     errors = [c for c in chunks if isinstance(c, dict) and c["type"] == "error"]
     assert [e["errorText"] for e in errors] == [NOT_SAVED_ERROR], kinds
     assert code == 1013, (code, kinds)
     logged = [r for r in caplog.records if r.levelno >= logging.ERROR]
-    assert len(logged) == 1 and "live-chat" in logged[0].getMessage(), \
-        [r.getMessage() for r in logged]
+    assert len(logged) == 1 and "live-chat" in logged[0].getMessage(), [
+        r.getMessage() for r in logged
+    ]
     assert not logged[0].exc_info
     assert MARKER not in _log_text(caplog) and "Traceback" not in _log_text(caplog)

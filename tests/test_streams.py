@@ -19,8 +19,14 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[StreamStore]:
         made: StreamStore = MemoryStreamStore(max_stream_bytes=1000, retention=0.5)
     else:
         url = request.getfixturevalue("redis_url")
-        made = RedisStreamStore(url, prefix=f"t-{uuid.uuid4().hex[:8]}", max_stream_bytes=1000,
-                                retention=1, heartbeat=0.1, lock_ttl=0.6)
+        made = RedisStreamStore(
+            url,
+            prefix=f"t-{uuid.uuid4().hex[:8]}",
+            max_stream_bytes=1000,
+            retention=1,
+            heartbeat=0.1,
+            lock_ttl=0.6,
+        )
     yield made
     await made.close()
 
@@ -86,18 +92,19 @@ async def test_lock_outlives_its_ttl_while_held(store: StreamStore) -> None:
 async def test_follow_replays_then_follows_to_the_end(store: StreamStore) -> None:
     assert await store.follow("s1") is None
     recorder = await store.record("s1")
-    recorder.append(b"data: {\"a\":1}\n\n")
-    recorder.append(b"data: {\"a\":2}\n\n")
+    recorder.append(b'data: {"a":1}\n\n')
+    recorder.append(b'data: {"a":2}\n\n')
     follow = await store.follow("s1")
     assert follow is not None
     collected = asyncio.create_task(_collect(follow))
     await asyncio.sleep(0.2)
     assert await recorder.has_followers()
-    recorder.append(b"data: {\"a\":3}\n\ndata: [DONE]\n\n")
+    recorder.append(b'data: {"a":3}\n\ndata: [DONE]\n\n')
     await recorder.end(resumable=False)
     blobs = await collected
-    assert b"".join(blobs) == (b"data: {\"a\":1}\n\ndata: {\"a\":2}\n\n"
-                               b"data: {\"a\":3}\n\ndata: [DONE]\n\n")
+    assert b"".join(blobs) == (
+        b'data: {"a":1}\n\ndata: {"a":2}\n\ndata: {"a":3}\n\ndata: [DONE]\n\n'
+    )
     assert await store.follow("s1") is None  # delivered: nothing to resume
 
 
@@ -135,8 +142,10 @@ async def test_a_stream_over_the_size_cap_keeps_its_start(store: StreamStore) ->
 
 
 def test_split_frames() -> None:
-    assert split_frames(b"data: {\"x\":1}\n\n: ping\n\ndata: {}\n\ndata: [DONE]\n\n") == [
-        b"{\"x\":1}", b"{}"]
+    assert split_frames(b'data: {"x":1}\n\n: ping\n\ndata: {}\n\ndata: [DONE]\n\n') == [
+        b'{"x":1}',
+        b"{}",
+    ]
 
 
 async def test_memory_store_sweeps_expired_streams() -> None:
@@ -152,25 +161,27 @@ async def test_memory_store_sweeps_expired_streams() -> None:
 
 @pytest.fixture
 async def redis_store(redis_url: str) -> AsyncIterator[RedisStreamStore]:
-    made = RedisStreamStore(redis_url, prefix=f"t-{uuid.uuid4().hex[:8]}", heartbeat=0.1,
-                            lock_ttl=0.6, retention=2)
+    made = RedisStreamStore(
+        redis_url, prefix=f"t-{uuid.uuid4().hex[:8]}", heartbeat=0.1, lock_ttl=0.6, retention=2
+    )
     yield made
     await made.close()
 
 
 async def test_redis_a_dead_producers_stream_ends_with_an_error(
-        redis_store: RedisStreamStore, caplog: pytest.LogCaptureFixture) -> None:
+    redis_store: RedisStreamStore, caplog: pytest.LogCaptureFixture
+) -> None:
     from adk_asgi.stores import INTERRUPTED_BLOB
 
     recorder = await redis_store.record("dead")
-    recorder.append(b"data: {\"a\":1}\n\n")
+    recorder.append(b'data: {"a":1}\n\n')
     follow = await redis_store.follow("dead")
     assert follow is not None
     collected = asyncio.create_task(_collect(follow, limit=10))
     await asyncio.sleep(0.3)
     recorder._flusher.cancel()  # type: ignore[attr-defined]  # the producer dies: no end
     blobs = await collected
-    assert blobs == [b"data: {\"a\":1}\n\n", INTERRUPTED_BLOB]
+    assert blobs == [b'data: {"a":1}\n\n', INTERRUPTED_BLOB]
     again = await redis_store.follow("dead")  # a later resume: the same ending, once
     assert again is not None and await _collect(again) == blobs
     said = [r.getMessage() for r in caplog.records if "stopped mid-turn" in r.getMessage()]
@@ -178,15 +189,16 @@ async def test_redis_a_dead_producers_stream_ends_with_an_error(
 
 
 async def test_redis_a_finished_stream_whose_end_was_lost_gets_no_error(
-        redis_store: RedisStreamStore) -> None:
+    redis_store: RedisStreamStore,
+) -> None:
     recorder = await redis_store.record("done")
-    recorder.append(b"data: {\"a\":1}\n\ndata: [DONE]\n\n")
+    recorder.append(b'data: {"a":1}\n\ndata: [DONE]\n\n')
     await asyncio.sleep(0.3)  # flushed
     recorder._flusher.cancel()  # type: ignore[attr-defined]
     await asyncio.sleep(3.2)  # the lease lapses
     follow = await redis_store.follow("done")
     assert follow is not None
-    assert await _collect(follow) == [b"data: {\"a\":1}\n\ndata: [DONE]\n\n"]
+    assert await _collect(follow) == [b'data: {"a":1}\n\ndata: [DONE]\n\n']
 
 
 async def test_redis_a_dead_workers_lock_lapses(redis_store: RedisStreamStore) -> None:

@@ -34,23 +34,36 @@ def audit(event: Event, parts: EventParts) -> None:
 
 
 def surfaced_app() -> AdkApp:
-    return AdkApp(adk_app=build_app(), surface=SurfaceOptions(agent_names=True,
-                                         state_keys=["fact", "billing_note"], on_event=audit),
-                  body_fields={"locale": str, "units": int}, warm_up=False)
+    return AdkApp(
+        adk_app=build_app(),
+        surface=SurfaceOptions(
+            agent_names=True, state_keys=["fact", "billing_note"], on_event=audit
+        ),
+        body_fields={"locale": str, "units": int},
+        warm_up=False,
+    )
 
 
-async def post(client: httpx.AsyncClient, chat_id: str, text: str,
-               **body: Any) -> list[Any]:
+async def post(client: httpx.AsyncClient, chat_id: str, text: str, **body: Any) -> list[Any]:
     response = await client.post("/", json={"id": chat_id, "messages": [user(text)], **body})
     assert response.status_code == 200, response.text
     return [c for c in parse_sse(response.text) if c != DONE]
 
 
-async def send_b(client: LiveClient, chat_id: str, text: str, request_id: str,
-                 **body: Any) -> list[Any]:
-    await client.ws.send(json.dumps({"type": "send", "requestId": request_id, "id": chat_id,
-                                     "messages": [user(text)], **({"body": body} if body
-                                                                  else {})}))
+async def send_b(
+    client: LiveClient, chat_id: str, text: str, request_id: str, **body: Any
+) -> list[Any]:
+    await client.ws.send(
+        json.dumps(
+            {
+                "type": "send",
+                "requestId": request_id,
+                "id": chat_id,
+                "messages": [user(text)],
+                **({"body": body} if body else {}),
+            }
+        )
+    )
     chunks: list[Any] = []
     while True:
         frame = json.loads(await client.ws.recv(decode=True))
@@ -66,18 +79,20 @@ def of_type(chunks: list[Any], kind: str) -> list[dict[str, Any]]:
 
 async def test_step_authors_are_message_metadata_by_default() -> None:
     app = AdkApp(adk_app=build_app(), warm_up=False)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                 base_url="http://t") as client:
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://t"
+    ) as client:
         chunks = await post(client, "authors", "billing please")
     [finish] = of_type(chunks, "finish")
     assert finish["messageMetadata"]["adk"] == {
         "author": "concierge",
-        "authors": {"0": "concierge", "1": "billing", "2": "concierge"}}
+        "authors": {"0": "concierge", "1": "billing", "2": "concierge"},
+    }
     assert not of_type(chunks, "data-agent") and not of_type(chunks, "data-state")
-    quiet = AdkApp(adk_app=build_app(), surface=SurfaceOptions(step_authors=False),
-                   warm_up=False)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=quiet),
-                                 base_url="http://t") as client:
+    quiet = AdkApp(adk_app=build_app(), surface=SurfaceOptions(step_authors=False), warm_up=False)
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=quiet), base_url="http://t"
+    ) as client:
         chunks = await post(client, "quiet", "billing please")
     assert "adk" not in of_type(chunks, "finish")[0]["messageMetadata"]
 
@@ -88,15 +103,18 @@ def server() -> AsyncIterator[LoopbackServer]:
         yield running
 
 
-async def test_agent_names_state_and_the_hook_over_sse_and_live(
-        server: LoopbackServer) -> None:
+async def test_agent_names_state_and_the_hook_over_sse_and_live(server: LoopbackServer) -> None:
     async with httpx.AsyncClient(base_url=server.url, timeout=20) as client:
-        sse = [await post(client, "surfaced", "remember blue"),
-               await post(client, "surfaced", "open a ticket please")]
+        sse = [
+            await post(client, "surfaced", "remember blue"),
+            await post(client, "surfaced", "open a ticket please"),
+        ]
     live = await LiveClient.open(ws_url(server.url, "chatId=surfaced-live"))
     try:
-        ws = [await send_b(live, "surfaced-live", "remember blue", "r1"),
-              await send_b(live, "surfaced-live", "open a ticket please", "r2")]
+        ws = [
+            await send_b(live, "surfaced-live", "remember blue", "r1"),
+            await send_b(live, "surfaced-live", "open a ticket please", "r2"),
+        ]
     finally:
         await live.close()
     for remembered, transferred in (sse, ws):
@@ -110,9 +128,12 @@ async def test_agent_names_state_and_the_hook_over_sse_and_live(
         assert [n["data"]["name"] for n in names] == ["concierge", "billing"]
         kinds = [c["type"] for c in transferred]
         assert [kinds[i - 1] for i, kind in enumerate(kinds) if kind == "data-agent"] == [
-            "start-step", "start-step"]
-        assert {"handledBy": "billing"} in [m["messageMetadata"] for m in
-                                           of_type(transferred, "message-metadata")]
+            "start-step",
+            "start-step",
+        ]
+        assert {"handledBy": "billing"} in [
+            m["messageMetadata"] for m in of_type(transferred, "message-metadata")
+        ]
         note = of_type(transferred, "data-state")
         assert note and set(note[-1]["data"]) == {"billing_note"}
 
@@ -121,25 +142,26 @@ async def test_a_failing_hook_is_logged_and_skipped(caplog: pytest.LogCaptureFix
     def broken(event: Event, parts: EventParts) -> None:
         parts.data("bad name!", 1)
 
-    app = AdkApp(adk_app=build_app(), surface=SurfaceOptions(on_event=broken),
-                 warm_up=False)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                 base_url="http://t") as client:
+    app = AdkApp(adk_app=build_app(), surface=SurfaceOptions(on_event=broken), warm_up=False)
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://t"
+    ) as client:
         chunks = await post(client, "hook", "hello")
     said = "".join(c["delta"] for c in chunks if c["type"] == "text-delta")
     assert chunks[-1]["type"] == "finish" and said == "You said: hello"
-    assert any(r.levelno == logging.ERROR and "on_event raised" in r.getMessage()
-               for r in caplog.records)
+    assert any(
+        r.levelno == logging.ERROR and "on_event raised" in r.getMessage() for r in caplog.records
+    )
 
 
 async def test_body_fields_reach_the_session_state(server: LoopbackServer) -> None:
     app = server.config.app
     assert isinstance(app, AdkApp)
     async with httpx.AsyncClient(base_url=server.url, timeout=20) as client:
-        recalled = await post(client, "body", "recall please", locale="ja", units=2,
-                              ignored="x")
-        refused = await client.post("/", json={"id": "body", "messages": [user("hi")],
-                                               "units": "two"})
+        recalled = await post(client, "body", "recall please", locale="ja", units=2, ignored="x")
+        refused = await client.post(
+            "/", json={"id": "body", "messages": [user("hi")], "units": "two"}
+        )
     live = await LiveClient.open(ws_url(server.url, "chatId=body-live"))
     try:
         live_recalled = await send_b(live, "body-live", "recall please", "r1", locale="fr")
@@ -147,8 +169,7 @@ async def test_body_fields_reach_the_session_state(server: LoopbackServer) -> No
         await live.close()
     said = "".join(c["delta"] for c in recalled if c["type"] == "text-delta")
     assert '"locale": "ja"' in said and '"units": 2' in said and "ignored" not in said
-    assert (refused.status_code, refused.json()["error"]["code"]) == (422,
-                                                                      "invalid_body_field")
+    assert (refused.status_code, refused.json()["error"]["code"]) == (422, "invalid_body_field")
     live_said = "".join(c["delta"] for c in live_recalled if c["type"] == "text-delta")
     assert '"locale": "fr"' in live_said
 
@@ -162,19 +183,35 @@ def test_body_fields_cannot_read_the_requests_own_fields() -> None:
 
 async def test_a_continuation_numbers_its_steps_after_the_messages_own() -> None:
     app = AdkApp(adk_app=build_app(), warm_up=False)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                 base_url="http://t") as client:
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://t"
+    ) as client:
         asked = await post(client, "steps", "refund 20 please")
         request = of_type(asked, "tool-approval-request")[0]
         steps = [{"type": "step-start"}] * len(of_type(asked, "start-step"))
-        message = {"id": asked[0]["messageId"], "role": "assistant", "parts": [*steps, {
-            "type": "tool-refund", "toolCallId": request["toolCallId"],
-            "state": "approval-responded", "input": {"amount": 20},
-            "approval": {"id": request["approvalId"], "approved": True}}]}
-        response = await client.post("/", json={"id": "steps", "messages": [
-            user("refund 20 please"), message]})
+        message = {
+            "id": asked[0]["messageId"],
+            "role": "assistant",
+            "parts": [
+                *steps,
+                {
+                    "type": "tool-refund",
+                    "toolCallId": request["toolCallId"],
+                    "state": "approval-responded",
+                    "input": {"amount": 20},
+                    "approval": {"id": request["approvalId"], "approved": True},
+                },
+            ],
+        }
+        response = await client.post(
+            "/", json={"id": "steps", "messages": [user("refund 20 please"), message]}
+        )
         after = [c for c in parse_sse(response.text) if c != DONE]
     assert of_type(asked, "finish")[0]["messageMetadata"]["adk"]["authors"] == {
-        "0": "concierge", "1": "billing"}
+        "0": "concierge",
+        "1": "billing",
+    }
     assert of_type(after, "finish")[0]["messageMetadata"]["adk"] == {
-        "author": "billing", "authors": {"2": "billing"}}
+        "author": "billing",
+        "authors": {"2": "billing"},
+    }

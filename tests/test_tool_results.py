@@ -30,12 +30,15 @@ from conftest import LoopbackServer
 
 pytestmark = pytest.mark.node
 
-ASKED: Final = ("quote", "shipment", "time", "thumbnail", "tags", "status", "remember",
-                "handle")
+ASKED: Final = ("quote", "shipment", "time", "thumbnail", "tags", "status", "remember", "handle")
 TRANSPORTS: Final = ("ai5", "ai6", "ai7", "protocol-b", "protocol-a")
 CHECKED_AT: Final = "2031-05-06T07:08:09Z"
-SHIPMENT: Final = {"id": "S-1", "items": ["box", "tape"], "shipped_on": "2031-05-06",
-                   "status": "shipped"}
+SHIPMENT: Final = {
+    "id": "S-1",
+    "items": ["box", "tape"],
+    "shipped_on": "2031-05-06",
+    "status": "shipped",
+}
 
 
 def on_event(event: Event, parts: EventParts) -> None:
@@ -47,10 +50,13 @@ def on_event(event: Event, parts: EventParts) -> None:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LoopbackServer]:
-    chat = AdkApp(agent=results.build_root_agent(), app_name=results.APP_NAME,
-                  memory_service=asyncio.run(results.remembered()),
-                  surface=SurfaceOptions(state_keys=["checked_at"], on_event=on_event),
-                  warm_up=False)
+    chat = AdkApp(
+        agent=results.build_root_agent(),
+        app_name=results.APP_NAME,
+        memory_service=asyncio.run(results.remembered()),
+        surface=SurfaceOptions(state_keys=["checked_at"], on_event=on_event),
+        warm_up=False,
+    )
     with LoopbackServer(chat) as running:
         yield running
 
@@ -70,16 +76,19 @@ def logged() -> list[logging.LogRecord]:
 
 
 @pytest.fixture(scope="module")
-def messages(server: LoopbackServer, logged: list[logging.LogRecord]
-             ) -> dict[str, list[dict[str, Any]]]:
+def messages(
+    server: LoopbackServer, logged: list[logging.LogRecord]
+) -> dict[str, list[dict[str, Any]]]:
     """Every transport's assistant messages, one per question in ``ASKED``."""
     steps = [{"action": "send", "text": f"the {word} please"} for word in ASKED]
     chats: dict[str, list[dict[str, Any]]] = {}
-    for version, report in run_chat_versions(server.url, steps, versions=TRANSPORTS[:3],
-                                             chat_id="results", timeout=90).items():
+    for version, report in run_chat_versions(
+        server.url, steps, versions=TRANSPORTS[:3], chat_id="results", timeout=90
+    ).items():
         assert not any(r["invalid"] for r in report["requests"]), report["problems"]
-        assert [r["status"] for r in report["stepResults"]] == ["ready"] * len(ASKED), \
-            report["problems"]
+        assert [r["status"] for r in report["stepResults"]] == ["ready"] * len(ASKED), report[
+            "problems"
+        ]
         chats[version] = report["messages"]
     report = run_ws_chat(ws_url(server.url), steps, chat_id="results-b")
     assert report["invalid"] == [] and report["nullPaths"] == [], report["problems"]
@@ -100,12 +109,10 @@ def messages(server: LoopbackServer, logged: list[logging.LogRecord]
             await client.close()
 
     chats["protocol-a"] = asyncio.run(protocol_a())
-    return {name: [m for m in chat if m["role"] == "assistant"]
-            for name, chat in chats.items()}
+    return {name: [m for m in chat if m["role"] == "assistant"] for name, chat in chats.items()}
 
 
-def answer(messages: dict[str, list[dict[str, Any]]], transport: str, word: str
-           ) -> dict[str, Any]:
+def answer(messages: dict[str, list[dict[str, Any]]], transport: str, word: str) -> dict[str, Any]:
     message = messages[transport][ASKED.index(word)]
     kinds = [p["type"] for p in message["parts"]]
     assert kinds[:2] == ["step-start", f"tool-{results._TOOLS[word]}"], kinds
@@ -122,25 +129,32 @@ def output(message: dict[str, Any]) -> Any:
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_a_pydantic_model(messages: dict[str, list[dict[str, Any]]], transport: str) -> None:
     assert output(answer(messages, transport, "quote")) == {
-        "item": "archive box", "total": "12.50", "valid_until": CHECKED_AT,
-        "status": "shipped", "tags": ["fragile"]}
+        "item": "archive box",
+        "total": "12.50",
+        "valid_until": CHECKED_AT,
+        "status": "shipped",
+        "tags": ["fragile"],
+    }
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_a_dataclass_also_in_an_on_event_part(messages: dict[str, list[dict[str, Any]]],
-                                              transport: str) -> None:
+def test_a_dataclass_also_in_an_on_event_part(
+    messages: dict[str, list[dict[str, Any]]], transport: str
+) -> None:
     message = answer(messages, transport, "shipment")
     assert output(message) == SHIPMENT
     assert [p["data"] for p in message["parts"] if p["type"] == "data-shipment"] == [SHIPMENT]
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_a_datetime_also_in_the_state(messages: dict[str, list[dict[str, Any]]],
-                                      transport: str) -> None:
+def test_a_datetime_also_in_the_state(
+    messages: dict[str, list[dict[str, Any]]], transport: str
+) -> None:
     message = answer(messages, transport, "time")
     assert output(message) == CHECKED_AT
     assert [p["data"] for p in message["parts"] if p["type"] == "data-state"] == [
-        {"checked_at": CHECKED_AT}]
+        {"checked_at": CHECKED_AT}
+    ]
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -168,8 +182,8 @@ def test_load_memory(messages: dict[str, list[dict[str, Any]]], transport: str) 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_no_json_form_is_a_tool_error_not_a_dead_turn(
-        messages: dict[str, list[dict[str, Any]]], logged: list[logging.LogRecord],
-        transport: str) -> None:
+    messages: dict[str, list[dict[str, Any]]], logged: list[logging.LogRecord], transport: str
+) -> None:
     message = answer(messages, transport, "handle")
     tool = message["parts"][1]
     assert (tool["state"], tool["errorText"]) == ("output-error", "The tool failed.")

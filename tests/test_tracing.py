@@ -41,10 +41,16 @@ class _Switch(Sampler):
 
     on = False
 
-    def should_sample(self, parent_context: Context | None, trace_id: int, name: str,
-                      kind: SpanKind | None = None, attributes: Attributes = None,
-                      links: Sequence[Link] | None = None, trace_state: Any = None
-                      ) -> SamplingResult:
+    def should_sample(
+        self,
+        parent_context: Context | None,
+        trace_id: int,
+        name: str,
+        kind: SpanKind | None = None,
+        attributes: Attributes = None,
+        links: Sequence[Link] | None = None,
+        trace_state: Any = None,
+    ) -> SamplingResult:
         return SamplingResult(Decision.RECORD_AND_SAMPLE if self.on else Decision.DROP)
 
     def get_description(self) -> str:
@@ -98,16 +104,21 @@ async def test_http_turn_span_parents_adks_spans(spans: InMemorySpanExporter) ->
     app = _app()
     await app.runtime.startup()  # ADK's warm-up run is traced on its own, before any turn
     spans.clear()
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                 base_url="http://t") as client:
-        reply = await client.post("/", json=chat_body("trace-1", user_message(
-            "What's the weather in Paris?")))
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://t"
+    ) as client:
+        reply = await client.post(
+            "/", json=chat_body("trace-1", user_message("What's the weather in Paris?"))
+        )
         assert types_of(parse_sse(reply.text))[-2:] == ["finish", "[DONE]"]
     finished = spans.get_finished_spans()
     [turn] = _named(finished, TURN)
     assert dict(turn.attributes or {}) == {
-        "adk_asgi.transport": "sse", "adk_asgi.user.id": "anonymous",
-        "adk_asgi.chat.id": "trace-1", "adk_asgi.outcome": "completed"}
+        "adk_asgi.transport": "sse",
+        "adk_asgi.user.id": "anonymous",
+        "adk_asgi.chat.id": "trace-1",
+        "adk_asgi.outcome": "completed",
+    }
     assert turn.parent is None
     children = _descendants(finished, turn)
     names = {s.name for s in children}
@@ -123,43 +134,57 @@ async def test_http_turn_span_parents_adks_spans(spans: InMemorySpanExporter) ->
 
 async def test_http_turn_outcomes(spans: InMemorySpanExporter) -> None:
     app = _app()
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                 base_url="http://t") as client:
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://t"
+    ) as client:
         # The payment waits for the user's approval: the turn ends "awaiting".
-        reply = await client.post("/", json=chat_body("trace-2", user_message(
-            "Send $50 to Hanako")))
+        reply = await client.post(
+            "/", json=chat_body("trace-2", user_message("Send $50 to Hanako"))
+        )
         assert "tool-approval-request" in types_of(parse_sse(reply.text))
         # The model fails (the demo's scripted failure): "error", and the span says so.
-        reply = await client.post("/", json=chat_body("trace-3", user_message(
-            "please fail")))
+        reply = await client.post("/", json=chat_body("trace-3", user_message("please fail")))
         assert "error" in types_of(parse_sse(reply.text))
-    outcomes = [(dict(s.attributes or {})["adk_asgi.chat.id"],
-                 dict(s.attributes or {})["adk_asgi.outcome"], s.status.status_code.name)
-                for s in _named(spans.get_finished_spans(), TURN)]
+    outcomes = [
+        (
+            dict(s.attributes or {})["adk_asgi.chat.id"],
+            dict(s.attributes or {})["adk_asgi.outcome"],
+            s.status.status_code.name,
+        )
+        for s in _named(spans.get_finished_spans(), TURN)
+    ]
     assert outcomes == [("trace-2", "awaiting", "UNSET"), ("trace-3", "error", "ERROR")]
 
 
-async def test_turns_refused_before_they_ran(spans: InMemorySpanExporter,
-                                             tmp_path: Path) -> None:
+async def test_turns_refused_before_they_ran(spans: InMemorySpanExporter, tmp_path: Path) -> None:
     def user(scope: Any) -> str:
         return dict(scope["headers"]).get(b"x-user", b"nobody").decode()
 
     folder = tmp_path / "db"
     folder.mkdir()
-    app = AdkApp(build_demo_agent(token_delay=0), authenticate=user, warm_up=False,
-                 session_db=f"sqlite:///{folder}/chats.db")
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                 base_url="http://t") as client:
+    app = AdkApp(
+        build_demo_agent(token_delay=0),
+        authenticate=user,
+        warm_up=False,
+        session_db=f"sqlite:///{folder}/chats.db",
+    )
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://t"
+    ) as client:
         body = chat_body("mine", user_message("hello"))
         assert (await client.post("/", json=body, headers={"x-user": "a"})).status_code == 200
         assert (await client.post("/", json=body, headers={"x-user": "b"})).status_code == 404
         shutil.rmtree(folder)
-        assert (await client.post("/", json=chat_body("new", user_message("hi")),
-                                  headers={"x-user": "a"})).status_code == 503
+        assert (
+            await client.post(
+                "/", json=chat_body("new", user_message("hi")), headers={"x-user": "a"}
+            )
+        ).status_code == 503
     await sqlite_threads_done()
-    outcomes = [(dict(s.attributes or {})["adk_asgi.user.id"],
-                 dict(s.attributes or {})["adk_asgi.outcome"])
-                for s in _named(spans.get_finished_spans(), TURN)]
+    outcomes = [
+        (dict(s.attributes or {})["adk_asgi.user.id"], dict(s.attributes or {})["adk_asgi.outcome"])
+        for s in _named(spans.get_finished_spans(), TURN)
+    ]
     assert outcomes == [("a", "completed"), ("b", "refused"), ("a", "unavailable")]
 
 
@@ -179,13 +204,19 @@ async def test_live_connection_and_turn_spans(spans: InMemorySpanExporter) -> No
     finished = spans.get_finished_spans()
     [connection] = _named(finished, LIVE_CONNECTION)
     assert dict(connection.attributes or {}) == {
-        "adk_asgi.transport": "websocket", "adk_asgi.user.id": "anonymous",
-        "adk_asgi.chat.id": "live-trace", "adk_asgi.outcome": "closed"}
+        "adk_asgi.transport": "websocket",
+        "adk_asgi.user.id": "anonymous",
+        "adk_asgi.chat.id": "live-trace",
+        "adk_asgi.outcome": "closed",
+    }
     turns = _named(finished, LIVE_TURN)
     assert [dict(t.attributes or {})["adk_asgi.outcome"] for t in turns] == [
-        "completed", "completed"]
-    assert all(t.parent is not None and t.parent.span_id == connection.context.span_id
-               for t in turns)
+        "completed",
+        "completed",
+    ]
+    assert all(
+        t.parent is not None and t.parent.span_id == connection.context.span_id for t in turns
+    )
     children = {s.name for s in _descendants(finished, connection)}
     assert any(n.startswith("execute_tool") for n in children), children
     assert any(n.startswith("invoke_agent") for n in children), children

@@ -60,20 +60,28 @@ def _refused(response: httpx.Response, where: str) -> None:
     assert f"`{where}`" in error["message"] and "U+0000" in error["message"], error
 
 
-def test_nul_is_refused_on_every_session_store(store_url: str,
-                                              caplog: pytest.LogCaptureFixture) -> None:
+def test_nul_is_refused_on_every_session_store(
+    store_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
     app = AdkApp(build_demo_agent(token_delay=0), session_db=store_url, warm_up=False)
     caplog.set_level(logging.INFO)
     with LoopbackServer(app) as server, httpx.Client(base_url=server.url, timeout=30) as client:
         # A text part, as the AI SDK sends it.
-        _refused(client.post("/", json=chat_body("nul", user_message(NUL_TEXT))),
-                 "messages[0].parts[0].text")
+        _refused(
+            client.post("/", json=chat_body("nul", user_message(NUL_TEXT))),
+            "messages[0].parts[0].text",
+        )
         # Anywhere else in the body: a data part, the transport's extra body.
-        data = {"id": "u-1", "role": "user", "parts": [
-            {"type": "text", "text": "hi"}, {"type": "data-note", "data": {"x": NUL_TEXT}}]}
+        data = {
+            "id": "u-1",
+            "role": "user",
+            "parts": [
+                {"type": "text", "text": "hi"},
+                {"type": "data-note", "data": {"x": NUL_TEXT}},
+            ],
+        }
         _refused(client.post("/", json=chat_body("nul", data)), "messages[0].parts[1].data.x")
-        _refused(client.post("/", json=chat_body("nul", user_message("hi"), note=NUL_TEXT)),
-                 "note")
+        _refused(client.post("/", json=chat_body("nul", user_message("hi"), note=NUL_TEXT)), "note")
         # Nothing was stored: the chat starts cleanly, and a backslash-u-0000 that is
         # text (an escaped backslash) is no NUL.
         literal = "a literal \\u0000 is fine " + MARKER
@@ -84,14 +92,17 @@ def test_nul_is_refused_on_every_session_store(store_url: str,
         again = client.post("/", json=chat_body("nul", user_message("and again")))
         assert types_of(parse_sse(again.text))[-2:] == ["finish", "[DONE]"]
         # A server-side completion's body, too.
-        _refused(client.post("/nul/tool-output", json={
-            "toolCallId": "x", "output": {"note": NUL_TEXT}}), "output.note")
+        _refused(
+            client.post("/nul/tool-output", json={"toolCallId": "x", "output": {"note": NUL_TEXT}}),
+            "output.note",
+        )
     assert MARKER not in _log_text(caplog), _log_text(caplog)
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
 
 
 def test_nul_in_a_live_frame_is_refused_with_an_error_frame(
-        caplog: pytest.LogCaptureFixture) -> None:
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     """Both protocols: the frame is refused (protocol B: addressed to its request), the
     connection stays usable, nothing is logged."""
     from websockets.asyncio.client import connect
@@ -102,15 +113,33 @@ def test_nul_in_a_live_frame_is_refused_with_an_error_frame(
 
     async def talk(url: str) -> tuple[Any, Any, Any]:
         async with connect(ws_url(url, "chatId=live-nul")) as ws:  # protocol A
-            await ws.send(json.dumps({"type": "message", "version": "1.0", "data": {
-                "messages": [{"role": "user", "content": [{"type": "text",
-                                                           "text": NUL_TEXT}]}]}}))
+            await ws.send(
+                json.dumps(
+                    {
+                        "type": "message",
+                        "version": "1.0",
+                        "data": {
+                            "messages": [
+                                {"role": "user", "content": [{"type": "text", "text": NUL_TEXT}]}
+                            ]
+                        },
+                    }
+                )
+            )
             a = await asyncio.wait_for(ws.recv(), 10)
             await ws.send(json.dumps({"type": "ping", "version": "1.0", "data": {}}))
             pong = await asyncio.wait_for(ws.recv(), 10)
         async with connect(ws_url(url)) as ws:  # protocol B
-            await ws.send(json.dumps({"type": "send", "requestId": "r1", "id": "live-nul-b",
-                                      "messages": [user_message(NUL_TEXT)]}))
+            await ws.send(
+                json.dumps(
+                    {
+                        "type": "send",
+                        "requestId": "r1",
+                        "id": "live-nul-b",
+                        "messages": [user_message(NUL_TEXT)],
+                    }
+                )
+            )
             b = await asyncio.wait_for(ws.recv(), 10)
         return a, pong, b
 
@@ -138,11 +167,20 @@ def _tool_app() -> AdkApp:
             return Reply(text="done")
         return Reply(calls=(("file_report", {"note": said.text}),))
 
-    agent = LlmAgent(name="reporter", model=ScriptedModel(planner=plan),
-                     instruction="File reports.", tools=[file_report])
-    return AdkApp(adk_app=App(name="reporter", root_agent=agent,
-                              resumability_config=ResumabilityConfig(is_resumable=True)),
-                  warm_up=False)
+    agent = LlmAgent(
+        name="reporter",
+        model=ScriptedModel(planner=plan),
+        instruction="File reports.",
+        tools=[file_report],
+    )
+    return AdkApp(
+        adk_app=App(
+            name="reporter",
+            root_agent=agent,
+            resumability_config=ResumabilityConfig(is_resumable=True),
+        ),
+        warm_up=False,
+    )
 
 
 def test_a_failing_tool_never_logs_its_arguments(caplog: pytest.LogCaptureFixture) -> None:
@@ -150,8 +188,9 @@ def test_a_failing_tool_never_logs_its_arguments(caplog: pytest.LogCaptureFixtur
     operator's); the arguments it was called with (the user's words) are not."""
     caplog.set_level(logging.INFO)
     with LoopbackServer(_tool_app()) as server:
-        response = httpx.post(server.url, json=chat_body(
-            "tool", user_message(f"please file {MARKER}")), timeout=30)
+        response = httpx.post(
+            server.url, json=chat_body("tool", user_message(f"please file {MARKER}")), timeout=30
+        )
     chunks = parse_sse(response.text)
     assert MARKER in response.text  # the call's input reached the client, as it should
     assert types_of(chunks)[-2:] == ["error", "[DONE]"], types_of(chunks)

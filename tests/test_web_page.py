@@ -20,18 +20,29 @@ from web_harness import WEB_DIR as EXAMPLE_DIR
 
 
 def _tree(directory: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(directory)): p.read_bytes()
-            for p in sorted(directory.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(directory)): p.read_bytes()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
 
 
-def _node(*command: str, env: dict[str, str] | None = None,
-          timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def _node(
+    *command: str, env: dict[str, str] | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
     problem = web_tooling_problem()
     if problem:
         pytest.fail(problem, pytrace=False)
     with client_build_lock():
-        return subprocess.run(list(command), cwd=EXAMPLE_DIR, capture_output=True, text=True,
-                              timeout=timeout, check=False, env={**os.environ, **(env or {})})
+        return subprocess.run(
+            list(command),
+            cwd=EXAMPLE_DIR,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            env={**os.environ, **(env or {})},
+        )
 
 
 # -- the built page -------------------------------------------------------------------
@@ -45,7 +56,8 @@ def test_committed_page_equals_a_fresh_build(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr  # tsc --noEmit, then vite build
     built, committed = _tree(out), _tree(WEB_DIR)
     assert sorted(built) == sorted(committed), (
-        "adk_asgi/_web is stale: run `npm --prefix examples/web run build` and commit it")
+        "adk_asgi/_web is stale: run `npm --prefix examples/web run build` and commit it"
+    )
     for name, content in built.items():
         assert content == committed[name], f"{name} differs from a fresh build"
 
@@ -61,7 +73,7 @@ def test_built_page_is_complete_and_relative() -> None:
             text = path.read_bytes()
             # Top-level folders of build machines (spelled in pieces so this file does
             # not itself name them), and this checkout's own path.
-            roots = [b"/" + name + b"/" for name in (b"t" b"mp", b"ro" b"ot", b"wo" b"rk")]
+            roots = [b"/" + name + b"/" for name in (b"tmp", b"root", b"work")]
             for machine_path in (*roots, str(ROOT).encode()):
                 assert machine_path not in text, f"{machine_path!r} in {path.name}"
 

@@ -32,8 +32,13 @@ class Serve:
         env = {k: v for k, v in os.environ.items() if not k.startswith("GOOGLE_")}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "adk_asgi", "serve", "--port", str(self.port), *args],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            start_new_session=True)
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
         self.url = f"http://127.0.0.1:{self.port}/api/chat"
 
     def wait_ready(self) -> Serve:
@@ -77,8 +82,9 @@ def _stream(url: str, chat_id: str, text: str, out: dict[str, Any]) -> threading
 
     def run() -> None:
         body = b""
-        with httpx.stream("POST", url, json=chat_body(chat_id, user_message(text)),
-                          timeout=30) as response:
+        with httpx.stream(
+            "POST", url, json=chat_body(chat_id, user_message(text)), timeout=30
+        ) as response:
             for data in response.iter_bytes():
                 body += data
                 started.set()
@@ -118,9 +124,14 @@ def test_sigterm_drains_running_turns() -> None:
 def shared(tmp_path: Path, redis_url: str) -> list[str]:
     db = tmp_path / "shared.db"
     # A database per test in Redis too: owners and streams must not leak between tests.
-    return ["--session-db", f"sqlite:///{db}", "--redis-url",
-            redis_url.rsplit("/", 1)[0] + f"/{abs(hash(str(tmp_path))) % 15 + 1}",
-            "--token-delay", "0.02"]
+    return [
+        "--session-db",
+        f"sqlite:///{db}",
+        "--redis-url",
+        redis_url.rsplit("/", 1)[0] + f"/{abs(hash(str(tmp_path))) % 15 + 1}",
+        "--token-delay",
+        "0.02",
+    ]
 
 
 def test_two_workers_share_approvals_streams_owners_and_locks(shared: list[str]) -> None:
@@ -135,8 +146,9 @@ def test_two_workers_share_approvals_streams_owners_and_locks(shared: list[str])
         chat.approve(0, True)
         second = parse_sse(client.post(b.url, json=chat.body(messageId=message["id"])).text)
         assert second[0] == {"type": "start", "messageId": message["id"]}
-        outputs = [c for c in second if isinstance(c, dict)
-                   and c["type"] == "tool-output-available"]
+        outputs = [
+            c for c in second if isinstance(c, dict) and c["type"] == "tool-output-available"
+        ]
         assert len(outputs) == 1 and outputs[0]["output"]["status"] == "success"
         # A replay of the approval on the first worker is refused: nothing runs twice.
         again = client.post(a.url, json=chat.body(messageId=message["id"]))
@@ -144,8 +156,9 @@ def test_two_workers_share_approvals_streams_owners_and_locks(shared: list[str])
 
         # The resume is served by another worker than the stream.
         resumed: dict[str, Any] = {}
-        with client.stream("POST", a.url, json=chat_body("story", user_message(
-                "tell a long story"))) as response:
+        with client.stream(
+            "POST", a.url, json=chat_body("story", user_message("tell a long story"))
+        ) as response:
             lines = response.iter_lines()
             head = [next(lines) for _ in range(12)]
             resumed["response"] = client.get(b.url + "/story/stream")
@@ -160,9 +173,14 @@ def test_two_workers_share_approvals_streams_owners_and_locks(shared: list[str])
         # Turns of one chat on two workers run one after the other, not interleaved.
         results: dict[str, Any] = {}
         t1 = _stream(a.url, "busy", "tell a long story", results.setdefault("a", {}))
-        chat_b = {"id": "busy", "messages": [user_message("tell a long story", "u1"),
-                                             user_message("hello there", "u2")],
-                  "trigger": "submit-message"}
+        chat_b = {
+            "id": "busy",
+            "messages": [
+                user_message("tell a long story", "u1"),
+                user_message("hello there", "u2"),
+            ],
+            "trigger": "submit-message",
+        }
         started = time.monotonic()
         r2 = client.post(b.url, json=chat_b)
         waited = time.monotonic() - started
@@ -195,15 +213,16 @@ def _turns(metrics_url: str) -> float:
 
 def test_workers_flag_serves_and_drains(shared: list[str]) -> None:
     metrics = _free_port_pair()
-    with serving(*shared, "--workers", "2", "--metrics-port", str(metrics)) as serve, \
-            httpx.Client(timeout=30) as client:
+    with (
+        serving(*shared, "--workers", "2", "--metrics-port", str(metrics)) as serve,
+        httpx.Client(timeout=30) as client,
+    ):
         for i in range(6):  # the kernel spreads these over both workers
             chat = Chat(client, f"w{i}")
             chat.messages.append(user_message(f"Send {10 + i} dollars to Worker{i}", "u1"))
             message = chat.absorb(parse_sse(client.post(serve.url, json=chat.body()).text))
             chat.approve(0, True)
-            answer = parse_sse(client.post(serve.url,
-                                           json=chat.body(messageId=message["id"])).text)
+            answer = parse_sse(client.post(serve.url, json=chat.body(messageId=message["id"])).text)
             assert "tool-output-available" in types_of(answer), (i, answer)
         # Each worker serves its own metrics, on --metrics-port + its index: together they
         # counted every turn (6 awaiting their approval, 6 completed).
@@ -213,8 +232,13 @@ def test_workers_flag_serves_and_drains(shared: list[str]) -> None:
 
 
 def test_workers_need_shared_stores() -> None:
-    proc = subprocess.run([sys.executable, "-m", "adk_asgi", "serve", "--workers", "2"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "adk_asgi", "serve", "--workers", "2"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2
     assert "--workers > 1 needs --session-db" in proc.stderr
 
@@ -229,19 +253,26 @@ async def test_owners_are_shared_between_workers(tmp_path: Path, redis_url: str)
         return str(dict(scope["headers"])[b"x-user"].decode())
 
     db = f"sqlite:///{tmp_path / 'owners.db'}"
-    apps = [AdkApp(build_demo_agent(), session_db=db, authenticate=user, warm_up=False,
-                   stream_store=RedisStreamStore(redis_url, prefix=f"own-{tmp_path.name}"))
-            for _ in range(2)]
-    clients = [httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t")
-               for app in apps]
+    apps = [
+        AdkApp(
+            build_demo_agent(),
+            session_db=db,
+            authenticate=user,
+            warm_up=False,
+            stream_store=RedisStreamStore(redis_url, prefix=f"own-{tmp_path.name}"),
+        )
+        for _ in range(2)
+    ]
+    clients = [
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t")
+        for app in apps
+    ]
     try:
         body = chat_body("owned", user_message("hi"))
         ok = await clients[0].post("/", json=body, headers={"x-user": "alice"})
         assert ok.status_code == 200
-        assert (await clients[1].post("/", json=body, headers={"x-user": "bob"})).status_code \
-            == 404
-        assert (await clients[1].get("/owned/stream", headers={"x-user": "bob"})).status_code \
-            == 404
+        assert (await clients[1].post("/", json=body, headers={"x-user": "bob"})).status_code == 404
+        assert (await clients[1].get("/owned/stream", headers={"x-user": "bob"})).status_code == 404
         again = await clients[1].post("/", json=body, headers={"x-user": "alice"})
         assert again.status_code == 200
     finally:
@@ -251,8 +282,7 @@ async def test_owners_are_shared_between_workers(tmp_path: Path, redis_url: str)
             await app.shutdown()
 
 
-def test_connections_during_a_multi_worker_drain_are_answered_or_refused(
-        shared: list[str]) -> None:
+def test_connections_during_a_multi_worker_drain_are_answered_or_refused(shared: list[str]) -> None:
     """Issue 15 item 6: with --workers 2 a connection arriving during the drain was accepted
     by the kernel and reset when the workers were gone. Now each is answered
     (`503 shutting_down`) or refused at the socket, never accepted and dropped."""
@@ -265,8 +295,9 @@ def test_connections_during_a_multi_worker_drain_are_answered_or_refused(
         while time.monotonic() < deadline and serve.proc.poll() is None:
             try:  # a new connection each time (no keep-alive)
                 with httpx.Client(timeout=10) as client:
-                    response = client.post(serve.url, json=chat_body(
-                        f"new-{len(outcomes)}", user_message("hi")))
+                    response = client.post(
+                        serve.url, json=chat_body(f"new-{len(outcomes)}", user_message("hi"))
+                    )
                 if response.status_code == 200:  # it came before the worker began draining
                     assert types_of(parse_sse(response.text))[-1] == "[DONE]"
                     outcomes.append("200")

@@ -36,12 +36,16 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _frame(opcode: int, payload: bytes, *, fin: bool = True, rsv: int = 0,
-           mask: bool = True) -> bytes:
+def _frame(
+    opcode: int, payload: bytes, *, fin: bool = True, rsv: int = 0, mask: bool = True
+) -> bytes:
     head = bytes([(0x80 if fin else 0) | rsv | opcode])
     length = len(payload)
-    head += bytes([(0x80 if mask else 0) | length]) if length < 126 else \
-        bytes([(0x80 if mask else 0) | 126]) + struct.pack("!H", length)
+    head += (
+        bytes([(0x80 if mask else 0) | length])
+        if length < 126
+        else bytes([(0x80 if mask else 0) | 126]) + struct.pack("!H", length)
+    )
     if not mask:
         return head + payload
     key = os.urandom(4)
@@ -50,8 +54,10 @@ def _frame(opcode: int, payload: bytes, *, fin: bool = True, rsv: int = 0,
 
 # What a client sends, and the close code it must get back.
 BAD_FRAMES = {
-    "three invalid UTF-8 text frames": ([_frame(1, b"\xff\xfe"), _frame(1, b"\xc3\x28"),
-                                         _frame(1, b"\xed\xa0\x80")], 1007),
+    "three invalid UTF-8 text frames": (
+        [_frame(1, b"\xff\xfe"), _frame(1, b"\xc3\x28"), _frame(1, b"\xed\xa0\x80")],
+        1007,
+    ),
     "an unmasked frame": ([_frame(1, b"hi", mask=False)], 1002),
     "reserved bits": ([_frame(1, b"hi", rsv=0x40)], 1002),
     "a reserved opcode": ([_frame(3, b"hi")], 1002),
@@ -69,9 +75,26 @@ class Served:
         env = {k: v for k, v in os.environ.items() if not k.startswith("GOOGLE_")}
         self.out = self.log.open("w")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "adk_asgi", "serve", "--port", str(self.port),
-             "--ws", ws, "--token-delay", "0", "--log-level", "info"],
-            cwd=ROOT, env=env, stdout=self.out, stderr=subprocess.STDOUT, text=True)
+            [
+                sys.executable,
+                "-m",
+                "adk_asgi",
+                "serve",
+                "--port",
+                str(self.port),
+                "--ws",
+                ws,
+                "--token-delay",
+                "0",
+                "--log-level",
+                "info",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=self.out,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
 
     @property
     def url(self) -> str:
@@ -105,7 +128,8 @@ def servers() -> Iterator[dict[str, Served]]:
     """One CLI process per choice, started together (their start-ups overlap)."""
     missing = {choice: ws_missing(choice) for choice in WS_CHOICES}
     assert not any(missing.values()), (
-        f"{missing}: the test extra brings every --ws package (pip install -e '.[test]')")
+        f"{missing}: the test extra brings every --ws package (pip install -e '.[test]')"
+    )
     started = {choice: Served(choice) for choice in WS_CHOICES}
     try:
         for served in started.values():
@@ -119,9 +143,11 @@ def servers() -> Iterator[dict[str, Served]]:
 def _open(port: int) -> socket.socket:
     sock = socket.create_connection(("127.0.0.1", port), timeout=10)
     key = base64.b64encode(os.urandom(16))
-    sock.sendall(b"GET /api/chat HTTP/1.1\r\nhost: 127.0.0.1\r\nupgrade: websocket\r\n"
-                 b"connection: Upgrade\r\nsec-websocket-version: 13\r\n"
-                 b"sec-websocket-key: " + key + b"\r\n\r\n")
+    sock.sendall(
+        b"GET /api/chat HTTP/1.1\r\nhost: 127.0.0.1\r\nupgrade: websocket\r\n"
+        b"connection: Upgrade\r\nsec-websocket-version: 13\r\n"
+        b"sec-websocket-key: " + key + b"\r\n\r\n"
+    )
     head = b""
     while b"\r\n\r\n" not in head:
         head += sock.recv(1)
@@ -140,13 +166,24 @@ def _close_code(sock: socket.socket) -> int | None:
     at = data.find(b"\x88")
     if at < 0 or len(data) < at + 4:
         return None
-    return int(struct.unpack("!H", data[at + 2:at + 4])[0])
+    return int(struct.unpack("!H", data[at + 2 : at + 4])[0])
 
 
 async def _chat(url: str) -> list[str]:
     async with connect(url.replace("http://", "ws://")) as ws:
-        await ws.send(json.dumps({"type": "message", "version": "1.0", "data": {"messages": [
-            {"role": "user", "content": [{"type": "text", "text": "hello"}]}]}}))
+        await ws.send(
+            json.dumps(
+                {
+                    "type": "message",
+                    "version": "1.0",
+                    "data": {
+                        "messages": [
+                            {"role": "user", "content": [{"type": "text", "text": "hello"}]}
+                        ]
+                    },
+                }
+            )
+        )
         frames: list[str] = []
         while not frames or frames[-1] != "data: [DONE]\n\n":
             frame = await asyncio.wait_for(ws.recv(), 20)
@@ -157,7 +194,8 @@ async def _chat(url: str) -> list[str]:
 
 @pytest.mark.parametrize("ws", list(WS_CHOICES))
 def test_every_ws_choice_serves_and_closes_bad_frames_quietly(
-        servers: dict[str, Served], ws: str) -> None:
+    servers: dict[str, Served], ws: str
+) -> None:
     served = servers[ws]
     frames = asyncio.run(_chat(served.url))
     assert '"type":"finish"' in frames[-2], frames[-3:]
@@ -176,23 +214,27 @@ def test_every_ws_choice_serves_and_closes_bad_frames_quietly(
     lines = served.lines()
     start = next(i for i, line in enumerate(lines) if "/healthz?from" in line)
     end = next(i for i, line in enumerate(lines) if "/healthz?to" in line)
-    window = lines[start + 1:end]
+    window = lines[start + 1 : end]
     # uvicorn's access lines for each connection, and nothing else: no traceback, no
     # line per frame.
     access = ('"WebSocket /api/chat" [accepted]', "connection open", "connection closed")
     assert all(any(a in line for a in access) for line in window), window
-    assert sum('[accepted]' in line for line in window) == len(BAD_FRAMES), window
+    assert sum("[accepted]" in line for line in window) == len(BAD_FRAMES), window
     assert not any("Traceback" in line or "UTF-8" in line for line in lines), lines
 
 
 def test_a_ws_choice_whose_package_is_missing_is_one_line_at_start() -> None:
-    code = ("import sys; sys.modules['wsproto'] = None\n"
-            "from adk_asgi.cli.main import main\n"
-            "raise SystemExit(main(['serve', '--ws', 'wsproto', '--port', '1']))")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
+    code = (
+        "import sys; sys.modules['wsproto'] = None\n"
+        "from adk_asgi.cli.main import main\n"
+        "raise SystemExit(main(['serve', '--ws', 'wsproto', '--port', '1']))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert done.stdout == ""
     assert done.stderr.splitlines() == [
         "adk-asgi: --ws wsproto needs the wsproto package, which is not installed: "
-        "pip install 'adk-asgi[wsproto]'"], done.stderr
+        "pip install 'adk-asgi[wsproto]'"
+    ], done.stderr

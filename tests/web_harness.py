@@ -24,8 +24,10 @@ WEB_DIR: Final = ROOT / "examples" / "web"
 CLIENT_DIR: Final = ROOT / "clients" / "js"
 CHROMIUM: Final = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 
-_INSTALL: Final = ("run scripts/test (it installs them), or by hand: apt-get install -y chromium; "
-                   "npm ci --prefix clients/js; npm ci --prefix examples/web")
+_INSTALL: Final = (
+    "run scripts/test (it installs them), or by hand: apt-get install -y chromium; "
+    "npm ci --prefix clients/js; npm ci --prefix examples/web"
+)
 
 
 def web_tooling_problem(*, browser: bool = False) -> str | None:
@@ -63,8 +65,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve(*args: str, token_delay: float = 0.01,
-          env: dict[str, str] | None = None, output: list[str] | None = None) -> Iterator[str]:
+def serve(
+    *args: str,
+    token_delay: float = 0.01,
+    env: dict[str, str] | None = None,
+    output: list[str] | None = None,
+) -> Iterator[str]:
     """Run `adk-asgi serve` (the offline demo agent) on a free loopback port; yields
     its base URL. Never with a Gemini key: GOOGLE_* variables are dropped, and only
     ``env`` (e.g. the Gemini emulator's, ``GeminiEmulator.env``) is added. ``output``
@@ -74,9 +80,27 @@ def serve(*args: str, token_delay: float = 0.01,
     # Logs to a file when they are wanted: a verbose server must never block on a pipe.
     log = tempfile.TemporaryFile("w+") if output is not None else None
     proc = subprocess.Popen(
-        [sys.executable, "-m", "adk_asgi", "serve", "--host", "127.0.0.1", "--port", str(port),
-         "--token-delay", str(token_delay), "--log-level", "warning", *args],
-        cwd=ROOT, env=env, stdout=log or subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        [
+            sys.executable,
+            "-m",
+            "adk_asgi",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--token-delay",
+            str(token_delay),
+            "--log-level",
+            "warning",
+            *args,
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log or subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60

@@ -70,8 +70,9 @@ class LiveClient:
         await self.ws.send(json.dumps(frame))
 
     async def say(self, text: str, chat_id: str | None = None, **kw: Any) -> None:
-        data: dict[str, Any] = {"messages": [
-            {"role": "user", "content": [{"type": "text", "text": text}]}]}
+        data: dict[str, Any] = {
+            "messages": [{"role": "user", "content": [{"type": "text", "text": text}]}]
+        }
         if chat_id:
             data["id"] = chat_id
         await self.send("message", **data, **kw)
@@ -147,23 +148,27 @@ def assemble(chunks: list[Any]) -> dict[str, Any]:
         elif kind in ("text-delta", "reasoning-delta"):
             blocks[chunk["id"]]["text"] += chunk["delta"]
         elif kind.startswith("data-"):
-            same = [p for p in parts if p["type"] == kind and "id" in chunk
-                    and p.get("id") == chunk["id"]]
+            same = [
+                p
+                for p in parts
+                if p["type"] == kind and "id" in chunk and p.get("id") == chunk["id"]
+            ]
             if same:
                 same[0]["data"] = chunk["data"]
             else:
                 parts.append({"type": kind, "data": chunk["data"], "id": chunk.get("id")})
         elif kind == "tool-input-start":
-            tools[chunk["toolCallId"]] = {"type": f"tool-{chunk['toolName']}",
-                                          "providerExecuted": chunk.get("providerExecuted")}
+            tools[chunk["toolCallId"]] = {
+                "type": f"tool-{chunk['toolName']}",
+                "providerExecuted": chunk.get("providerExecuted"),
+            }
             parts.append(tools[chunk["toolCallId"]])
         elif kind == "tool-input-available":
             tools[chunk["toolCallId"]].update(state="input-available", input=chunk["input"])
         elif kind == "tool-output-available":
             tools[chunk["toolCallId"]].update(state="output-available", output=chunk["output"])
         elif kind == "tool-output-error":
-            tools[chunk["toolCallId"]].update(state="output-error",
-                                              errorText=chunk["errorText"])
+            tools[chunk["toolCallId"]].update(state="output-error", errorText=chunk["errorText"])
         elif kind in ("finish", "message-metadata"):
             metadata.update(chunk.get("messageMetadata") or {})
     return {"role": "assistant", "parts": parts, "metadata": metadata or None}

@@ -38,8 +38,7 @@ from google.adk.plugins.save_files_as_artifacts_plugin import SaveFilesAsArtifac
 from ..wire.chunks import File
 from .sessions import failure
 
-__all__ = ("ARTIFACTS_PATH", "ChatArtifacts", "artifact_url", "guess_media_type",
-           "upload_marks")
+__all__ = ("ARTIFACTS_PATH", "ChatArtifacts", "artifact_url", "guess_media_type", "upload_marks")
 
 logger = logging.getLogger("adk_asgi")
 
@@ -52,8 +51,10 @@ DESCRIBE_TIMEOUT: Final = 5.0
 
 def artifact_url(api_path: str, chat_id: str, name: str, version: int) -> str:
     """The URL of one artifact version under the app's mount path (``root_path``)."""
-    return (f"{api_path}/{quote(chat_id, safe='')}/{ARTIFACTS_PATH}/"
-            f"{quote(name, safe='')}?version={version}")
+    return (
+        f"{api_path}/{quote(chat_id, safe='')}/{ARTIFACTS_PATH}/"
+        f"{quote(name, safe='')}?version={version}"
+    )
 
 
 def guess_media_type(name: str) -> str:
@@ -66,8 +67,11 @@ def upload_marks(plugins: Iterable[BasePlugin]) -> frozenset[str]:
     """The state keys by which the events of ``SaveFilesAsArtifactsPlugin`` are known: it
     records the user's uploads in the ``artifact_delta`` of an agent's event, clearing its
     ``{name}:pending_delta`` state key in the same event."""
-    return frozenset(f"{plugin.name}:pending_delta" for plugin in plugins
-                     if isinstance(plugin, SaveFilesAsArtifactsPlugin))
+    return frozenset(
+        f"{plugin.name}:pending_delta"
+        for plugin in plugins
+        if isinstance(plugin, SaveFilesAsArtifactsPlugin)
+    )
 
 
 class ChatArtifacts:
@@ -76,8 +80,12 @@ class ChatArtifacts:
 
     __slots__ = ("_app_name", "_service", "_upload_marks")
 
-    def __init__(self, service: BaseArtifactService | None, app_name: str,
-                 upload_marks: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        service: BaseArtifactService | None,
+        app_name: str,
+        upload_marks: frozenset[str] = frozenset(),
+    ) -> None:
         self._service = service
         self._app_name = app_name
         self._upload_marks = upload_marks
@@ -115,12 +123,23 @@ class ChatArtifacts:
         ``application/octet-stream``; a failing or slow service is logged, never raised."""
         if self._service is not None:
             try:
-                found = await asyncio.wait_for(self._service.get_artifact_version(
-                    app_name=self._app_name, user_id=user_id, session_id=chat_id,
-                    filename=name, version=version), DESCRIBE_TIMEOUT)
+                found = await asyncio.wait_for(
+                    self._service.get_artifact_version(
+                        app_name=self._app_name,
+                        user_id=user_id,
+                        session_id=chat_id,
+                        filename=name,
+                        version=version,
+                    ),
+                    DESCRIBE_TIMEOUT,
+                )
             except Exception as exc:
-                logger.warning("Artifact service failed to describe %r of chat %r: %s", name,
-                               chat_id, failure(exc))
+                logger.warning(
+                    "Artifact service failed to describe %r of chat %r: %s",
+                    name,
+                    chat_id,
+                    failure(exc),
+                )
                 found = None
             if found is not None and found.mime_type:
                 return found.mime_type
@@ -132,26 +151,33 @@ class ChatArtifacts:
         service = self._service
         if service is None:
             return 0
-        names = await service.list_artifact_keys(app_name=self._app_name, user_id=user_id,
-                                                 session_id=chat_id)
+        names = await service.list_artifact_keys(
+            app_name=self._app_name, user_id=user_id, session_id=chat_id
+        )
         deleted = 0
         for name in names:
             if name.startswith("user:"):
                 continue
-            await service.delete_artifact(app_name=self._app_name, user_id=user_id,
-                                          filename=name, session_id=chat_id)
+            await service.delete_artifact(
+                app_name=self._app_name, user_id=user_id, filename=name, session_id=chat_id
+            )
             deleted += 1
         return deleted
 
-    async def files(self, event: Event, *, user_id: str, chat_id: str, api_path: str,
-                    uploads: bool = False) -> list[File]:
+    async def files(
+        self, event: Event, *, user_id: str, chat_id: str, api_path: str, uploads: bool = False
+    ) -> list[File]:
         """The ``file`` chunks of the artifacts an agent saved in ``event`` ([] for most
         events); ``uploads``: of the user's uploads it records instead (a history shows them
         in the user's message of the event's invocation)."""
         saved = self.uploads(event) if uploads else self.saved(event)
         if not saved:
             return []
-        return [File(url=artifact_url(api_path, chat_id, name, version),
-                     media_type=await self.media_type(user_id, chat_id, name, version),
-                     provider_metadata={"adk": {"artifact": name, "version": version}})
-                for name, version in saved]
+        return [
+            File(
+                url=artifact_url(api_path, chat_id, name, version),
+                media_type=await self.media_type(user_id, chat_id, name, version),
+                provider_metadata={"adk": {"artifact": name, "version": version}},
+            )
+            for name, version in saved
+        ]

@@ -53,30 +53,42 @@ class BoundedMemoryArtifacts(InMemoryArtifactService):
         return self._held
 
     @override
-    async def save_artifact(self, *, app_name: str, user_id: str, filename: str,
-                            artifact: types.Part | dict[str, Any],
-                            session_id: str | None = None,
-                            custom_metadata: dict[str, Any] | None = None) -> int:
+    async def save_artifact(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        filename: str,
+        artifact: types.Part | dict[str, Any],
+        session_id: str | None = None,
+        custom_metadata: dict[str, Any] | None = None,
+    ) -> int:
         artifact = ensure_part(artifact)
         version = await super().save_artifact(
-            app_name=app_name, user_id=user_id, filename=filename, artifact=artifact,
-            session_id=session_id, custom_metadata=custom_metadata)
-        key = (app_name, user_id, None if filename.startswith("user:") else session_id,
-               filename)
+            app_name=app_name,
+            user_id=user_id,
+            filename=filename,
+            artifact=artifact,
+            session_id=session_id,
+            custom_metadata=custom_metadata,
+        )
+        key = (app_name, user_id, None if filename.startswith("user:") else session_id, filename)
         size = _size(artifact)
         self._sizes[key] = self._sizes.pop(key, 0) + size  # now the newest
         self._held += size
         while self._held > self.max_bytes and len(self._sizes) > 1:
             (app, user, session, name), _ = next(iter(self._sizes.items()))
-            await self.delete_artifact(app_name=app, user_id=user, filename=name,
-                                       session_id=session)
+            await self.delete_artifact(
+                app_name=app, user_id=user, filename=name, session_id=session
+            )
         return version
 
     @override
-    async def delete_artifact(self, *, app_name: str, user_id: str, filename: str,
-                              session_id: str | None = None) -> None:
-        await super().delete_artifact(app_name=app_name, user_id=user_id, filename=filename,
-                                      session_id=session_id)
-        key = (app_name, user_id, None if filename.startswith("user:") else session_id,
-               filename)
+    async def delete_artifact(
+        self, *, app_name: str, user_id: str, filename: str, session_id: str | None = None
+    ) -> None:
+        await super().delete_artifact(
+            app_name=app_name, user_id=user_id, filename=filename, session_id=session_id
+        )
+        key = (app_name, user_id, None if filename.startswith("user:") else session_id, filename)
         self._held -= self._sizes.pop(key, 0)

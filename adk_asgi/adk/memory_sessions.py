@@ -33,8 +33,9 @@ class BoundedMemorySessions(InMemorySessionService):
     """In-memory sessions: at most ``max_sessions``, each kept ``idle_ttl`` seconds after
     its last use."""
 
-    def __init__(self, *, max_sessions: int = DEFAULT_MAX_SESSIONS,
-                 idle_ttl: float = DEFAULT_IDLE_TTL) -> None:
+    def __init__(
+        self, *, max_sessions: int = DEFAULT_MAX_SESSIONS, idle_ttl: float = DEFAULT_IDLE_TTL
+    ) -> None:
         if max_sessions < 1 or idle_ttl <= 0:
             raise ValueError("max_sessions must be >= 1 and idle_ttl > 0")
         super().__init__()

@@ -55,16 +55,21 @@ class BridgePlugin(BasePlugin):
     async def after_run_callback(self, *, invocation_context: InvocationContext) -> None:
         self._lanes.pop(invocation_context.invocation_id, None)
 
-    async def on_event_callback(self, *, invocation_context: InvocationContext,
-                                event: Event) -> Event | None:
+    async def on_event_callback(
+        self, *, invocation_context: InvocationContext, event: Event
+    ) -> Event | None:
         # Every event passes here, each streamed token too: all but a side-by-side
         # branch's leave at the first test (ADK gives only those a branch).
         lane = event.branch
         if not lane or event.author == "user":
             return None
         content = event.content
-        if content is None or content.role != "model" or not content.parts \
-                or not any(part.text for part in content.parts):
+        if (
+            content is None
+            or content.role != "model"
+            or not content.parts
+            or not any(part.text for part in content.parts)
+        ):
             return None
         run = invocation_context.invocation_id
         lanes = self._lanes.get(run)
@@ -79,9 +84,14 @@ class BridgePlugin(BasePlugin):
             event.custom_metadata = {**(event.custom_metadata or {}), META_KEY: meta}
         return None
 
-    async def after_tool_callback(self, *, tool: BaseTool, tool_args: dict[str, Any],
-                                  tool_context: ToolContext,
-                                  result: dict[str, Any]) -> dict[str, Any] | None:
+    async def after_tool_callback(
+        self,
+        *,
+        tool: BaseTool,
+        tool_args: dict[str, Any],
+        tool_context: ToolContext,
+        result: dict[str, Any],
+    ) -> dict[str, Any] | None:
         confirmation = tool_context.tool_confirmation
         if confirmation is None or confirmation.confirmed:
             return None

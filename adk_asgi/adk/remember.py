@@ -41,13 +41,20 @@ def conversation(session: Session) -> Session:
         content = event.content
         if content is None or not content.parts:
             continue
-        said = [types.Part(text=p.text) for p in content.parts
-                if p.text and not p.thought and p.function_call is None
-                and p.function_response is None]
+        said = [
+            types.Part(text=p.text)
+            for p in content.parts
+            if p.text and not p.thought and p.function_call is None and p.function_response is None
+        ]
         if said:
-            events.append(event.model_copy(update={
-                "content": types.Content(role=content.role, parts=said),
-                "custom_metadata": None}))
+            events.append(
+                event.model_copy(
+                    update={
+                        "content": types.Content(role=content.role, parts=said),
+                        "custom_metadata": None,
+                    }
+                )
+            )
     return session.model_copy(update={"events": events})
 
 
@@ -56,8 +63,9 @@ class SessionMemory:
 
     __slots__ = ("_again", "_app_name", "_failing", "_memory", "_sessions", "_tasks")
 
-    def __init__(self, sessions: BaseSessionService, memory: BaseMemoryService,
-                 app_name: str) -> None:
+    def __init__(
+        self, sessions: BaseSessionService, memory: BaseMemoryService, app_name: str
+    ) -> None:
         self._sessions = sessions
         self._memory = memory
         self._app_name = app_name
@@ -110,19 +118,22 @@ class SessionMemory:
 
     async def _add(self, user_id: str, chat_id: str) -> None:
         try:
-            session = await self._sessions.get_session(app_name=self._app_name,
-                                                       user_id=user_id, session_id=chat_id)
+            session = await self._sessions.get_session(
+                app_name=self._app_name, user_id=user_id, session_id=chat_id
+            )
             if session is None:
                 return  # deleted meanwhile
             await self._memory.add_session_to_memory(conversation(session))
         except Exception as exc:
             if self._failing:
-                logger.debug("Memory service still failing (chat %r): %s", chat_id,
-                             failure(exc))
+                logger.debug("Memory service still failing (chat %r): %s", chat_id, failure(exc))
             else:
                 self._failing = True
-                logger.warning("Memory service failed to add chat %r: %s (logged once until "
-                               "it works again)", chat_id, failure(exc))
+                logger.warning(
+                    "Memory service failed to add chat %r: %s (logged once until it works again)",
+                    chat_id,
+                    failure(exc),
+                )
             return
         if self._failing:
             self._failing = False

@@ -100,14 +100,20 @@ class AgentRuntime:
         if runner is not None and credential_service is not None:
             raise TypeError("A ready Runner brings its own credential service.")
         if runner is not None and (artifact_service is not None or memory_service is not None):
-            raise TypeError("A ready Runner brings its own artifact and memory services "
-                            "(Runner(artifact_service=..., memory_service=...)).")
+            raise TypeError(
+                "A ready Runner brings its own artifact and memory services "
+                "(Runner(artifact_service=..., memory_service=...))."
+            )
         if runner is not None and uploads_as_artifacts and runner.artifact_service is None:
-            raise ValueError("uploads_as_artifacts needs an artifact service: the Runner has "
-                             "none (Runner(artifact_service=...))")
+            raise ValueError(
+                "uploads_as_artifacts needs an artifact service: the Runner has "
+                "none (Runner(artifact_service=...))"
+            )
         if runner is not None and remember_sessions and runner.memory_service is None:
-            raise ValueError("remember_sessions needs a memory service: the Runner has none "
-                             "(Runner(memory_service=...))")
+            raise ValueError(
+                "remember_sessions needs a memory service: the Runner has none "
+                "(Runner(memory_service=...))"
+            )
         if session_service is not None and session_db is not None:
             raise TypeError("Give session_service= or session_db=, not both.")
         if runner is not None and not _resumable(runner.resumability_config):
@@ -115,10 +121,14 @@ class AgentRuntime:
                 "the Runner is not resumable: tool confirmations and browser or long-running "
                 "tools could not pause and resume. Build it with App(..., resumability_config="
                 "ResumabilityConfig(is_resumable=True)), or give the agent (agent=) or the "
-                "App (adk_app=) and let adk-asgi build the runner.")
+                "App (adk_app=) and let adk-asgi build the runner."
+            )
         if app is not None and not _resumable(app.resumability_config):
-            logger.info("Serving ADK App %r as resumable (tool confirmations pause and resume "
-                        "the invocation)", app.name)
+            logger.info(
+                "Serving ADK App %r as resumable (tool confirmations pause and resume "
+                "the invocation)",
+                app.name,
+            )
             app = app.model_copy(update={"resumability_config": _RESUMABLE})
         self._agent = agent
         self._app = app
@@ -127,8 +137,7 @@ class AgentRuntime:
         self._session_service = session_service
         self._session_db = session_db
         self._credential_service = credential_service
-        self._services = AppServices(artifact_service, memory_service) \
-            if runner is None else None
+        self._services = AppServices(artifact_service, memory_service) if runner is None else None
         self._uploads_as_artifacts = uploads_as_artifacts
         self._remember_sessions = remember_sessions
         self._artifacts: ChatArtifacts | None = None
@@ -166,8 +175,10 @@ class AgentRuntime:
         if self._artifacts is None:
             runner = self.runner
             self._artifacts = ChatArtifacts(
-                runner.artifact_service, runner.app_name,
-                upload_marks(runner.plugin_manager.plugins))
+                runner.artifact_service,
+                runner.app_name,
+                upload_marks(runner.plugin_manager.plugins),
+            )
         return self._artifacts
 
     def turn_ended(self, user_id: str, chat_id: str) -> None:
@@ -178,8 +189,9 @@ class AgentRuntime:
         if self._memory is None:
             runner = self.runner
             assert runner.memory_service is not None
-            self._memory = SessionMemory(runner.session_service, runner.memory_service,
-                                         runner.app_name)
+            self._memory = SessionMemory(
+                runner.session_service, runner.memory_service, runner.app_name
+            )
         self._memory.turn_ended(user_id, chat_id)
 
     @property
@@ -237,10 +249,14 @@ class AgentRuntime:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # marked experimental in ADK 2.x
                 credentials = InMemoryCredentialService()
-        return Runner(app=app, session_service=service, app_name=self._app_name or app.name,
-                      artifact_service=services.artifact_service,
-                      memory_service=services.memory_service,
-                      credential_service=credentials)
+        return Runner(
+            app=app,
+            session_service=service,
+            app_name=self._app_name or app.name,
+            artifact_service=services.artifact_service,
+            memory_service=services.memory_service,
+            credential_service=credentials,
+        )
 
     async def startup(self, *, warm: bool = True) -> None:
         """Build the runner and pay ADK's one-off lazy imports before the first request."""
@@ -278,7 +294,6 @@ class AgentRuntime:
         custom = dict(self.run_config.custom_metadata or {})
         custom[META_KEY] = metadata
         return self.run_config.model_copy(update={"custom_metadata": custom})
-
 
 
 def _save_uploads(runner: Runner) -> None:

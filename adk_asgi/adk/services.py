@@ -35,15 +35,22 @@ class AppServices:
 
     __slots__ = ("_built", "artifact_service", "memory_service")
 
-    def __init__(self, artifact_service: BaseArtifactService | str | None,
-                 memory_service: BaseMemoryService | str | None) -> None:
+    def __init__(
+        self,
+        artifact_service: BaseArtifactService | str | None,
+        memory_service: BaseMemoryService | str | None,
+    ) -> None:
         self._built: list[object] = []
-        self.artifact_service = artifact_service if isinstance(
-            artifact_service, BaseArtifactService) else self._own(
-            artifact_service_from_url(artifact_service))
-        self.memory_service = memory_service if isinstance(
-            memory_service, BaseMemoryService) else self._own(
-            memory_service_from_url(memory_service))
+        self.artifact_service = (
+            artifact_service
+            if isinstance(artifact_service, BaseArtifactService)
+            else self._own(artifact_service_from_url(artifact_service))
+        )
+        self.memory_service = (
+            memory_service
+            if isinstance(memory_service, BaseMemoryService)
+            else self._own(memory_service_from_url(memory_service))
+        )
 
     def _own(self, service: _S) -> _S:
         self._built.append(service)
@@ -60,8 +67,9 @@ class AppServices:
                     logger.exception("Error while closing %s", type(service).__name__)
 
 
-def artifact_service_from_url(url: str | None, *,
-                              agents_dir: str | Path | None = None) -> BaseArtifactService:
+def artifact_service_from_url(
+    url: str | None, *, agents_dir: str | Path | None = None
+) -> BaseArtifactService:
     """``None`` or ``memory://``: in memory, at most ``?max_bytes=N`` (default 256 MiB: the
     oldest go first; ``adk/memory_artifacts.py``); ``file:///path``: a local folder (ADK's
     ``FileArtifactService``); ``gs://bucket``: Google Cloud Storage (ADK's
@@ -73,20 +81,25 @@ def artifact_service_from_url(url: str | None, *,
 
     try:
         return create_artifact_service_from_options(
-            base_dir=str(agents_dir or "."), artifact_service_uri=url, strict_uri=True)
+            base_dir=str(agents_dir or "."), artifact_service_uri=url, strict_uri=True
+        )
     except ImportError as exc:
         if url.startswith("gs:"):
-            raise ValueError("gs:// artifacts need google-cloud-storage: "
-                             "pip install google-cloud-storage") from exc
-        raise ValueError(f"the artifact service of {_scheme(url)} URIs cannot be loaded: "
-                         f"{exc}") from exc
+            raise ValueError(
+                "gs:// artifacts need google-cloud-storage: pip install google-cloud-storage"
+            ) from exc
+        raise ValueError(
+            f"the artifact service of {_scheme(url)} URIs cannot be loaded: {exc}"
+        ) from exc
     except ValueError as exc:
-        raise ValueError(f"artifact service URI: {exc} (ADK's schemes: memory://, "
-                         f"file:///path, gs://bucket)") from None
+        raise ValueError(
+            f"artifact service URI: {exc} (ADK's schemes: memory://, file:///path, gs://bucket)"
+        ) from None
 
 
-def memory_service_from_url(url: str | None, *,
-                            agents_dir: str | Path | None = None) -> BaseMemoryService:
+def memory_service_from_url(
+    url: str | None, *, agents_dir: str | Path | None = None
+) -> BaseMemoryService:
     """``None`` or ``memory://``: in memory (keyword search, for development);
     ``sqlite:///path.db``: ADK's sqlite memory (full-text search); ``rag://CORPUS`` and
     ``agentengine://ID``: Vertex AI (need Google Cloud settings). ``ValueError`` for
@@ -96,14 +109,18 @@ def memory_service_from_url(url: str | None, *,
     from google.adk.cli.utils.service_factory import create_memory_service_from_options
 
     try:
-        return create_memory_service_from_options(base_dir=str(agents_dir or "."),
-                                                  memory_service_uri=url)
+        return create_memory_service_from_options(
+            base_dir=str(agents_dir or "."), memory_service_uri=url
+        )
     except ImportError as exc:
-        raise ValueError(f"the memory service of {_scheme(url)} URIs cannot be loaded: "
-                         f"{exc}") from exc
+        raise ValueError(
+            f"the memory service of {_scheme(url)} URIs cannot be loaded: {exc}"
+        ) from exc
     except ValueError as exc:
-        raise ValueError(f"memory service URI: {exc} (ADK's schemes: memory://, "
-                         f"sqlite:///path.db, rag://CORPUS, agentengine://ID)") from None
+        raise ValueError(
+            f"memory service URI: {exc} (ADK's schemes: memory://, "
+            f"sqlite:///path.db, rag://CORPUS, agentengine://ID)"
+        ) from None
 
 
 def _memory_artifacts(url: str) -> BoundedMemoryArtifacts:

@@ -110,18 +110,20 @@ def _memory(url: str) -> BaseSessionService:
         max_sessions = int(query.get("max_sessions", [DEFAULT_MAX_SESSIONS])[0])
         idle_ttl = float(query.get("idle_ttl", [DEFAULT_IDLE_TTL])[0])
     except ValueError:
-        raise ValueError("memory://?max_sessions= takes a whole number and idle_ttl= "
-                         "seconds") from None
+        raise ValueError(
+            "memory://?max_sessions= takes a whole number and idle_ttl= seconds"
+        ) from None
     return BoundedMemorySessions(max_sessions=max_sessions, idle_ttl=idle_ttl)
 
 
-async def get_or_create_session(service: BaseSessionService, app_name: str, user_id: str,
-                                session_id: str) -> tuple[Session, bool]:
+async def get_or_create_session(
+    service: BaseSessionService, app_name: str, user_id: str, session_id: str
+) -> tuple[Session, bool]:
     """The session, and whether it was created just now."""
-    session = await service.get_session(app_name=app_name, user_id=user_id,
-                                        session_id=session_id)
+    session = await service.get_session(app_name=app_name, user_id=user_id, session_id=session_id)
     if session is not None:
         return session, False
-    session = await service.create_session(app_name=app_name, user_id=user_id,
-                                           session_id=session_id)
+    session = await service.create_session(
+        app_name=app_name, user_id=user_id, session_id=session_id
+    )
     return session, True

@@ -57,8 +57,9 @@ class SqliteSessions(SqliteSessionService):
         self._retries = retries
         self._writes = asyncio.Lock()
         self._wal = False
-        self._batch: ContextVar[_Uncommitted | None] = ContextVar("adk_asgi_sqlite_batch",
-                                                                  default=None)
+        self._batch: ContextVar[_Uncommitted | None] = ContextVar(
+            "adk_asgi_sqlite_batch", default=None
+        )
 
     @property
     def _in_memory(self) -> bool:
@@ -116,8 +117,11 @@ class SqliteSessions(SqliteSessionService):
             except sqlite3.OperationalError as exc:
                 attempt += 1
                 if _no_tables(exc) and attempt == 1:
-                    logger.warning("The sqlite session database %s has no tables (was it "
-                                   "recreated?): creating them again", self._db_path)
+                    logger.warning(
+                        "The sqlite session database %s has no tables (was it "
+                        "recreated?): creating them again",
+                        self._db_path,
+                    )
                     self._schema_ready = self._wal = False
                     continue
                 if _locked(exc) and attempt <= self._retries:

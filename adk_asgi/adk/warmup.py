@@ -28,9 +28,14 @@ class _WarmupLlm(BaseLlm):
         if stream:
             yield LlmResponse(content=content, partial=True)
         usage = types.GenerateContentResponseUsageMetadata(
-            prompt_token_count=1, candidates_token_count=1, total_token_count=2)
-        yield LlmResponse(content=content, partial=False, usage_metadata=usage,
-                          finish_reason=types.FinishReason.STOP)
+            prompt_token_count=1, candidates_token_count=1, total_token_count=2
+        )
+        yield LlmResponse(
+            content=content,
+            partial=False,
+            usage_metadata=usage,
+            finish_reason=types.FinishReason.STOP,
+        )
 
 
 async def warm_up() -> None:

@@ -18,8 +18,16 @@ from typing import Any
 
 import uvicorn
 
-__all__ = ("SERVED", "WS_CHOICES", "DrainingServer", "WorkerMain", "supervise", "uvicorn_config",
-           "ws_missing", "ws_protocol")
+__all__ = (
+    "SERVED",
+    "WS_CHOICES",
+    "DrainingServer",
+    "WorkerMain",
+    "supervise",
+    "uvicorn_config",
+    "ws_missing",
+    "ws_protocol",
+)
 
 logger = logging.getLogger("adk_asgi")
 # The AdkApps this process serves: drained before uvicorn closes connections.
@@ -29,8 +37,11 @@ WS_PROTOCOL = "websockets-sansio"
 """uvicorn's WebSocket implementation for ``adk-asgi serve``: the sans-I/O one costs ~10 %
 less server CPU per live token than its ``auto`` choice (the legacy ``websockets`` one,
 deprecated in uvicorn), measured side by side in benchmarks."""
-WS_CHOICES: dict[str, str] = {"websockets-sansio": "websockets", "websockets": "websockets",
-                              "wsproto": "wsproto"}
+WS_CHOICES: dict[str, str] = {
+    "websockets-sansio": "websockets",
+    "websockets": "websockets",
+    "wsproto": "wsproto",
+}
 """``--ws`` choices: uvicorn's WebSocket implementations, and the package each needs."""
 
 
@@ -111,20 +122,30 @@ class DrainingServer(uvicorn.Server):
         loop = asyncio.get_running_loop()
         deadline = loop.time() + 1.0
         while loop.time() < deadline and any(  # noqa: ASYNC110 (at shutdown only)
-                getattr(c, "cycle", True) is None for c in self.server_state.connections):
+            getattr(c, "cycle", True) is None for c in self.server_state.connections
+        ):
             await asyncio.sleep(0.01)
 
 
 def uvicorn_config(args: argparse.Namespace, app: Any) -> uvicorn.Config:
     from ..observability.logs import json_log_config
 
-    log_config = (json_log_config(args.log_level) if args.log_format == "json"
-                  else uvicorn.config.LOGGING_CONFIG)
-    return uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
-                          log_config=log_config, ws=ws_protocol(args.ws),
-                          ws_per_message_deflate=args.ws_compression,
-                          # What drain leaves (a stuck client) is cut after this.
-                          timeout_graceful_shutdown=5)
+    log_config = (
+        json_log_config(args.log_level)
+        if args.log_format == "json"
+        else uvicorn.config.LOGGING_CONFIG
+    )
+    return uvicorn.Config(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        log_config=log_config,
+        ws=ws_protocol(args.ws),
+        ws_per_message_deflate=args.ws_compression,
+        # What drain leaves (a stuck client) is cut after this.
+        timeout_graceful_shutdown=5,
+    )
 
 
 WorkerMain = Callable[[list[str], socket.socket, int], None]
@@ -137,8 +158,10 @@ def supervise(argv: list[str], args: argparse.Namespace, worker_main: WorkerMain
     SIGTERM/SIGINT (forwarded to each: they drain, then exit)."""
     sock = uvicorn_config(args, None).bind_socket()
     context = multiprocessing.get_context("spawn")
-    workers = [context.Process(target=worker_main, args=(argv, sock, i), daemon=False)
-               for i in range(args.workers)]
+    workers = [
+        context.Process(target=worker_main, args=(argv, sock, i), daemon=False)
+        for i in range(args.workers)
+    ]
     stopping = False
 
     def forward(signum: int, _frame: Any) -> None:
@@ -158,8 +181,9 @@ def supervise(argv: list[str], args: argparse.Namespace, worker_main: WorkerMain
         for i, worker in enumerate(workers):
             worker.join(0.5)
             if not worker.is_alive() and not stopping:
-                logger.warning("Worker %s exited with %s; starting a new one", worker.pid,
-                               worker.exitcode)
+                logger.warning(
+                    "Worker %s exited with %s; starting a new one", worker.pid, worker.exitcode
+                )
                 workers[i] = context.Process(target=worker_main, args=(argv, sock, i))
                 workers[i].start()
         if stopping and not any(w.is_alive() for w in workers):

@@ -35,8 +35,11 @@ class SiteApp:
     def __init__(self, directory: Path, health: Health | None = None) -> None:
         from starlette.staticfiles import StaticFiles
 
-        self.static = (StaticFiles(directory=directory, html=True)
-                       if (directory / "index.html").is_file() else None)
+        self.static = (
+            StaticFiles(directory=directory, html=True)
+            if (directory / "index.html").is_file()
+            else None
+        )
         self.health = health
         """The chat app's probes, also served at the top: ``/healthz``, ``/readyz``."""
 
@@ -54,9 +57,16 @@ class SiteApp:
                 return
             if self.static is None:
                 if scope["path"] in ("/", "/index.html") and scope["method"] in ("GET", "HEAD"):
-                    await send({"type": "http.response.start", "status": 404, "headers": [
-                        (b"content-type", b"text/html; charset=utf-8"),
-                        (b"content-length", str(len(_NO_PAGE)).encode())]})
+                    await send(
+                        {
+                            "type": "http.response.start",
+                            "status": 404,
+                            "headers": [
+                                (b"content-type", b"text/html; charset=utf-8"),
+                                (b"content-length", str(len(_NO_PAGE)).encode()),
+                            ],
+                        }
+                    )
                     await send({"type": "http.response.body", "body": _NO_PAGE})
                 else:
                     await send_json_error(send, 404, "not_found", "Not found.")
@@ -65,9 +75,13 @@ class SiteApp:
                 response = await self.static.get_response(self.static.get_path(scope), scope)
             except HTTPException as exc:
                 if exc.status_code == 405:
-                    await send_json_error(send, 405, "method_not_allowed",
-                                          "Only GET and HEAD are served here.",
-                                          [(b"allow", b"GET, HEAD")])
+                    await send_json_error(
+                        send,
+                        405,
+                        "method_not_allowed",
+                        "Only GET and HEAD are served here.",
+                        [(b"allow", b"GET, HEAD")],
+                    )
                 else:
                     await send_json_error(send, 404, "not_found", "Not found.")
                 return

@@ -64,15 +64,17 @@ def _classify(value: Any, where: str) -> Target:
         return Target("app", value, where)
     if isinstance(value, BaseNode):  # an agent, a Workflow or another workflow node
         return Target("agent", value, where)
-    raise TargetError(f"{where} is a {type(value).__name__}, not an ADK agent, Workflow, App "
-                      "or Runner")
+    raise TargetError(
+        f"{where} is a {type(value).__name__}, not an ADK agent, Workflow, App or Runner"
+    )
 
 
 def _from_module(spec: str) -> Target:
     module_name, _, attr = spec.partition(":")
     if not module_name or not all(p.isidentifier() for p in module_name.split(".")):
-        raise TargetError(f"invalid target {spec!r}: expected module:attr, a module, or a "
-                          "folder of ADK agents")
+        raise TargetError(
+            f"invalid target {spec!r}: expected module:attr, a module, or a folder of ADK agents"
+        )
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     module = _import(module_name)
@@ -89,8 +91,9 @@ def _from_module(spec: str) -> Target:
             if hasattr(candidate, name):
                 return _classify(getattr(candidate, name), f"{candidate.__name__}:{name}")
     looked = " or ".join(f"{c.__name__}" for c in candidates)
-    raise TargetError(f"{looked} defines neither root_agent nor app; name the object with "
-                      f"{module_name}:ATTRIBUTE")
+    raise TargetError(
+        f"{looked} defines neither root_agent nor app; name the object with {module_name}:ATTRIBUTE"
+    )
 
 
 def _import(name: str, *, optional: bool = False) -> Any:
@@ -100,8 +103,9 @@ def _import(name: str, *, optional: bool = False) -> Any:
         if optional and exc.name == name:
             return None
         if exc.name is not None and (name == exc.name or name.startswith(exc.name + ".")):
-            raise TargetError(f"no module named {name!r} (looked in {os.getcwd()} and "
-                              "sys.path)") from None
+            raise TargetError(
+                f"no module named {name!r} (looked in {os.getcwd()} and sys.path)"
+            ) from None
         raise TargetError(f"importing {name!r} failed: {type(exc).__name__}: {exc}") from None
     except Exception as exc:  # the user's module raised while importing
         raise TargetError(f"importing {name!r} failed: {type(exc).__name__}: {exc}") from None
@@ -115,31 +119,37 @@ def _from_folder(path: Path, spec: str, agent: str | None) -> Target:
     loader = AgentLoader(str(path))
     if loader.is_single_agent:
         if agent is not None and agent != loader.single_agent_name:
-            raise TargetError(f"{spec!r} is the agent folder {loader.single_agent_name!r}, "
-                              f"not {agent!r}")
+            raise TargetError(
+                f"{spec!r} is the agent folder {loader.single_agent_name!r}, not {agent!r}"
+            )
         name = loader.single_agent_name
     else:
         names = loader.list_agents()
         if agent is not None:
             if agent not in names:
-                raise TargetError(f"no agent {agent!r} in {spec!r} (found: "
-                                  f"{', '.join(names) or 'none'})")
+                raise TargetError(
+                    f"no agent {agent!r} in {spec!r} (found: {', '.join(names) or 'none'})"
+                )
             name = agent
         elif len(names) == 1:
             name = names[0]
         elif not names:
-            raise TargetError(f"no ADK agent in {spec!r} (looked for NAME/agent.py, "
-                              "NAME/__init__.py, NAME.py or NAME/root_agent.yaml defining "
-                              "root_agent or app)")
+            raise TargetError(
+                f"no ADK agent in {spec!r} (looked for NAME/agent.py, "
+                "NAME/__init__.py, NAME.py or NAME/root_agent.yaml defining "
+                "root_agent or app)"
+            )
         else:
-            raise TargetError(f"{spec!r} holds the agents {', '.join(names)}; choose one "
-                              "with --agent NAME")
+            raise TargetError(
+                f"{spec!r} holds the agents {', '.join(names)}; choose one with --agent NAME"
+            )
     assert name is not None
     try:
         value = loader.load_agent(name)
     except TargetError:
         raise
     except Exception as exc:
-        raise TargetError(f"loading agent {name!r} from {spec!r} failed: "
-                          f"{type(exc).__name__}: {exc}") from None
+        raise TargetError(
+            f"loading agent {name!r} from {spec!r} failed: {type(exc).__name__}: {exc}"
+        ) from None
     return _classify(value, spec if loader.is_single_agent else f"{spec.rstrip('/')}/{name}")

@@ -45,7 +45,8 @@ def build_demo_agent(*, model: str | BaseLlm | None = None, token_delay: float =
     if not isinstance(llm, DemoModel):
         # Gemini sends thought parts only when asked to.
         config = types.GenerateContentConfig(
-            thinking_config=types.ThinkingConfig(include_thoughts=True))
+            thinking_config=types.ThinkingConfig(include_thoughts=True)
+        )
     return LlmAgent(
         name="assistant",
         model=llm,

@@ -78,7 +78,10 @@ def _failure(result: dict[str, Any]) -> str | None:
 
 
 def _describe_result(
-    response: types.FunctionResponse, call: types.FunctionCall | None, ja: bool, *,
+    response: types.FunctionResponse,
+    call: types.FunctionCall | None,
+    ja: bool,
+    *,
     generic: bool = False,
 ) -> str:
     result: dict[str, Any] = dict(response.response or {})

@@ -68,9 +68,13 @@ class DemoLiveConnection(BaseLlmConnection):
         self._pending: asyncio.Queue[_Turn] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
         self._current: asyncio.Task[None] | None = None
-        self._speaker = Speaker(self._put, model_version=model_version, audio=self.audio,
-                                transcribe_output=self._transcribe_output,
-                                token_delay=token_delay)
+        self._speaker = Speaker(
+            self._put,
+            model_version=model_version,
+            audio=self.audio,
+            transcribe_output=self._transcribe_output,
+            token_delay=token_delay,
+        )
         self._audio_bytes = 0
         self._last_frame: types.Content | None = None
         self._closed = False
@@ -177,8 +181,9 @@ class DemoLiveConnection(BaseLlmConnection):
             if previous is not None and self.history[index] is previous:
                 old = (previous.parts or [types.Part()])[0].inline_data
                 kept = types.Blob(mime_type=old.mime_type if old else None, data=b"")
-                self.history[index] = types.Content(role="user",
-                                                    parts=[types.Part(inline_data=kept)])
+                self.history[index] = types.Content(
+                    role="user", parts=[types.Part(inline_data=kept)]
+                )
                 break
         self._last_frame = types.Content(role="user", parts=[types.Part(inline_data=frame)])
         self.history.append(self._last_frame)
@@ -199,8 +204,7 @@ class DemoLiveConnection(BaseLlmConnection):
                 )
             if turn.content is not None:
                 self.history.append(turn.content)
-            task = asyncio.create_task(self._speaker.speak(plan_reply(self.history),
-                                                           self.history))
+            task = asyncio.create_task(self._speaker.speak(plan_reply(self.history), self.history))
             self._current = task
             await asyncio.wait([task])
             self._current = None

@@ -92,8 +92,7 @@ _BGM_EN = re.compile(r"\b(?:play|change|switch)\b.*\b(?:track|music)\b")
 _BGM_JA = re.compile(r"トラック|曲[をにの]|音楽")
 
 
-def _answer_text(text: str, content: types.Content,
-                 contents: Sequence[types.Content]) -> Reply:
+def _answer_text(text: str, content: types.Content, contents: Sequence[types.Content]) -> Reply:
     low = text.lower()
     ja = is_japanese(text)
     if _LOOK.search(text):
@@ -139,8 +138,12 @@ _LOOK = re.compile(r"\bwhat (?:do|can) you see\b|何が見え", re.IGNORECASE)
 
 
 def _images(contents: Sequence[types.Content]) -> list[types.Blob]:
-    return [p.inline_data for c in contents for p in c.parts or ()
-            if p.inline_data is not None and (p.inline_data.mime_type or "").startswith("image/")]
+    return [
+        p.inline_data
+        for c in contents
+        for p in c.parts or ()
+        if p.inline_data is not None and (p.inline_data.mime_type or "").startswith("image/")
+    ]
 
 
 def _only_images(content: types.Content) -> bool:
@@ -152,14 +155,16 @@ def _what_i_see(images: list[types.Blob], ja: bool) -> Reply:
     """What the model "sees": the images of the conversation (live camera or screen
     frames, attached pictures), by count and the newest one's type and size."""
     if not images:
-        return Reply.of("カメラや画面共有の映像はまだ届いていません。" if ja else
-                        "I see nothing yet: turn on the camera or share your screen.")
+        return Reply.of(
+            "カメラや画面共有の映像はまだ届いていません。"
+            if ja
+            else "I see nothing yet: turn on the camera or share your screen."
+        )
     newest = images[-1]
     kind, size = newest.mime_type or "image", len(newest.data or b"")
     if ja:
         return Reply.of(f"画像を{len(images)}枚受け取りました。最新は{kind}（{size}バイト）です。")
-    return Reply.of(f"I can see {len(images)} image(s) so far; the newest is {kind}, "
-                    f"{size} bytes.")
+    return Reply.of(f"I can see {len(images)} image(s) so far; the newest is {kind}, {size} bytes.")
 
 
 def _call(name: str, **args: Any) -> types.FunctionCall:
@@ -230,5 +235,3 @@ def _describe_file(part: types.Part) -> str:
         return f"{part.inline_data.mime_type or 'unknown'} ({size} bytes)"
     assert part.file_data is not None
     return f"{part.file_data.mime_type or 'unknown'} ({part.file_data.file_uri})"
-
-

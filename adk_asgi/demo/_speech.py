@@ -37,8 +37,15 @@ AUDIO_CHUNK = _tone()
 class Speaker:
     """Renders replies as the responses a live connection yields (through ``put``)."""
 
-    def __init__(self, put: Callable[[LlmResponse], None], *, model_version: str, audio: bool,
-                 transcribe_output: bool, token_delay: float) -> None:
+    def __init__(
+        self,
+        put: Callable[[LlmResponse], None],
+        *,
+        model_version: str,
+        audio: bool,
+        transcribe_output: bool,
+        token_delay: float,
+    ) -> None:
         self._put = put
         self._model_version = model_version
         self.audio = audio

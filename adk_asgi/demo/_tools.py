@@ -123,9 +123,13 @@ def frontend_tools() -> list[BaseTool]:
         frontend_tool(
             "change_bgm",
             "Change the background music playing in the browser.",
-            {"type": "object",
-             "properties": {"track": {"type": "integer", "description": "Track number, e.g. 1."}},
-             "required": ["track"]},
+            {
+                "type": "object",
+                "properties": {
+                    "track": {"type": "integer", "description": "Track number, e.g. 1."}
+                },
+                "required": ["track"],
+            },
         ),
     ]
 

@@ -51,8 +51,7 @@ class PageAnswers:
     responses: applied to the message as the page applied them, and what the request's
     translator was built with (``http/turn/plan.py``'s plan)."""
 
-    def __init__(self, message: UIMessageState, tools: ToolKinds,
-                 reasons: dict[str, str]) -> None:
+    def __init__(self, message: UIMessageState, tools: ToolKinds, reasons: dict[str, str]) -> None:
         self.message = message
         self.tools = tools
         self.reasons = reasons
@@ -61,9 +60,12 @@ class PageAnswers:
         self.denied_browser: list[str] = []
         self.completed: dict[str, Any] = {}
 
-    def read(self, response: types.FunctionResponse,
-             calls: dict[str, tuple[str, dict[str, Any]]],
-             approvals: dict[str, tuple[str, Any]]) -> None:
+    def read(
+        self,
+        response: types.FunctionResponse,
+        calls: dict[str, tuple[str, dict[str, Any]]],
+        approvals: dict[str, tuple[str, Any]],
+    ) -> None:
         answer_id = response.id or ""
         result = response.response or {}
         if response.name == CONFIRMATION_TOOL:
@@ -84,8 +86,9 @@ class PageAnswers:
         if name in tools.browser:
             gated = name in tools.approval
             if gated and result.get("error") == DENIED_TEXT:
-                message.respond_approval(frontend_approval_id(answer_id), False,
-                                         self.reasons.get(answer_id))
+                message.respond_approval(
+                    frontend_approval_id(answer_id), False, self.reasons.get(answer_id)
+                )
                 self.denied_browser.append(answer_id)
                 return
             if gated:
@@ -96,15 +99,17 @@ class PageAnswers:
             self.completed[answer_id] = result
         # anything else is not an answer a page shows (a credential, say)
 
-    def _confirmation(self, answer_id: str, result: dict[str, Any], call_id: str,
-                      asked: Any) -> None:
+    def _confirmation(
+        self, answer_id: str, result: dict[str, Any], call_id: str, asked: Any
+    ) -> None:
         message = self.message
         confirmed = result.get("confirmed") is True
         payload = result.get("payload")
         reason = self.reasons.get(call_id)
         if message.has_call(answer_id):  # the ADK-tool style: the page's tool output
-            message.add_tool_output(answer_id,
-                                    output={**result, "reason": reason} if reason else result)
+            message.add_tool_output(
+                answer_id, output={**result, "reason": reason} if reason else result
+            )
         else:
             if confirmed and payload is not None and payload != asked:
                 message.edit_payload(call_id, payload)

@@ -27,8 +27,9 @@ logger = logging.getLogger("adk_asgi")
 _DRIFT = (AttributeError, TypeError, ImportError)
 
 
-async def list_page(service: BaseSessionService, app_name: str, user_id: str, limit: int,
-                    cursor: str | None) -> tuple[list[ChatSummary], str | None]:
+async def list_page(
+    service: BaseSessionService, app_name: str, user_id: str, limit: int, cursor: str | None
+) -> tuple[list[ChatSummary], str | None]:
     """Up to ``limit`` chats after ``cursor``, newest first; the next page's cursor."""
     after = cursor_position(cursor) if cursor else None
     try:
@@ -42,8 +43,13 @@ async def list_page(service: BaseSessionService, app_name: str, user_id: str, li
     return chat_page(rows, limit, None)
 
 
-async def _keyset(service: BaseSessionService, app_name: str, user_id: str, count: int,
-                  after: tuple[float, str] | None) -> list[ChatSummary] | None:
+async def _keyset(
+    service: BaseSessionService,
+    app_name: str,
+    user_id: str,
+    count: int,
+    after: tuple[float, str] | None,
+) -> list[ChatSummary] | None:
     from google.adk.sessions.sqlite_session_service import SqliteSessionService
 
     if isinstance(service, SqliteSessionService):
@@ -57,9 +63,10 @@ async def _keyset(service: BaseSessionService, app_name: str, user_id: str, coun
     return None
 
 
-async def _sqlite(service: Any, app_name: str, user_id: str, count: int,
-                  after: tuple[float, str] | None) -> list[ChatSummary]:
-    query = ("SELECT id, state, update_time FROM sessions WHERE app_name=? AND user_id=?")
+async def _sqlite(
+    service: Any, app_name: str, user_id: str, count: int, after: tuple[float, str] | None
+) -> list[ChatSummary]:
+    query = "SELECT id, state, update_time FROM sessions WHERE app_name=? AND user_id=?"
     params: list[Any] = [app_name, user_id]
     if after is not None:
         query += " AND (update_time < ? OR (update_time = ? AND id < ?))"
@@ -68,12 +75,15 @@ async def _sqlite(service: Any, app_name: str, user_id: str, count: int,
     params.append(count)
     async with service._get_db_connection() as db:
         rows = await db.execute_fetchall(query, params)
-    return [summary_of(row["id"], json.loads(row["state"] or "{}"), float(row["update_time"]))
-            for row in rows]
+    return [
+        summary_of(row["id"], json.loads(row["state"] or "{}"), float(row["update_time"]))
+        for row in rows
+    ]
 
 
-async def _database(service: Any, app_name: str, user_id: str, count: int,
-                    after: tuple[float, str] | None) -> list[ChatSummary]:
+async def _database(
+    service: Any, app_name: str, user_id: str, count: int, after: tuple[float, str] | None
+) -> list[ChatSummary]:
     from sqlalchemy import and_, or_, select
 
     await service.prepare_tables()
@@ -82,11 +92,10 @@ async def _database(service: Any, app_name: str, user_id: str, count: int,
     if after is not None:
         # Stored as naive UTC; compared at the microsecond the cursor carries.
         moment = dt.datetime.fromtimestamp(after[0], dt.UTC).replace(tzinfo=None)
-        statement = statement.where(or_(table.update_time < moment,
-                                        and_(table.update_time == moment,
-                                             table.id < after[1])))
+        statement = statement.where(
+            or_(table.update_time < moment, and_(table.update_time == moment, table.id < after[1]))
+        )
     statement = statement.order_by(table.update_time.desc(), table.id.desc()).limit(count)
     async with service._rollback_on_exception_session(read_only=True) as db:
         rows = (await db.execute(statement)).scalars().all()
-    return [summary_of(row.id, dict(row.state or {}), row.get_update_timestamp())
-            for row in rows]
+    return [summary_of(row.id, dict(row.state or {}), row.get_update_timestamp()) for row in rows]

@@ -48,6 +48,7 @@ TITLE_KEY: Final = "adk_asgi:title"
 CREATED_KEY: Final = "adk_asgi:created"
 """The session state key of when a chat's first turn was written (seconds since the epoch)."""
 
+
 def chat_title(options: ChatListOptions, text: str) -> str:
     """A chat's title from its first user text: the app's ``title`` hook, else the text
     shortened to ``title_length``."""
@@ -55,7 +56,7 @@ def chat_title(options: ChatListOptions, text: str) -> str:
     if options.title is not None:
         made = options.title(text)
     if isinstance(made, str) and made.strip():
-        return made.strip()[:options.title_length * 4]
+        return made.strip()[: options.title_length * 4]
     return shorten_title(text, options.title_length)
 
 
@@ -64,7 +65,7 @@ def shorten_title(text: str, length: int = 60) -> str:
     line = " ".join(text.split())
     if len(line) <= length:
         return line
-    cut = line[:length - 1]
+    cut = line[: length - 1]
     space = cut.rfind(" ")
     if space >= length // 2:
         cut = cut[:space]
@@ -97,21 +98,27 @@ class ChatSummary:
 
     @classmethod
     def of(cls, session: Session) -> ChatSummary:
-        return summary_of(session.id, session.state or {},
-                          float(session.last_update_time or 0.0))
+        return summary_of(session.id, session.state or {}, float(session.last_update_time or 0.0))
 
     def wire(self) -> dict[str, Any]:
-        return {"id": self.id, "title": self.title, "createdAt": iso_time(self.created),
-                "updatedAt": iso_time(self.updated)}
+        return {
+            "id": self.id,
+            "title": self.title,
+            "createdAt": iso_time(self.created),
+            "updatedAt": iso_time(self.updated),
+        }
 
 
 def summary_of(chat_id: str, state: dict[str, Any], updated: float) -> ChatSummary:
     """A chat's summary from its session's id, state and last update time."""
     title = state.get(TITLE_KEY)
     created = state.get(CREATED_KEY)
-    return ChatSummary(chat_id, title if isinstance(title, str) and title else None,
-                       float(created) if isinstance(created, int | float) else updated,
-                       updated)
+    return ChatSummary(
+        chat_id,
+        title if isinstance(title, str) and title else None,
+        float(created) if isinstance(created, int | float) else updated,
+        updated,
+    )
 
 
 def _cursor(summary: ChatSummary) -> str:
@@ -135,16 +142,21 @@ def page_limit(value: str | None, options: ChatListOptions) -> int:
     if value is None or value == "":
         return options.page_size
     if not value.isdigit() or not 0 < int(value) <= options.max_page_size:
-        raise RequestError(422, "invalid_limit",
-                           f"`limit` is a whole number from 1 to {options.max_page_size}.")
+        raise RequestError(
+            422, "invalid_limit", f"`limit` is a whole number from 1 to {options.max_page_size}."
+        )
     return int(value)
 
 
-def chat_page(chats: Iterable[Session | ChatSummary], limit: int, cursor: str | None
-              ) -> tuple[list[ChatSummary], str | None]:
+def chat_page(
+    chats: Iterable[Session | ChatSummary], limit: int, cursor: str | None
+) -> tuple[list[ChatSummary], str | None]:
     """One page of chats, newest first, after ``cursor``; and the next page's cursor."""
-    summaries = sorted((c if isinstance(c, ChatSummary) else ChatSummary.of(c) for c in chats),
-                       key=lambda c: (c.updated, c.id), reverse=True)
+    summaries = sorted(
+        (c if isinstance(c, ChatSummary) else ChatSummary.of(c) for c in chats),
+        key=lambda c: (c.updated, c.id),
+        reverse=True,
+    )
     if cursor:
         after = cursor_position(cursor)
         summaries = [c for c in summaries if (c.updated, c.id) < after]

@@ -72,14 +72,17 @@ class HistoryOptions:
     (``uploads``) the user's files it records (``adk/artifacts.py``); None: none."""
 
 
-async def rebuild_messages(session: Session, options: HistoryOptions
-                           ) -> list[dict[str, Any]]:
+async def rebuild_messages(session: Session, options: HistoryOptions) -> list[dict[str, Any]]:
     """The chat's ``UIMessage[]`` (a turn still running: as far as the session has it)."""
     builder = _History(options)
     for event in _side_by_side(_apply_rewinds(list(session.events))):
         builder.event(event)
-        if options.files is not None and not event.partial and event.actions is not None \
-                and event.actions.artifact_delta:
+        if (
+            options.files is not None
+            and not event.partial
+            and event.actions is not None
+            and event.actions.artifact_delta
+        ):
             await builder.artifacts(event, options.files)
     return builder.end()
 
@@ -95,17 +98,21 @@ def _side_by_side(events: list[Event]) -> list[Event]:
     while index < len(events):
         parent = _parallel_parent(events[index])
         end = index
-        while end < len(events) and parent is not None and (
-                _parallel_parent(events[end]) == parent or _bookkeeping(events[end])):
+        while (
+            end < len(events)
+            and parent is not None
+            and (_parallel_parent(events[end]) == parent or _bookkeeping(events[end]))
+        ):
             end += 1
-        run = events[index:max(end, index + 1)]
+        run = events[index : max(end, index + 1)]
         if len({event.branch for event in run}) > 1:
             started: dict[str | None, Event] = {}
             for event in run:
                 said = _model_text(event)
                 if said is not None and event.branch not in started:
                     started[event.branch] = event.model_copy(
-                        update={"partial": True, "content": said})
+                        update={"partial": True, "content": said}
+                    )
             # In the order the branches began to write, as the stream showed them (the
             # bridge's plugin tagged it, adk/plugin.py); in sessions from before that tag,
             # the time each call started (a model response's event keeps it).
@@ -135,8 +142,11 @@ def _parallel_parent(event: Event) -> str | None:
 def _bookkeeping(event: Event) -> bool:
     """An event of the run's own that writes nothing (a workflow's between its nodes'):
     branches running side by side go on across it."""
-    return event.author != "user" and not event.branch and (
-        event.content is None or not event.content.parts)
+    return (
+        event.author != "user"
+        and not event.branch
+        and (event.content is None or not event.content.parts)
+    )
 
 
 def _model_text(event: Event) -> types.Content | None:
@@ -171,8 +181,7 @@ def user_parts(content: types.Content | None) -> list[dict[str, Any]]:
             parts.append(file)
         elif part.file_data is not None and part.file_data.file_uri:
             ref = part.file_data
-            file = {"type": "file",
-                    "mediaType": ref.mime_type or "application/octet-stream"}
+            file = {"type": "file", "mediaType": ref.mime_type or "application/octet-stream"}
             if ref.display_name:
                 file["filename"] = ref.display_name
             file["url"] = ref.file_uri
@@ -273,8 +282,9 @@ class _History:
         if event.turn_complete and callable(end_turn):
             end_turn()
 
-    async def artifacts(self, event: Event,
-                        files: Callable[[Event, bool], Awaitable[list[Any]]]) -> None:
+    async def artifacts(
+        self, event: Event, files: Callable[[Event, bool], Awaitable[list[Any]]]
+    ) -> None:
         """The artifacts an agent saved in ``event``, as the stream shows them: ``file``
         parts after the event's own; and the user's files saved as artifacts, in place of
         ADK's placeholders in the user's message (the session keeps no bytes of them)."""
@@ -286,8 +296,13 @@ class _History:
             return
         for chunk in await files(event, True):
             name = str(chunk.provider_metadata["adk"]["artifact"])
-            part = {"type": "file", "mediaType": chunk.media_type, "filename": name,
-                    "url": chunk.url, "providerMetadata": chunk.provider_metadata}
+            part = {
+                "type": "file",
+                "mediaType": chunk.media_type,
+                "filename": name,
+                "url": chunk.url,
+                "providerMetadata": chunk.provider_metadata,
+            }
             placeholder = {"type": "text", "text": f'[Uploaded Artifact: "{name}"]'}
             parts = user["parts"]
             at = next((i for i, p in enumerate(parts) if p == placeholder), None)
@@ -310,21 +325,31 @@ class _History:
     # -- messages ------------------------------------------------------------------------
 
     def _seeded(self, event: Event, meta: dict[str, Any]) -> None:
-        text = "".join(p.text or "" for p in (event.content.parts or ())) \
-            if event.content is not None else ""
+        text = (
+            "".join(p.text or "" for p in (event.content.parts or ()))
+            if event.content is not None
+            else ""
+        )
         user = event.author == "user"
         part: dict[str, Any] = {"type": "text", "text": text}
         if not user:
             part["state"] = "done"
-        self.messages.append({"id": str(meta.get("messageId") or event.id),
-                              "role": "user" if user else "assistant", "parts": [part]})
+        self.messages.append(
+            {
+                "id": str(meta.get("messageId") or event.id),
+                "role": "user" if user else "assistant",
+                "parts": [part],
+            }
+        )
 
     def _user(self, event: Event, meta: dict[str, Any]) -> None:
         parts = user_parts(event.content)
         if parts:
             user_id = meta.get("userMessageId")
-            message: dict[str, Any] = {"id": user_id if isinstance(user_id, str) and user_id
-                                       else f"user-{event.id}", "role": "user"}
+            message: dict[str, Any] = {
+                "id": user_id if isinstance(user_id, str) and user_id else f"user-{event.id}",
+                "role": "user",
+            }
             if meta.get("userMetadata") is not None:
                 message["metadata"] = meta["userMetadata"]
             message["parts"] = parts
@@ -339,9 +364,14 @@ class _History:
             self.messages.append(self._message.message)
         options = self.options
         self._translator = EventTranslator(
-            message_id, confirmation_style=options.confirmation_style, tools=options.tools,
-            describe_error=options.describe_error, surface=options.surface,
-            steps_before=self._message.steps, **plan)
+            message_id,
+            confirmation_style=options.confirmation_style,
+            tools=options.tools,
+            describe_error=options.describe_error,
+            surface=options.surface,
+            steps_before=self._message.steps,
+            **plan,
+        )
         self._aborted = False
         out = self._translator.start()
         return out
@@ -360,8 +390,9 @@ class _History:
 
     # -- answers -------------------------------------------------------------------------
 
-    def _continuation(self, responses: Iterable[types.FunctionResponse],
-                      meta: dict[str, Any]) -> None:
+    def _continuation(
+        self, responses: Iterable[types.FunctionResponse], meta: dict[str, Any]
+    ) -> None:
         """The page's answers to the calls its message waits for, then the request they
         started (``http/turn/plan.py``'s plan, read back)."""
         message = self._message
@@ -370,16 +401,16 @@ class _History:
         answers = PageAnswers(message, self.options.tools, meta.get("denialReasons") or {})
         for response in responses:
             answers.read(response, self._calls, self._approvals)
-        out = self._open(message.message["id"], denied_call_ids=answers.denied,
-                         resumed=answers.resumed)
+        out = self._open(
+            message.message["id"], denied_call_ids=answers.denied, resumed=answers.resumed
+        )
         assert self._translator is not None
         out.extend(ToolOutputDenied(tool_call_id=call_id) for call_id in answers.denied_browser)
         for call_id, result in answers.completed.items():
             self._translator.tools.outcome(call_id, result, out)
         message.apply_all(out)
 
-    def _completion(self, message_id: str, responses: Iterable[types.FunctionResponse]
-                    ) -> None:
+    def _completion(self, message_id: str, responses: Iterable[types.FunctionResponse]) -> None:
         """A long-running call the server completed: a new message that states the call
         again, then its result (``plan_completion``)."""
         self._end_message()

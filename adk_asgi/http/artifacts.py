@@ -78,8 +78,12 @@ def byte_range(header: str | None, size: int) -> tuple[int, int] | None:
     if unit.strip().lower() != "bytes" or "," in spec:
         return None
     first, dash, last = spec.strip().partition("-")
-    if not dash or not (first.isdigit() or last.isdigit()) \
-            or (first and not first.isdigit()) or (last and not last.isdigit()):
+    if (
+        not dash
+        or not (first.isdigit() or last.isdigit())
+        or (first and not first.isdigit())
+        or (last and not last.isdigit())
+    ):
         return None
     if not first:  # the last N bytes
         if int(last) == 0 or size == 0:
@@ -113,12 +117,16 @@ def _matches(if_none_match: str, etag: str) -> bool:
 def _disposition(name: str, media_type: str) -> str:
     base = name.removeprefix("user:").rsplit("/", 1)[-1] or "artifact"
     kind = media_type.split(";", 1)[0].strip().lower()
-    inline = kind in _INLINE or (kind.startswith(("image/", "audio/", "video/"))
-                                 and kind not in _NOT_INLINE)
-    ascii_name = "".join(c if c.isascii() and c.isprintable() and c not in '"\\' else "_"
-                         for c in base)
-    return (f'{"inline" if inline else "attachment"}; filename="{ascii_name}"; '
-            f"filename*=UTF-8''{quote(base, safe='')}")
+    inline = kind in _INLINE or (
+        kind.startswith(("image/", "audio/", "video/")) and kind not in _NOT_INLINE
+    )
+    ascii_name = "".join(
+        c if c.isascii() and c.isprintable() and c not in '"\\' else "_" for c in base
+    )
+    return (
+        f'{"inline" if inline else "attachment"}; filename="{ascii_name}"; '
+        f"filename*=UTF-8''{quote(base, safe='')}"
+    )
 
 
 def _header_type(media_type: str) -> str:
@@ -161,9 +169,12 @@ def _not_found() -> RequestError:
 
 
 def _unavailable() -> RequestError:
-    return RequestError(503, "artifact_unavailable",
-                        "The chat's files are temporarily unavailable. Please try again.",
-                        retry_after=UNAVAILABLE_RETRY_AFTER)
+    return RequestError(
+        503,
+        "artifact_unavailable",
+        "The chat's files are temporarily unavailable. Please try again.",
+        retry_after=UNAVAILABLE_RETRY_AFTER,
+    )
 
 
 class ArtifactRoutes:
@@ -195,24 +206,36 @@ class ArtifactRoutes:
         if service is not None:
             app, api = runtime.app_name, scope.get("root_path", "")
             try:
-                names = await service.list_artifact_keys(app_name=app, user_id=user_id,
-                                                         session_id=chat_id)
+                names = await service.list_artifact_keys(
+                    app_name=app, user_id=user_id, session_id=chat_id
+                )
                 for name in names:
                     versions = await self._versions(name, user_id, chat_id)
                     if versions is None:
                         continue
                     name, found = versions
-                    listed.append(ArtifactInfo(name=name, versions=[ArtifactVersionInfo(
-                        version=v.version, media_type=v.mime_type or guess_media_type(name),
-                        created_at=_iso(v.create_time),
-                        url=artifact_url(api, chat_id, name, v.version)) for v in found]))
+                    listed.append(
+                        ArtifactInfo(
+                            name=name,
+                            versions=[
+                                ArtifactVersionInfo(
+                                    version=v.version,
+                                    media_type=v.mime_type or guess_media_type(name),
+                                    created_at=_iso(v.create_time),
+                                    url=artifact_url(api, chat_id, name, v.version),
+                                )
+                                for v in found
+                            ],
+                        )
+                    )
             except Exception as exc:
                 await send_error(send, self._failed(exc, chat_id))
                 return
         await send_json(send, 200, msgspec.json.encode(ArtifactList(artifacts=listed)))
 
-    async def _versions(self, name: str, user_id: str, chat_id: str
-                        ) -> tuple[str, list[ArtifactVersion]] | None:
+    async def _versions(
+        self, name: str, user_id: str, chat_id: str
+    ) -> tuple[str, list[ArtifactVersion]] | None:
         runtime = self._chat.runtime
         service = runtime.artifacts.service
         assert service is not None
@@ -220,8 +243,8 @@ class ArtifactRoutes:
         # it loads with its "user:" prefix.
         for candidate in (name, f"user:{name}"):
             found = await service.list_artifact_versions(
-                app_name=runtime.app_name, user_id=user_id, filename=candidate,
-                session_id=chat_id)
+                app_name=runtime.app_name, user_id=user_id, filename=candidate, session_id=chat_id
+            )
             if found:
                 return candidate, found
         return None
@@ -238,8 +261,12 @@ class ArtifactRoutes:
         if "version" in query:
             text = query["version"][0]
             if not text.isdigit():
-                await send_error(send, RequestError(
-                    422, "invalid_version", "`version` is a whole number (0 is the first)."))
+                await send_error(
+                    send,
+                    RequestError(
+                        422, "invalid_version", "`version` is a whole number (0 is the first)."
+                    ),
+                )
                 return
             version = int(text)
         runtime = self._chat.runtime
@@ -247,17 +274,23 @@ class ArtifactRoutes:
         if service is None or not name:
             await send_error(send, _not_found())
             return
-        where = {"app_name": runtime.app_name, "user_id": user_id, "filename": name,
-                 "session_id": chat_id}
+        where = {
+            "app_name": runtime.app_name,
+            "user_id": user_id,
+            "filename": name,
+            "session_id": chat_id,
+        }
         try:
             found = await service.get_artifact_version(**where, version=version)
             if found is None:
                 raise _NotFound
             etag = _etag(found)
-            headers = [(b"etag", etag.encode()),
-                       (b"last-modified", formatdate(found.create_time, usegmt=True).encode()),
-                       (b"cache-control", b"private, no-cache"),
-                       (b"x-content-type-options", b"nosniff")]
+            headers = [
+                (b"etag", etag.encode()),
+                (b"last-modified", formatdate(found.create_time, usegmt=True).encode()),
+                (b"cache-control", b"private, no-cache"),
+                (b"x-content-type-options", b"nosniff"),
+            ]
             if_none_match = _header(scope, b"if-none-match")
             if if_none_match is not None and _matches(if_none_match, etag):
                 await send({"type": "http.response.start", "status": 304, "headers": headers})
@@ -277,15 +310,27 @@ class ArtifactRoutes:
             return
         await self._send(scope, send, name, part, found, headers)
 
-    async def _send(self, scope: Scope, send: Send, name: str, part: types.Part,
-                    found: ArtifactVersion, headers: list[tuple[bytes, bytes]]) -> None:
+    async def _send(
+        self,
+        scope: Scope,
+        send: Send,
+        name: str,
+        part: types.Part,
+        found: ArtifactVersion,
+        headers: list[tuple[bytes, bytes]],
+    ) -> None:
         content = _content(part)
         if content is None:
             uri = part.file_data.file_uri if part.file_data is not None else None
             if uri and uri.startswith(("https://", "http://")):
                 # A reference to a file stored elsewhere: send the browser there.
-                await send({"type": "http.response.start", "status": 303,
-                            "headers": [(b"location", uri.encode()), *headers]})
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 303,
+                        "headers": [(b"location", uri.encode()), *headers],
+                    }
+                )
                 await send({"type": "http.response.body", "body": b""})
                 return
             await send_error(send, _not_found())
@@ -296,34 +341,45 @@ class ArtifactRoutes:
         etag = dict(headers)[b"etag"].decode()
         if_range = _header(scope, b"if-range")
         try:
-            span = byte_range(_header(scope, b"range"), size) \
-                if if_range is None or if_range == etag else None
+            span = (
+                byte_range(_header(scope, b"range"), size)
+                if if_range is None or if_range == etag
+                else None
+            )
         except _Unsatisfiable:
             body = error_body("range_not_satisfiable", f"The artifact has {size} bytes.")
-            await send_json(send, 416, body,
-                            [(b"content-range", f"bytes */{size}".encode()), *headers])
+            await send_json(
+                send, 416, body, [(b"content-range", f"bytes */{size}".encode()), *headers]
+            )
             return
         start, end = span if span is not None else (0, size)
-        headers = [(b"content-type", media_type.encode()),
-                   (b"content-length", str(end - start).encode()),
-                   (b"content-disposition", _disposition(name, media_type).encode()),
-                   (b"accept-ranges", b"bytes"), *headers]
+        headers = [
+            (b"content-type", media_type.encode()),
+            (b"content-length", str(end - start).encode()),
+            (b"content-disposition", _disposition(name, media_type).encode()),
+            (b"accept-ranges", b"bytes"),
+            *headers,
+        ]
         if span is not None:
             headers.append((b"content-range", f"bytes {start}-{end - 1}/{size}".encode()))
-        await send({"type": "http.response.start", "status": 206 if span else 200,
-                    "headers": headers})
+        await send(
+            {"type": "http.response.start", "status": 206 if span else 200, "headers": headers}
+        )
         if scope["method"] == "HEAD" or start == end:
             await send({"type": "http.response.body", "body": b""})
             return
         view = memoryview(data)
         while start < end:
             stop = min(start + SLICE, end)
-            await send({"type": "http.response.body", "body": bytes(view[start:stop]),
-                        "more_body": stop < end})
+            await send(
+                {
+                    "type": "http.response.body",
+                    "body": bytes(view[start:stop]),
+                    "more_body": stop < end,
+                }
+            )
             start = stop
 
     def _failed(self, exc: Exception, chat_id: str) -> RequestError:
         logger.error("Artifact service failed for chat %r: %s", chat_id, failure(exc))
         return _unavailable()
-
-

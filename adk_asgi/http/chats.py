@@ -48,8 +48,9 @@ class UserChats:
             runtime = self.chat.runtime
             await runtime.startup()
             try:
-                page, after = await list_page(runtime.session_service, runtime.app_name,
-                                              user_id, limit, cursor)
+                page, after = await list_page(
+                    runtime.session_service, runtime.app_name, user_id, limit, cursor
+                )
                 chats = [await self._titled(summary, user_id) for summary in page]
             except RequestError:
                 raise
@@ -70,7 +71,8 @@ class UserChats:
             return summary
         runtime = self.chat.runtime
         session = await runtime.session_service.get_session(
-            app_name=runtime.app_name, user_id=user_id, session_id=summary.id)
+            app_name=runtime.app_name, user_id=user_id, session_id=summary.id
+        )
         if session is None:
             return summary
         text = first_user_text(e.content for e in session.events if e.author == "user")
@@ -109,4 +111,5 @@ class UserChats:
         runtime = self.chat.runtime
         await runtime.artifacts.delete(user_id, session.id)
         await runtime.session_service.delete_session(
-            app_name=runtime.app_name, user_id=user_id, session_id=session.id)
+            app_name=runtime.app_name, user_id=user_id, session_id=session.id
+        )

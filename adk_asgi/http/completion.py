@@ -56,42 +56,69 @@ class ToolOutput(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
 
     def result(self) -> dict[str, Any]:
         if (self.output is UNSET) == (self.error_text is UNSET):
-            raise RequestError(422, "invalid_tool_output",
-                               "Give either `output` (an object) or `errorText`.")
-        return {"error": self.error_text} if isinstance(self.error_text, str) \
-            else dict(self.output) if isinstance(self.output, dict) else {}
+            raise RequestError(
+                422, "invalid_tool_output", "Give either `output` (an object) or `errorText`."
+            )
+        return (
+            {"error": self.error_text}
+            if isinstance(self.error_text, str)
+            else dict(self.output)
+            if isinstance(self.output, dict)
+            else {}
+        )
 
 
-async def complete_tool_call(chat: ChatEndpoint, user_id: str, chat_id: str, call_id: str,
-                             result: dict[str, Any], *, wait: bool = False,
-                             api_path: str | None = None) -> str:
+async def complete_tool_call(
+    chat: ChatEndpoint,
+    user_id: str,
+    chat_id: str,
+    call_id: str,
+    result: dict[str, Any],
+    *,
+    wait: bool = False,
+    api_path: str | None = None,
+) -> str:
     """Complete ``call_id`` of ``chat_id`` (owned by ``user_id``) with ``result``; returns
     the id of the assistant message the turn streams (``wait``: once the turn ended);
     ``api_path``: where the app is mounted (default: where it was last reached).
     Raises ``RequestError`` (404 ``chat_not_found``, 409 ``unknown_tool_call``, 422
     ``wrong_answer_kind``, 503 ``shutting_down``)."""
     if len(msgspec.json.encode(result)) > MAX_OUTPUT_BYTES:
-        raise RequestError(413, "output_too_large",
-                           f"A tool output exceeds {MAX_OUTPUT_BYTES} bytes.")
+        raise RequestError(
+            413, "output_too_large", f"A tool output exceeds {MAX_OUTPUT_BYTES} bytes."
+        )
     runtime = chat.runtime
     return await run_detached(
-        chat, user_id, chat_id,
-        lambda session: plan_completion(session, runtime.tools, call_id, result), wait=wait,
-        api_path=api_path)
+        chat,
+        user_id,
+        chat_id,
+        lambda session: plan_completion(session, runtime.tools, call_id, result),
+        wait=wait,
+        api_path=api_path,
+    )
 
 
-async def run_detached(chat: ChatEndpoint, user_id: str, chat_id: str,
-                       plan_for: Callable[[Session | None], TurnPlan], *,
-                       wait: bool = False, api_path: str | None = None) -> str:
+async def run_detached(
+    chat: ChatEndpoint,
+    user_id: str,
+    chat_id: str,
+    plan_for: Callable[[Session | None], TurnPlan],
+    *,
+    wait: bool = False,
+    api_path: str | None = None,
+) -> str:
     """Run a turn nobody reads as it runs (recorded for ``resumeStream``), planned from the
     chat's session under its turn lock; returns its assistant message id once it started
     (``wait``: once it ended); ``api_path``: where the app is mounted (default: where it
     was last reached). Raises ``RequestError`` as ``plan_for`` does, 404
     ``chat_not_found`` (not ``user_id``'s chat) and 503."""
     if chat.draining:
-        raise RequestError(503, "shutting_down",
-                           "The server is restarting. Please try again in a moment.",
-                           retry_after=2)
+        raise RequestError(
+            503,
+            "shutting_down",
+            "The server is restarting. Please try again in a moment.",
+            retry_after=2,
+        )
     await chat.runtime.startup()
     try:
         owner = await chat.store.owner(chat_id) if valid_chat_id(chat_id) else None
@@ -102,8 +129,9 @@ async def run_detached(chat: ChatEndpoint, user_id: str, chat_id: str,
         raise chat_not_found()
     started: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     where = chat.api_path if api_path is None else api_path
-    task = asyncio.create_task(_run(chat, user_id, chat_id, plan_for, started, where),
-                               name="adk-asgi-detached-turn")
+    task = asyncio.create_task(
+        _run(chat, user_id, chat_id, plan_for, started, where), name="adk-asgi-detached-turn"
+    )
     try:
         message_id = await asyncio.shield(started)
     except BaseException:
@@ -115,9 +143,14 @@ async def run_detached(chat: ChatEndpoint, user_id: str, chat_id: str,
     return message_id
 
 
-async def _run(chat: ChatEndpoint, user_id: str, chat_id: str,
-               plan_for: Callable[[Session | None], TurnPlan],
-               started: asyncio.Future[str], api_path: str) -> None:
+async def _run(
+    chat: ChatEndpoint,
+    user_id: str,
+    chat_id: str,
+    plan_for: Callable[[Session | None], TurnPlan],
+    started: asyncio.Future[str],
+    api_path: str,
+) -> None:
     try:
         await _locked_run(chat, user_id, chat_id, plan_for, started, api_path)
     except StoreUnavailable as exc:
@@ -127,14 +160,20 @@ async def _run(chat: ChatEndpoint, user_id: str, chat_id: str,
         started.set_exception(store_unavailable())
 
 
-async def _locked_run(chat: ChatEndpoint, user_id: str, chat_id: str,
-                      plan_for: Callable[[Session | None], TurnPlan],
-                      started: asyncio.Future[str], api_path: str) -> None:
+async def _locked_run(
+    chat: ChatEndpoint,
+    user_id: str,
+    chat_id: str,
+    plan_for: Callable[[Session | None], TurnPlan],
+    started: asyncio.Future[str],
+    api_path: str,
+) -> None:
     runtime = chat.runtime
     async with chat.store.lock(chat_id):
         try:
             session = await runtime.session_service.get_session(
-                app_name=runtime.app_name, user_id=user_id, session_id=chat_id)
+                app_name=runtime.app_name, user_id=user_id, session_id=chat_id
+            )
             plan = plan_for(session)
         except RequestError as error:
             started.set_exception(error)
@@ -147,8 +186,16 @@ async def _locked_run(chat: ChatEndpoint, user_id: str, chat_id: str,
             plan.previous = await previous_recording(chat.store, chat_id, plan.message_id)
         recorder = await chat.store.record(chat_id)
         started.set_result(plan.message_id)
-        stream = TurnStream(runtime, chat.store, chat.settings, plan, user_id, chat_id,
-                            detached=True, api_path=api_path)
+        stream = TurnStream(
+            runtime,
+            chat.store,
+            chat.settings,
+            plan,
+            user_id,
+            chat_id,
+            detached=True,
+            api_path=api_path,
+        )
         await chat.run_turn(stream, _discard, _never, recorder)
 
 
@@ -161,8 +208,9 @@ async def _never() -> Message:
     return {"type": "http.disconnect"}  # pragma: no cover - never reached
 
 
-async def post_tool_output(chat: ChatEndpoint, scope: Scope, receive: Receive, send: Send,
-                           chat_id: str) -> None:
+async def post_tool_output(
+    chat: ChatEndpoint, scope: Scope, receive: Receive, send: Send, chat_id: str
+) -> None:
     """``POST {api}/{chatId}/tool-output``: 202 ``{"messageId"}`` once the turn started."""
     user_id = await chat.authorize(scope, send)
     if user_id is None:
@@ -172,14 +220,20 @@ async def post_tool_output(chat: ChatEndpoint, scope: Scope, receive: Receive, s
         try:
             request = msgspec.json.decode(body, type=ToolOutput)
         except msgspec.ValidationError as error:
-            raise RequestError(422, "invalid_tool_output", f"Invalid tool output: {error}") \
-                from None
+            raise RequestError(
+                422, "invalid_tool_output", f"Invalid tool output: {error}"
+            ) from None
         except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             raise RequestError(400, "invalid_json", "The body is not valid JSON.") from None
         check_storable(body)
-        message_id = await complete_tool_call(chat, user_id, chat_id, request.tool_call_id,
-                                              request.result(),
-                                              api_path=scope.get("root_path", ""))
+        message_id = await complete_tool_call(
+            chat,
+            user_id,
+            chat_id,
+            request.tool_call_id,
+            request.result(),
+            api_path=scope.get("root_path", ""),
+        )
     except ClientGone:
         return
     except RequestError as error:

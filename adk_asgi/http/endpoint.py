@@ -45,7 +45,6 @@ __all__ = ("SEED_MAX_CHARS", "SEED_MAX_MESSAGES", "ChatEndpoint")
 logger = logging.getLogger("adk_asgi")
 
 
-
 class ChatEndpoint:
     """The HTTP side of the app: one instance serves every chat."""
 
@@ -67,9 +66,14 @@ class ChatEndpoint:
         try:
             return await resolve_user(self.settings.authenticate, scope)
         except AuthError as error:
-            await send_error(send, RequestError(
-                error.status, "unauthorized" if error.status == 401 else "forbidden",
-                error.message))
+            await send_error(
+                send,
+                RequestError(
+                    error.status,
+                    "unauthorized" if error.status == 401 else "forbidden",
+                    error.message,
+                ),
+            )
             return None
 
     # -- POST / -------------------------------------------------------------------
@@ -100,10 +104,16 @@ class ChatEndpoint:
         outcome = "error"
         with log_context(request.id, user_id), current(span):
             try:
-                outcome = await self._turn(request, user_id, send, receive, fields, received,
-                                           api_path,
-                                           callback_url(scope,
-                                                        self.settings.pauses.oauth_redirect_uri))
+                outcome = await self._turn(
+                    request,
+                    user_id,
+                    send,
+                    receive,
+                    fields,
+                    received,
+                    api_path,
+                    callback_url(scope, self.settings.pauses.oauth_redirect_uri),
+                )
             except StoreUnavailable as exc:
                 # Only before the response starts: once it streams, the store's failures are
                 # logged and the turn goes on unrecorded.
@@ -114,9 +124,17 @@ class ChatEndpoint:
             finally:
                 end_span(span, outcome)
 
-    async def _turn(self, request: ChatRequest, user_id: str, send: Send, receive: Receive,
-                    fields: dict[str, Any], received: float, api_path: str,
-                    oauth_redirect: str) -> str:
+    async def _turn(
+        self,
+        request: ChatRequest,
+        user_id: str,
+        send: Send,
+        receive: Receive,
+        fields: dict[str, Any],
+        received: float,
+        api_path: str,
+        oauth_redirect: str,
+    ) -> str:
         """The turn of a decoded request; its outcome (``refused``/``unavailable`` when it
         did not run)."""
         if not await self.store.claim(request.id, user_id):
@@ -124,31 +142,47 @@ class ChatEndpoint:
             return "refused"
         async with self.store.lock(request.id):
             try:
-                plan = await prepare_turn(self.runtime, request, user_id,
-                                          self.settings.limits.max_file_bytes,
-                                          self.settings.chats)
+                plan = await prepare_turn(
+                    self.runtime,
+                    request,
+                    user_id,
+                    self.settings.limits.max_file_bytes,
+                    self.settings.chats,
+                )
                 plan.state_delta.update(fields)
                 plan.oauth_redirect = oauth_redirect
             except RequestError as error:
                 await send_error(send, error)
                 return "refused"
             except Exception as exc:
-                logger.error("Session store failed for chat %r: %s", request.id,
-                             failure(exc), exc_info=logger.isEnabledFor(logging.DEBUG))
+                logger.error(
+                    "Session store failed for chat %r: %s",
+                    request.id,
+                    failure(exc),
+                    exc_info=logger.isEnabledFor(logging.DEBUG),
+                )
                 METRICS.store_error("sessions", "prepare")
                 await send_error(send, session_unavailable())
                 return "unavailable"
             if plan.continues:  # before this turn's recording replaces it
-                plan.previous = await previous_recording(self.store, request.id,
-                                                         plan.message_id)
+                plan.previous = await previous_recording(self.store, request.id, plan.message_id)
             recorder = await self.store.record(request.id)
-            stream = TurnStream(self.runtime, self.store, self.settings, plan, user_id,
-                                request.id, received=received, api_path=api_path)
+            stream = TurnStream(
+                self.runtime,
+                self.store,
+                self.settings,
+                plan,
+                user_id,
+                request.id,
+                received=received,
+                api_path=api_path,
+            )
             await self.run_turn(stream, send, receive, recorder)
             return stream.outcome
 
-    async def run_turn(self, stream: TurnStream, send: Send, receive: Receive,
-                       recorder: StreamRecorder) -> None:
+    async def run_turn(
+        self, stream: TurnStream, send: Send, receive: Receive, recorder: StreamRecorder
+    ) -> None:
         """Run a turn (the caller holds the chat's turn lock and took ``recorder`` from
         ``store.record`` before answering); ``drain`` waits for it."""
         self.turns.add(stream)
@@ -164,8 +198,9 @@ class ChatEndpoint:
 
     # -- a chat's own routes -------------------------------------------------------
 
-    async def chat_reader(self, scope: Scope, send: Send, chat_id: str,
-                          action: str) -> tuple[str, bool] | None:
+    async def chat_reader(
+        self, scope: Scope, send: Send, chat_id: str, action: str
+    ) -> tuple[str, bool] | None:
         """Who asks about ``chat_id`` (one of its routes), and whether the chat is theirs
         (False: it has no owner yet, so nothing of it exists); or None after answering:
         401/403, ``404 chat_not_found`` for an invalid id or another user's chat (the same
@@ -214,9 +249,13 @@ class ChatEndpoint:
                 await follow.aclose()
             return
         streaming = self.settings.streaming
-        channel = SSEChannel(send, receive, ping_interval=streaming.ping_interval,
-                             send_timeout=streaming.send_timeout,
-                             max_queued=self.settings.limits.max_queued_bytes)
+        channel = SSEChannel(
+            send,
+            receive,
+            ping_interval=streaming.ping_interval,
+            send_timeout=streaming.send_timeout,
+            max_queued=self.settings.limits.max_queued_bytes,
+        )
         await channel.open()
         try:
             async for blob in follow:
@@ -260,11 +299,13 @@ class ChatEndpoint:
                 try:
                     await asyncio.wait_for(self._idle.wait(), 5.0)
                 except TimeoutError:
-                    logger.warning("%d chat stream(s) did not end after shutdown",
-                                   len(self.turns))
+                    logger.warning("%d chat stream(s) did not end after shutdown", len(self.turns))
 
 
 def _shutting_down() -> RequestError:
-    return RequestError(503, "shutting_down",
-                        "The server is restarting. Please try again in a moment.",
-                        retry_after=UNAVAILABLE_RETRY_AFTER)
+    return RequestError(
+        503,
+        "shutting_down",
+        "The server is restarting. Please try again in a moment.",
+        retry_after=UNAVAILABLE_RETRY_AFTER,
+    )

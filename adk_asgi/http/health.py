@@ -38,8 +38,14 @@ class Health:
 
     __slots__ = ("_draining", "_failing", "runtime", "store", "timeout")
 
-    def __init__(self, runtime: AgentRuntime, store: StreamStore,
-                 draining: Callable[[], bool], *, timeout: float = 2.0) -> None:
+    def __init__(
+        self,
+        runtime: AgentRuntime,
+        store: StreamStore,
+        draining: Callable[[], bool],
+        *,
+        timeout: float = 2.0,
+    ) -> None:
         self.runtime = runtime
         self.store = store
         self.timeout = timeout
@@ -49,9 +55,19 @@ class Health:
     async def __call__(self, probe: Probe, scope: Scope, send: Send) -> None:
         method = scope["method"]
         if method not in ("GET", "HEAD"):
-            await send_json(send, 405, _encoder.encode({"error": {
-                "code": "method_not_allowed", "message": f"{method} is not allowed here."}}),
-                [(b"allow", b"GET, HEAD")])
+            await send_json(
+                send,
+                405,
+                _encoder.encode(
+                    {
+                        "error": {
+                            "code": "method_not_allowed",
+                            "message": f"{method} is not allowed here.",
+                        }
+                    }
+                ),
+                [(b"allow", b"GET, HEAD")],
+            )
             return
         if probe == "healthz":
             status, body, headers = 200, _HEALTHY, []
@@ -60,16 +76,27 @@ class Health:
             failing = [name for name, result in checks.items() if result != OK]
             if failing:
                 status, headers = 503, [(b"retry-after", b"2")]
-                body = _encoder.encode({
-                    "status": "unavailable", "checks": checks,
-                    "error": {"code": "not_ready",
-                              "message": f"Not ready: {', '.join(failing)}."}})
+                body = _encoder.encode(
+                    {
+                        "status": "unavailable",
+                        "checks": checks,
+                        "error": {
+                            "code": "not_ready",
+                            "message": f"Not ready: {', '.join(failing)}.",
+                        },
+                    }
+                )
             else:
                 status, headers = 200, []
                 body = _encoder.encode({"status": "ready", "checks": checks})
         if method == "HEAD":
-            await send({"type": "http.response.start", "status": status, "headers": [
-                (b"content-type", b"application/json"), *headers]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": status,
+                    "headers": [(b"content-type", b"application/json"), *headers],
+                }
+            )
             await send({"type": "http.response.body", "body": b""})
         else:
             await send_json(send, status, body, headers)
@@ -84,18 +111,19 @@ class Health:
             adk = await self._check("adk", asyncio.shield(self.runtime.startup()))
             sessions, streams = await asyncio.gather(
                 self._check("sessions", self._lookup()) if adk == OK else _not_checked(),
-                self._check("streams", self.store.ping(), self.store.timeout))
+                self._check("streams", self.store.ping(), self.store.timeout),
+            )
             checks = {"adk": adk, "sessions": sessions, "streams": streams}
         self._report(checks)
         return checks
 
     async def _lookup(self) -> None:
         runtime = self.runtime
-        await runtime.session_service.get_session(app_name=runtime.app_name, user_id=PROBE_ID,
-                                                  session_id=PROBE_ID)
+        await runtime.session_service.get_session(
+            app_name=runtime.app_name, user_id=PROBE_ID, session_id=PROBE_ID
+        )
 
-    async def _check(self, name: str, probe: Awaitable[None],
-                     within: float | None = None) -> str:
+    async def _check(self, name: str, probe: Awaitable[None], within: float | None = None) -> str:
         """``within``: the part's own timeout (the stream store's calls wait as long),
         else ``self.timeout``."""
         timeout = within or self.timeout
@@ -115,8 +143,9 @@ class Health:
             return
         self._failing = failing
         if failing:
-            logger.warning("Not ready: %s", ", ".join(
-                f"{name} {checks[name]}" for name in sorted(failing)))
+            logger.warning(
+                "Not ready: %s", ", ".join(f"{name} {checks[name]}" for name in sorted(failing))
+            )
         else:
             logger.info("Ready again")
 

@@ -35,8 +35,9 @@ logger = logging.getLogger("adk_asgi")
 _encoder = msgspec.json.Encoder()
 
 
-async def owned_session(chat: ChatEndpoint, scope: Scope, send: Send, chat_id: str
-                        ) -> tuple[str, Session | None] | None:
+async def owned_session(
+    chat: ChatEndpoint, scope: Scope, send: Send, chat_id: str
+) -> tuple[str, Session | None] | None:
     """The requesting user and their session of ``chat_id`` (None: no such session of
     theirs); or None after answering (401/403, 404 for another user's chat, 503)."""
     reader = await chat.chat_reader(scope, send, chat_id, "chat")
@@ -47,7 +48,8 @@ async def owned_session(chat: ChatEndpoint, scope: Scope, send: Send, chat_id: s
     await runtime.startup()
     try:
         session = await runtime.session_service.get_session(
-            app_name=runtime.app_name, user_id=user_id, session_id=chat_id)
+            app_name=runtime.app_name, user_id=user_id, session_id=chat_id
+        )
     except Exception as exc:
         logger.error("Session store failed for chat %r: %s", chat_id, failure(exc))
         METRICS.store_error("sessions", "chat")
@@ -69,20 +71,30 @@ class ChatHistory:
         style = chat.settings.pauses.confirmation_style
 
         def live(message_id: str) -> EventTranslator:
-            return LiveTranslator(message_id, audio_out=False, confirmation_style=style,
-                                  describe_error=chat.settings.describe_error,
-                                  tools=chat.runtime.tools, surface=chat.runtime.surface)
+            return LiveTranslator(
+                message_id,
+                audio_out=False,
+                confirmation_style=style,
+                describe_error=chat.settings.describe_error,
+                tools=chat.runtime.tools,
+                surface=chat.runtime.surface,
+            )
 
         artifacts = chat.runtime.artifacts
 
         async def files(event: Event, uploads: bool) -> list[File]:
-            return await artifacts.files(event, user_id=user_id, chat_id=chat_id,
-                                         api_path=api_path, uploads=uploads)
+            return await artifacts.files(
+                event, user_id=user_id, chat_id=chat_id, api_path=api_path, uploads=uploads
+            )
 
-        return HistoryOptions(tools=chat.runtime.tools, confirmation_style=style,
-                              describe_error=chat.settings.describe_error,
-                              surface=chat.runtime.surface, live_translator=live,
-                              files=files)
+        return HistoryOptions(
+            tools=chat.runtime.tools,
+            confirmation_style=style,
+            describe_error=chat.settings.describe_error,
+            surface=chat.runtime.surface,
+            live_translator=live,
+            files=files,
+        )
 
     async def get(self, scope: Scope, receive: Receive, send: Send, chat_id: str) -> None:
         found = await owned_session(self.chat, scope, send, chat_id)
@@ -100,9 +112,10 @@ class ChatHistory:
             # A session this code cannot read (an ADK change, an event of a new kind): the
             # server log says what; the client gets a JSON error, never a trace.
             logger.exception("Could not rebuild the history of chat %r", chat_id)
-            await send_error(send, RequestError(500, "history_unavailable",
-                                                "The chat's history could not be read."))
+            await send_error(
+                send,
+                RequestError(500, "history_unavailable", "The chat's history could not be read."),
+            )
             return
         body: dict[str, Any] = {"id": chat_id, "messages": messages}
-        await send_json(send, 200, _encoder.encode(body),
-                        [(b"cache-control", b"no-store")])
+        await send_json(send, 200, _encoder.encode(body), [(b"cache-control", b"no-store")])

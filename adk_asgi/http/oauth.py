@@ -45,8 +45,7 @@ OAUTH_MESSAGE_TYPE: Final = "adk-asgi:oauth"
 _MAX_QUERY: Final = 8192
 
 
-async def oauth_callback(chat: ChatEndpoint, scope: Scope, receive: Receive,
-                         send: Send) -> None:
+async def oauth_callback(chat: ChatEndpoint, scope: Scope, receive: Receive, send: Send) -> None:
     raw = bytes(scope.get("query_string") or b"")
     if len(raw) > _MAX_QUERY:
         await _page(send, 414, "This sign-in link is too long.", {"ok": False})
@@ -59,12 +58,21 @@ async def oauth_callback(chat: ChatEndpoint, scope: Scope, receive: Receive,
     try:
         ticket = await take_sign_in(chat.store, state)
     except StoreUnavailable:
-        await _page(send, 503, "The chat service is temporarily unavailable. Close this "
-                    "window and try again.", {"ok": False})
+        await _page(
+            send,
+            503,
+            "The chat service is temporarily unavailable. Close this window and try again.",
+            {"ok": False},
+        )
         return
     if ticket is None:
-        await _page(send, 400, "This sign-in has expired or was already used. Close this "
-                    "window and start again from the chat.", {"ok": False})
+        await _page(
+            send,
+            400,
+            "This sign-in has expired or was already used. Close this "
+            "window and start again from the chat.",
+            {"ok": False},
+        )
         return
     told: dict[str, Any] = {"chatId": ticket.chat_id, "toolCallId": ticket.call_id}
     error = _one(query, "error")
@@ -73,16 +81,24 @@ async def oauth_callback(chat: ChatEndpoint, scope: Scope, receive: Receive,
             await keep_sign_in(chat.store, state, ticket, chat.settings.pauses.sign_in_timeout)
         except StoreUnavailable:
             pass
-        await _page(send, 400, "The sign-in was not completed. Close this window and try "
-                    "again from the chat.", {"ok": False, "error": (error or "no_code")[:64],
-                                             **told})
+        await _page(
+            send,
+            400,
+            "The sign-in was not completed. Close this window and try again from the chat.",
+            {"ok": False, "error": (error or "no_code")[:64], **told},
+        )
         return
     if ticket.transport == "live":
         from ..pauses.signin import LIVE_SIGN_INS
 
         if not LIVE_SIGN_INS.answer(ticket, _response_uri(ticket, raw)):
-            await _page(send, 409, "The chat that asked for this sign-in is no longer "
-                        "connected. Start again from the chat.", {"ok": False, **told})
+            await _page(
+                send,
+                409,
+                "The chat that asked for this sign-in is no longer "
+                "connected. Start again from the chat.",
+                {"ok": False, **told},
+            )
             return
         await _page(send, 200, "Signed in. You can close this window.", {"ok": True, **told})
         return
@@ -98,9 +114,13 @@ async def oauth_callback(chat: ChatEndpoint, scope: Scope, receive: Receive,
 async def _continue(chat: ChatEndpoint, ticket: SignInTicket, response_uri: str) -> str:
     tools = chat.runtime.tools
     return await run_detached(
-        chat, ticket.user_id, ticket.chat_id,
-        lambda session: plan_sign_in(session, tools, ticket.call_id, ticket.message_id,
-                                     response_uri, ticket.redirect_uri))
+        chat,
+        ticket.user_id,
+        ticket.chat_id,
+        lambda session: plan_sign_in(
+            session, tools, ticket.call_id, ticket.message_id, response_uri, ticket.redirect_uri
+        ),
+    )
 
 
 def _response_uri(ticket: SignInTicket, raw: bytes) -> str:
@@ -126,22 +146,37 @@ async def _page(send: Send, status: int, text: str, message: dict[str, Any]) -> 
     """A page that tells its opener and closes itself (nothing secret in it)."""
     told = msgspec.json.encode({"type": OAUTH_MESSAGE_TYPE, **message}).decode()
     told = told.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    script = ("(function(){var m=" + told + ";try{if(window.opener){"
-              "window.opener.postMessage(m,'*');}}catch(e){}"
-              "if(m.ok){setTimeout(function(){window.close();},100);}})();")
+    script = (
+        "(function(){var m=" + told + ";try{if(window.opener){"
+        "window.opener.postMessage(m,'*');}}catch(e){}"
+        "if(m.ok){setTimeout(function(){window.close();},100);}})();"
+    )
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
-    body = ("<!doctype html><html><head><meta charset=\"utf-8\"><title>Sign-in</title>"
-            "<meta name=\"viewport\" content=\"width=device-width\"></head>"
-            "<body style=\"font-family:system-ui,sans-serif;margin:2em\"><p id=\"status\">"
-            f"{html.escape(text)}</p><script>{script}</script></body></html>").encode()
-    await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", b"text/html; charset=utf-8"),
-        (b"content-length", str(len(body)).encode()),
-        (b"cache-control", b"no-store"),
-        # The URL holds the authorization code: never sent on as a Referer.
-        (b"referrer-policy", b"no-referrer"),
-        (b"content-security-policy",
-         f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{digest}'".encode()),
-        (b"x-content-type-options", b"nosniff"),
-    ]})
+    body = (
+        '<!doctype html><html><head><meta charset="utf-8"><title>Sign-in</title>'
+        '<meta name="viewport" content="width=device-width"></head>'
+        '<body style="font-family:system-ui,sans-serif;margin:2em"><p id="status">'
+        f"{html.escape(text)}</p><script>{script}</script></body></html>"
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/html; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+                (b"cache-control", b"no-store"),
+                # The URL holds the authorization code: never sent on as a Referer.
+                (b"referrer-policy", b"no-referrer"),
+                (
+                    b"content-security-policy",
+                    (
+                        "default-src 'none'; style-src 'unsafe-inline'; "
+                        f"script-src 'sha256-{digest}'"
+                    ).encode(),
+                ),
+                (b"x-content-type-options", b"nosniff"),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})

@@ -32,9 +32,13 @@ class MethodTable:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         handler = self._handlers.get(scope["method"])
         if handler is None:
-            await send_json_error(send, 405, "method_not_allowed",
-                                  f"{scope['method']} is not allowed here.",
-                                  headers=[(b"allow", self._allow)])
+            await send_json_error(
+                send,
+                405,
+                "method_not_allowed",
+                f"{scope['method']} is not allowed here.",
+                headers=[(b"allow", self._allow)],
+            )
             return
         await handler(scope, receive, send)
 
@@ -47,6 +51,11 @@ def api_router(routes: Sequence[tuple[str, Mapping[str, ASGIApp] | MethodTable]]
     """A router of ``(path, {method: handler})``, matched in order (Starlette's path
     syntax: ``/{chat_id:path}/stream``); no trailing-slash redirects (a redirected POST
     loses its body in some clients)."""
-    return Router([Route(path, table if isinstance(table, MethodTable) else MethodTable(table))
-                   for path, table in routes],
-                  redirect_slashes=False, default=_not_found)
+    return Router(
+        [
+            Route(path, table if isinstance(table, MethodTable) else MethodTable(table))
+            for path, table in routes
+        ],
+        redirect_slashes=False,
+        default=_not_found,
+    )

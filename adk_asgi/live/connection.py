@@ -82,10 +82,19 @@ class LiveServices:
 
 
 class Connection:
-    def __init__(self, services: LiveServices, receive: Receive, send: Send, *,
-                 user_id: str, audio: bool, run_config: RunConfig,
-                 chat_id: str | None, api_path: str = "",
-                 oauth_redirect: str | None = None) -> None:
+    def __init__(
+        self,
+        services: LiveServices,
+        receive: Receive,
+        send: Send,
+        *,
+        user_id: str,
+        audio: bool,
+        run_config: RunConfig,
+        chat_id: str | None,
+        api_path: str = "",
+        oauth_redirect: str | None = None,
+    ) -> None:
         settings = services.settings
         options = settings.live
         self.services = services
@@ -95,22 +104,43 @@ class Connection:
         self.audio = audio
         self.limits = settings.limits
         self.store = services.store
-        self.socket = LiveSocket(receive, send, settings.limits,
-                                 send_timeout=settings.streaming.send_timeout,
-                                 idle_timeout=options.idle_timeout)
+        self.socket = LiveSocket(
+            receive,
+            send,
+            settings.limits,
+            send_timeout=settings.streaming.send_timeout,
+            idle_timeout=options.idle_timeout,
+        )
         self.inbox: asyncio.Queue[InboxItem] = asyncio.Queue(options.inbox_size)
         runtime = services.runtime
-        self.gate = LiveGate(self._deliver, timeout=options.wait_timeout,
-                             max_waiting=self.limits.max_pending_approvals,
-                             approval_tools=runtime.approval_tools,
-                             sign_in=self._sign_in, redirect_uri=oauth_redirect)
-        self.run = LiveRun(runtime, services.plugin, self.gate, self.store, user_id=user_id,
-                           runner=services.runner, config=run_config,
-                           deliver=self._deliver)
+        self.gate = LiveGate(
+            self._deliver,
+            timeout=options.wait_timeout,
+            max_waiting=self.limits.max_pending_approvals,
+            approval_tools=runtime.approval_tools,
+            sign_in=self._sign_in,
+            redirect_uri=oauth_redirect,
+        )
+        self.run = LiveRun(
+            runtime,
+            services.plugin,
+            self.gate,
+            self.store,
+            user_id=user_id,
+            runner=services.runner,
+            config=run_config,
+            deliver=self._deliver,
+        )
         self.conversation = self._conversation()
-        self.upstream = Upstream(self.socket, self.inbox, self.run, self.conversation,
-                                 limits=self.limits, body_fields=runtime.body_fields,
-                                 chat_id=chat_id)
+        self.upstream = Upstream(
+            self.socket,
+            self.inbox,
+            self.run,
+            self.conversation,
+            limits=self.limits,
+            body_fields=runtime.body_fields,
+            chat_id=chat_id,
+        )
         self.followers = Followers(self.socket, self.store, user_id)
 
     def _conversation(self) -> Conversation:
@@ -121,37 +151,57 @@ class Connection:
         tools = replace(runtime.tools, approval=frozenset())
 
         def new_translator() -> LiveTranslator:
-            return LiveTranslator(f"msg-{uuid.uuid4().hex[:20]}", audio_out=self.audio,
-                                  turn_based=self.run.turn_based,
-                                  confirmation_style=settings.pauses.confirmation_style,
-                                  describe_error=settings.describe_error, tools=tools,
-                                  surface=runtime.surface)
+            return LiveTranslator(
+                f"msg-{uuid.uuid4().hex[:20]}",
+                audio_out=self.audio,
+                turn_based=self.run.turn_based,
+                confirmation_style=settings.pauses.confirmation_style,
+                describe_error=settings.describe_error,
+                tools=tools,
+                surface=runtime.surface,
+            )
 
-        return Conversation(TurnOutput(ProtocolA(), self.socket.send), run=self.run,
-                            gate=self.gate, store=self.store, new_translator=new_translator,
-                            artifacts=runtime.artifacts, api_path=self.api_path,
-                            turn_ended=runtime.turn_ended,
-                            preload=LivePreload(self.services.runner))
+        return Conversation(
+            TurnOutput(ProtocolA(), self.socket.send),
+            run=self.run,
+            gate=self.gate,
+            store=self.store,
+            new_translator=new_translator,
+            artifacts=runtime.artifacts,
+            api_path=self.api_path,
+            turn_ended=runtime.turn_ended,
+            preload=LivePreload(self.services.runner),
+        )
 
     # -- lifecycle --------------------------------------------------------------
 
     async def serve(self) -> None:
-        tasks = [asyncio.create_task(self.upstream.serve(), name="adk-asgi-live-upstream"),
-                 asyncio.create_task(self._downstream(), name="adk-asgi-live-downstream"),
-                 asyncio.create_task(self.socket.watchdog(self._idle_since),
-                                     name="adk-asgi-live-watchdog")]
+        tasks = [
+            asyncio.create_task(self.upstream.serve(), name="adk-asgi-live-upstream"),
+            asyncio.create_task(self._downstream(), name="adk-asgi-live-downstream"),
+            asyncio.create_task(
+                self.socket.watchdog(self._idle_since), name="adk-asgi-live-watchdog"
+            ),
+        ]
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
-                if task.cancelled() or (exc := task.exception()) is None \
-                        or isinstance(exc, ClientGone):
+                if (
+                    task.cancelled()
+                    or (exc := task.exception()) is None
+                    or isinstance(exc, ClientGone)
+                ):
                     continue
                 if isinstance(exc, (StoreUnavailable, SessionUnavailable)):
                     # A dependency is down: one line, and the client may try again.
-                    logger.error("Live connection of chat %r closed: %s",
-                                 self.run.chat_id or self.chat_id, failure(exc))
+                    logger.error(
+                        "Live connection of chat %r closed: %s",
+                        self.run.chat_id or self.chat_id,
+                        failure(exc),
+                    )
                     METRICS.store_error(
-                        "streams" if isinstance(exc, StoreUnavailable) else "sessions", "live")
+                        "streams" if isinstance(exc, StoreUnavailable) else "sessions", "live"
+                    )
                     self.socket.close_with(CLOSE_TRY_AGAIN, UNAVAILABLE_REASON)
                 else:
                     logger.error("Live connection failed", exc_info=exc)
@@ -169,7 +219,8 @@ class Connection:
         await asyncio.gather(self.run.close(), *tasks, return_exceptions=True)
         with contextlib.suppress(Exception):
             await self.conversation.close(
-                "error" if self.socket.close_code == CLOSE_ERROR else "client_gone")
+                "error" if self.socket.close_code == CLOSE_ERROR else "client_gone"
+            )
         await self.socket.close()
 
     def _idle_since(self) -> float | None:
@@ -182,8 +233,7 @@ class Connection:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + grace
         # Polling is fine here: it runs once per connection, at shutdown only.
-        while self.conversation.busy and not self.socket.closed \
-                and loop.time() < deadline:  # noqa: ASYNC110
+        while self.conversation.busy and not self.socket.closed and loop.time() < deadline:  # noqa: ASYNC110
             await asyncio.sleep(0.05)
         if not self.socket.closed:
             with contextlib.suppress(asyncio.QueueFull):
@@ -194,10 +244,16 @@ class Connection:
         chat_id, redirect = self.run.chat_id, self.gate.redirect_uri
         if chat_id is None or redirect is None:
             return None
-        await register_sign_ins(self.store, [request], chat_id=chat_id, user_id=self.user_id,
-                                message_id="", redirect_uri=redirect,
-                                ttl=self.services.settings.pauses.sign_in_timeout,
-                                transport="live")
+        await register_sign_ins(
+            self.store,
+            [request],
+            chat_id=chat_id,
+            user_id=self.user_id,
+            message_id="",
+            redirect_uri=redirect,
+            ttl=self.services.settings.pauses.sign_in_timeout,
+            transport="live",
+        )
         future = LIVE_SIGN_INS.wait(chat_id, request.call_id)
         future.add_done_callback(lambda _: LIVE_SIGN_INS.forget(chat_id, request.call_id))
         return future

@@ -49,15 +49,27 @@ _ACTIVITY: Final = ("manual", "automatic")
 logger = logging.getLogger("adk_asgi")
 
 # A connection's outcome (its span), by the code it was closed with.
-_CLOSED = {CLOSE_GOING_AWAY: "idle", CLOSE_POLICY: "policy", CLOSE_TOO_BIG: "too_big",
-           CLOSE_ERROR: "error", CLOSE_RESTART: "shutdown", CLOSE_TRY_AGAIN: "unavailable"}
+_CLOSED = {
+    CLOSE_GOING_AWAY: "idle",
+    CLOSE_POLICY: "policy",
+    CLOSE_TOO_BIG: "too_big",
+    CLOSE_ERROR: "error",
+    CLOSE_RESTART: "shutdown",
+    CLOSE_TRY_AGAIN: "unavailable",
+}
 
 
 class LiveEndpoint:
     """The WebSocket side of the app: one instance serves every connection."""
 
-    def __init__(self, runtime: AgentRuntime, settings: Settings, *, store: StreamStore,
-                 origins: OriginPolicy) -> None:
+    def __init__(
+        self,
+        runtime: AgentRuntime,
+        settings: Settings,
+        *,
+        store: StreamStore,
+        origins: OriginPolicy,
+    ) -> None:
         self.runtime = runtime
         self.settings = settings
         self.store = store
@@ -98,24 +110,32 @@ class LiveEndpoint:
             # Accept, then close: browsers see close codes and reasons, not the status of
             # a refused handshake.
             await send({"type": "websocket.accept"})
-            await send({"type": "websocket.close", "code": refusal[0],
-                        "reason": refusal[1][:120]})
+            await send({"type": "websocket.close", "code": refusal[0], "reason": refusal[1][:120]})
             return
         audio = query.get("modality", ["text"])[0].lower() == "audio"
         activity = query.get("activity", [self.settings.live.activity_detection])[0].lower()
         await send({"type": "websocket.accept"})
         if activity not in _ACTIVITY:
-            await send({"type": "websocket.close", "code": CLOSE_POLICY,
-                        "reason": "activity is manual or automatic."})
+            await send(
+                {
+                    "type": "websocket.close",
+                    "code": CLOSE_POLICY,
+                    "reason": "activity is manual or automatic.",
+                }
+            )
             return
-        services = LiveServices(self.runtime, self.settings, self.store, self.runner,
-                                self.plugin)
-        connection = Connection(services, receive, send, user_id=refusal, audio=audio,
-                                run_config=self.live_run_config(audio, activity),
-                                chat_id=chat_id,
-                                api_path=scope.get("root_path", ""),
-                                oauth_redirect=callback_url(
-                                    scope, self.settings.pauses.oauth_redirect_uri))
+        services = LiveServices(self.runtime, self.settings, self.store, self.runner, self.plugin)
+        connection = Connection(
+            services,
+            receive,
+            send,
+            user_id=refusal,
+            audio=audio,
+            run_config=self.live_run_config(audio, activity),
+            chat_id=chat_id,
+            api_path=scope.get("root_path", ""),
+            oauth_redirect=callback_url(scope, self.settings.pauses.oauth_redirect_uri),
+        )
         self.connections.add(connection)
         METRICS.connection_opened()
         # The connection's span is current in its tasks: run_live's spans become children.
@@ -126,8 +146,9 @@ class LiveEndpoint:
         finally:
             self.connections.discard(connection)
             METRICS.connection_closed()
-            end_span(span, _CLOSED.get(connection.socket.close_code, "closed"),
-                     connection.run.chat_id)
+            end_span(
+                span, _CLOSED.get(connection.socket.close_code, "closed"), connection.run.chat_id
+            )
 
     async def _refusal(self, scope: Scope, chat_id: str | None) -> tuple[int, str] | str:
         """The user id of an acceptable connection, else the close code and reason."""
@@ -159,8 +180,7 @@ class LiveEndpoint:
         self.draining = True
         connections = list(self.connections)
         if connections:
-            await asyncio.gather(*(c.drain(grace) for c in connections),
-                                 return_exceptions=True)
+            await asyncio.gather(*(c.drain(grace) for c in connections), return_exceptions=True)
 
     def live_run_config(self, audio: bool, activity: ActivityDetection) -> RunConfig:
         """The RunConfig of one connection's run. What the app's RunConfig sets itself
@@ -171,8 +191,9 @@ class LiveEndpoint:
         custom = dict(base.custom_metadata or {})
         custom[META_KEY] = {"live": True}
         update: dict[str, object] = {
-            "response_modalities": [types.Modality.AUDIO if audio or self._speaks_only()
-                                    else types.Modality.TEXT],
+            "response_modalities": [
+                types.Modality.AUDIO if audio or self._speaks_only() else types.Modality.TEXT
+            ],
             "custom_metadata": custom,
         }
         if base.realtime_input_config is None:
@@ -180,7 +201,9 @@ class LiveEndpoint:
             # (https://ai.google.dev/api/live, activityStart / activityEnd).
             update["realtime_input_config"] = types.RealtimeInputConfig(
                 automatic_activity_detection=types.AutomaticActivityDetection(
-                    disabled=activity == "manual"))
+                    disabled=activity == "manual"
+                )
+            )
         if base.session_resumption is None and options.session_resumption:
             update["session_resumption"] = types.SessionResumptionConfig()
         if base.context_window_compression is None:

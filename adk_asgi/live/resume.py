@@ -34,8 +34,7 @@ class Followers:
             await self._socket.send([ProtocolB.no_active(request_id)])
             return
         await self._socket.send([ProtocolB.start(request_id)])
-        task = asyncio.create_task(self._follow(request_id, follow),
-                                   name="adk-asgi-live-resume")
+        task = asyncio.create_task(self._follow(request_id, follow), name="adk-asgi-live-resume")
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 

@@ -76,14 +76,23 @@ class Shutdown:
     pass
 
 
-InboxItem = (RunItem | GateNotice | StartRun | UserMessage | Answers | Resume | Abort
-             | Interrupt | Shutdown)
+InboxItem = (
+    RunItem | GateNotice | StartRun | UserMessage | Answers | Resume | Abort | Interrupt | Shutdown
+)
 
 
 class Upstream:
-    def __init__(self, socket: LiveSocket, inbox: asyncio.Queue[InboxItem], run: LiveRun,
-                 conversation: Conversation, *, limits: Limits,
-                 body_fields: BodyFields | None, chat_id: str | None) -> None:
+    def __init__(
+        self,
+        socket: LiveSocket,
+        inbox: asyncio.Queue[InboxItem],
+        run: LiveRun,
+        conversation: Conversation,
+        *,
+        limits: Limits,
+        body_fields: BodyFields | None,
+        chat_id: str | None,
+    ) -> None:
         self.socket = socket
         self.inbox = inbox
         self.run = run
@@ -141,8 +150,7 @@ class Upstream:
             case Image() as image:
                 self.images.admit(image)
                 await self._begin()
-                self.run.queue.send_realtime(types.Blob(mime_type=image.mime_type,
-                                                        data=image.data))
+                self.run.queue.send_realtime(types.Blob(mime_type=image.mime_type, data=image.data))
             case AudioControl(action):
                 await self._begin()
                 if self.run.manual_activity:
@@ -162,8 +170,9 @@ class Upstream:
             case Messages() as messages:
                 await self._messages(messages)
             case ToolResult(call_id, result):
-                await self.inbox.put(Answers([ClientAnswer.from_tool_result(call_id, result)],
-                                             None))
+                await self.inbox.put(
+                    Answers([ClientAnswer.from_tool_result(call_id, result)], None)
+                )
             case Resume() | Abort():
                 await self.inbox.put(command)
 
@@ -189,12 +198,21 @@ class Upstream:
             raise RequestError(404, "chat_not_found", CHAT_NOT_FOUND)
         if last.role == "user":
             fields = self.body_fields
-            await self.inbox.put(UserMessage(
-                chat, user_content(last, self.limits.max_file_bytes), command.request_id,
-                fields.check(command.body) if fields else {}))
+            await self.inbox.put(
+                UserMessage(
+                    chat,
+                    user_content(last, self.limits.max_file_bytes),
+                    command.request_id,
+                    fields.check(command.body) if fields else {},
+                )
+            )
         elif last.role == "assistant":
-            await self.inbox.put(Answers([a for part in last.parts for a in answers_in(part)],
-                                         command.request_id))
+            await self.inbox.put(
+                Answers([a for part in last.parts for a in answers_in(part)], command.request_id)
+            )
         else:
-            raise RequestError(422, "invalid_last_message",
-                               "The last message must be a user or an assistant message.")
+            raise RequestError(
+                422,
+                "invalid_last_message",
+                "The last message must be a user or an assistant message.",
+            )

@@ -45,15 +45,18 @@ def serve_prometheus(port: int, host: str) -> None:
         start_http_server(port, addr=host)
     except OSError as exc:
         raise ExporterError(f"cannot serve metrics on {host}:{port}: {exc.strerror}") from None
-    metrics.set_meter_provider(MeterProvider(metric_readers=[PrometheusMetricReader()],
-                                             resource=_resource()))
+    metrics.set_meter_provider(
+        MeterProvider(metric_readers=[PrometheusMetricReader()], resource=_resource())
+    )
 
 
 def export_traces_from_env() -> bool:
     """Export spans over OTLP/HTTP when ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or
     ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``) is set; whether it does."""
-    if not (os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
-            or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")):
+    if not (
+        os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+        or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    ):
         return False
     try:
         from opentelemetry import trace
@@ -61,8 +64,9 @@ def export_traces_from_env() -> bool:
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
     except ImportError:
-        raise ExporterError(f"OTEL_EXPORTER_OTLP_ENDPOINT is set: exporting traces needs "
-                            f"the otel extra: {_EXTRA}") from None
+        raise ExporterError(
+            f"OTEL_EXPORTER_OTLP_ENDPOINT is set: exporting traces needs the otel extra: {_EXTRA}"
+        ) from None
     provider = TracerProvider(resource=_resource())
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     trace.set_tracer_provider(provider)

@@ -21,8 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Final
 
-__all__ = ("install_adk_log_filter", "log_error_event", "log_exception", "original",
-           "serving")
+__all__ = ("install_adk_log_filter", "log_error_event", "log_exception", "original", "serving")
 
 logger = logging.getLogger("adk_asgi")
 
@@ -48,8 +47,7 @@ class _Demote(logging.Filter):
         self.message = message
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if _SERVING.get() and isinstance(record.msg, str) \
-                and record.msg.startswith(self.message):
+        if _SERVING.get() and isinstance(record.msg, str) and record.msg.startswith(self.message):
             record.levelno, record.levelname = logging.DEBUG, "DEBUG"
             record.exc_info = record.exc_text = None
         return True
@@ -59,8 +57,7 @@ def original(error: BaseException) -> BaseException:
     """The exception a failed run is about: the tool's own, not ADK's wrapper of an
     exception raised inside adk-asgi's plugin."""
     cause = error.__cause__
-    if isinstance(error, RuntimeError) and cause is not None \
-            and str(error).startswith(_OUR_PLUGIN):
+    if isinstance(error, RuntimeError) and cause is not None and str(error).startswith(_OUR_PLUGIN):
         return cause
     return error
 

@@ -20,8 +20,15 @@ from typing import Any, Final
 
 from opentelemetry import trace
 
-__all__ = ("TEXT_FORMAT", "JsonFormatter", "LogContext", "current_log_context",
-           "json_log_config", "log_context", "setup_logging")
+__all__ = (
+    "TEXT_FORMAT",
+    "JsonFormatter",
+    "LogContext",
+    "current_log_context",
+    "json_log_config",
+    "log_context",
+    "setup_logging",
+)
 
 
 class LogContext:
@@ -35,7 +42,8 @@ class LogContext:
 
 
 _CONTEXT: Final[contextvars.ContextVar[LogContext | None]] = contextvars.ContextVar(
-    "adk_asgi_log_context", default=None)
+    "adk_asgi_log_context", default=None
+)
 
 
 @contextmanager
@@ -55,7 +63,11 @@ def current_log_context() -> LogContext | None:
 
 # The attributes every LogRecord has: anything else was passed in ``extra=`` and is kept.
 _STANDARD: Final = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
-    "message", "asctime", "taskName", "color_message"}  # uvicorn's ANSI copy of the message
+    "message",
+    "asctime",
+    "taskName",
+    "color_message",
+}  # uvicorn's ANSI copy of the message
 
 
 class JsonFormatter(logging.Formatter):
@@ -109,12 +121,19 @@ def json_log_config(level: str) -> dict[str, Any]:
         "version": 1,
         "disable_existing_loggers": False,
         "formatters": {"json": {"()": f"{__name__}.JsonFormatter"}},
-        "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "json",
-                                "stream": "ext://sys.stderr"}},
+        "handlers": {
+            "stderr": {
+                "class": "logging.StreamHandler",
+                "formatter": "json",
+                "stream": "ext://sys.stderr",
+            }
+        },
         "root": {"handlers": ["stderr"], "level": level.upper()},
         # uvicorn's loggers write through the root's handler.
-        "loggers": {name: {"handlers": [], "propagate": True}
-                    for name in ("uvicorn", "uvicorn.error", "uvicorn.access")},
+        "loggers": {
+            name: {"handlers": [], "propagate": True}
+            for name in ("uvicorn", "uvicorn.error", "uvicorn.access")
+        },
     }
 
 

@@ -19,8 +19,17 @@ from opentelemetry.metrics import CallbackOptions, Meter, Observation
 __all__ = ("METRICS", "Metrics", "Outcome", "Transport")
 
 Transport = Literal["sse", "websocket"]
-Outcome = Literal["completed", "awaiting", "error", "stopped", "interrupted", "client_gone",
-                  "stuck_client", "shutdown", "limit"]
+Outcome = Literal[
+    "completed",
+    "awaiting",
+    "error",
+    "stopped",
+    "interrupted",
+    "client_gone",
+    "stuck_client",
+    "shutdown",
+    "limit",
+]
 """How a turn ended: ``awaiting`` = it waits for approvals or browser tools; ``limit`` = it
 reached ``Limits.max_turn_seconds`` or ``max_turn_bytes``."""
 
@@ -35,44 +44,70 @@ class Metrics:
 
     def __init__(self, meter: Meter) -> None:
         self.active_streams = meter.create_up_down_counter(
-            "adk_asgi.active_streams", unit="{stream}",
-            description="Turns streaming right now (HTTP turns and live turns)")
+            "adk_asgi.active_streams",
+            unit="{stream}",
+            description="Turns streaming right now (HTTP turns and live turns)",
+        )
         self.active_connections = meter.create_up_down_counter(
-            "adk_asgi.active_connections", unit="{connection}",
-            description="Open live WebSocket connections")
+            "adk_asgi.active_connections",
+            unit="{connection}",
+            description="Open live WebSocket connections",
+        )
         self.time_to_first_token = meter.create_histogram(
-            "adk_asgi.time_to_first_token", unit="s",
+            "adk_asgi.time_to_first_token",
+            unit="s",
             description="From the user's message to the first chunk of the model's answer",
-            explicit_bucket_boundaries_advisory=_BUCKETS)
+            explicit_bucket_boundaries_advisory=_BUCKETS,
+        )
         self.tokens_streamed = meter.create_counter(
-            "adk_asgi.tokens_streamed", unit="{token}",
-            description="Output tokens of the streamed answers, as the model reports them")
+            "adk_asgi.tokens_streamed",
+            unit="{token}",
+            description="Output tokens of the streamed answers, as the model reports them",
+        )
         self.turns = meter.create_counter(
-            "adk_asgi.turns", unit="{turn}", description="Turns ended, by outcome")
+            "adk_asgi.turns", unit="{turn}", description="Turns ended, by outcome"
+        )
         self.turn_duration = meter.create_histogram(
-            "adk_asgi.turn_duration", unit="s", description="How long turns took, by outcome",
-            explicit_bucket_boundaries_advisory=_BUCKETS)
+            "adk_asgi.turn_duration",
+            unit="s",
+            description="How long turns took, by outcome",
+            explicit_bucket_boundaries_advisory=_BUCKETS,
+        )
         self.approvals_requested = meter.create_counter(
-            "adk_asgi.approvals_requested", unit="{approval}",
-            description="Approval requests sent to users")
+            "adk_asgi.approvals_requested",
+            unit="{approval}",
+            description="Approval requests sent to users",
+        )
         self.approval_age = meter.create_histogram(
-            "adk_asgi.approval_age", unit="s",
+            "adk_asgi.approval_age",
+            unit="s",
             description="How long approvals waited for the user's decision",
-            explicit_bucket_boundaries_advisory=_AGE_BUCKETS)
+            explicit_bucket_boundaries_advisory=_AGE_BUCKETS,
+        )
         self.store_errors = meter.create_counter(
-            "adk_asgi.store_errors", unit="{error}",
-            description="Failed session-service and stream-store operations")
+            "adk_asgi.store_errors",
+            unit="{error}",
+            description="Failed session-service and stream-store operations",
+        )
         self.resumes = meter.create_counter(
-            "adk_asgi.resumes", unit="{resume}",
-            description="Stream resumes asked for (result: replayed or none)")
+            "adk_asgi.resumes",
+            unit="{resume}",
+            description="Stream resumes asked for (result: replayed or none)",
+        )
         # Approvals waiting on live connections of this process: key -> since (monotonic).
         self._waiting: dict[str, float] = {}
         meter.create_observable_gauge(
-            "adk_asgi.approvals_pending", [self._observe_pending], unit="{approval}",
-            description="Approvals waiting for the user on live connections of this process")
+            "adk_asgi.approvals_pending",
+            [self._observe_pending],
+            unit="{approval}",
+            description="Approvals waiting for the user on live connections of this process",
+        )
         meter.create_observable_gauge(
-            "adk_asgi.approval_oldest_pending_age", [self._observe_oldest], unit="s",
-            description="How long the oldest approval waiting on a live connection has waited")
+            "adk_asgi.approval_oldest_pending_age",
+            [self._observe_oldest],
+            unit="s",
+            description="How long the oldest approval waiting on a live connection has waited",
+        )
 
     # -- turns ------------------------------------------------------------------------
 
@@ -82,8 +117,15 @@ class Metrics:
     def first_token(self, transport: Transport, seconds: float) -> None:
         self.time_to_first_token.record(seconds, _BY_TRANSPORT[transport])
 
-    def turn_ended(self, transport: Transport, outcome: Outcome, seconds: float, *,
-                   tokens: int = 0, approvals: int = 0) -> None:
+    def turn_ended(
+        self,
+        transport: Transport,
+        outcome: Outcome,
+        seconds: float,
+        *,
+        tokens: int = 0,
+        approvals: int = 0,
+    ) -> None:
         by_transport = _BY_TRANSPORT[transport]
         self.active_streams.add(-1, by_transport)
         attributes = {"transport": transport, "outcome": outcome}
@@ -103,21 +145,20 @@ class Metrics:
         self.active_connections.add(-1)
 
     def resumed(self, transport: Transport, replayed: bool) -> None:
-        self.resumes.add(1, {"transport": transport,
-                             "result": "replayed" if replayed else "none"})
+        self.resumes.add(1, {"transport": transport, "result": "replayed" if replayed else "none"})
 
     def store_error(self, store: Literal["sessions", "streams"], operation: str) -> None:
         self.store_errors.add(1, {"store": store, "operation": operation})
 
     # -- approvals --------------------------------------------------------------------
 
-    def approval_answered(self, transport: Transport, decision: str,
-                          seconds: float | None) -> None:
+    def approval_answered(self, transport: Transport, decision: str, seconds: float | None) -> None:
         """An approval was decided (``approved``, ``denied``, ``timed_out``) after
         ``seconds`` (None: unknown)."""
         if seconds is not None:
-            self.approval_age.record(max(seconds, 0.0), {"transport": transport,
-                                                         "decision": decision})
+            self.approval_age.record(
+                max(seconds, 0.0), {"transport": transport, "decision": decision}
+            )
 
     def approval_waiting(self, key: str) -> None:
         """A live connection waits for the user's decision on ``key``."""

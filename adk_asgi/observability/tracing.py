@@ -18,8 +18,18 @@ from opentelemetry.trace import Span, Status, StatusCode
 
 from .metrics import Outcome, Transport
 
-__all__ = ("CHAT_ID", "LIVE_CONNECTION", "LIVE_TURN", "OUTCOME", "TRANSPORT", "TURN", "USER_ID",
-           "current", "end_span", "start_span")
+__all__ = (
+    "CHAT_ID",
+    "LIVE_CONNECTION",
+    "LIVE_TURN",
+    "OUTCOME",
+    "TRANSPORT",
+    "TURN",
+    "USER_ID",
+    "current",
+    "end_span",
+    "start_span",
+)
 
 TURN: Final = "adk_asgi.turn"
 LIVE_CONNECTION: Final = "adk_asgi.live.connection"

@@ -153,8 +153,15 @@ class ClientAnswer:
         payload = result.get("payload", UNSET) if isinstance(result, dict) else UNSET
         reason = result.get("reason") if isinstance(result, dict) else None
         confirmed = isinstance(result, dict) and result.get("confirmed") is True
-        return cls(answer_id, None, fresh=True, confirmed=confirmed, payload=payload,
-                   reason=reason if isinstance(reason, str) else None, result=result)
+        return cls(
+            answer_id,
+            None,
+            fresh=True,
+            confirmed=confirmed,
+            payload=payload,
+            reason=reason if isinstance(reason, str) else None,
+            result=result,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,8 +187,16 @@ def answers_in(part: UIPart) -> list[ClientAnswer]:
         if approval is UNSET or not isinstance(approval.approved, bool):
             return []
         reason = approval.reason if isinstance(approval.reason, str) else None
-        return [ClientAnswer(approval.id, "approval", fresh=True, confirmed=approval.approved,
-                             reason=reason, payload=_edited_payload(part))]
+        return [
+            ClientAnswer(
+                approval.id,
+                "approval",
+                fresh=True,
+                confirmed=approval.approved,
+                reason=reason,
+                payload=_edited_payload(part),
+            )
+        ]
     call_id = part.tool_call_id if isinstance(part.tool_call_id, str) else None
     if call_id is None:
         return []
@@ -189,18 +204,27 @@ def answers_in(part: UIPart) -> list[ClientAnswer]:
     if approval is not UNSET and approval.approved is True:
         # Approved earlier (an echo) or approved and run on the page in one go: the
         # approval comes first, so rule 4 sees it.
-        answers.append(ClientAnswer(approval.id, "approval", fresh=False, confirmed=True,
-                                    payload=_edited_payload(part)))
+        answers.append(
+            ClientAnswer(
+                approval.id, "approval", fresh=False, confirmed=True, payload=_edited_payload(part)
+            )
+        )
     if part.state == "output-available":
         output = part.output if part.output is not UNSET else None
         if tool == CONFIRMATION_TOOL:
             # The ADK-tool style: addToolOutput({tool: "adk_request_confirmation", output}).
             fields = output if isinstance(output, dict) else {}
             reason = fields.get("reason")
-            answers.append(ClientAnswer(
-                call_id, "approval", fresh=False, confirmed=fields.get("confirmed") is True,
-                reason=reason if isinstance(reason, str) else None,
-                payload=fields.get("payload", UNSET)))
+            answers.append(
+                ClientAnswer(
+                    call_id,
+                    "approval",
+                    fresh=False,
+                    confirmed=fields.get("confirmed") is True,
+                    reason=reason if isinstance(reason, str) else None,
+                    payload=fields.get("payload", UNSET),
+                )
+            )
         else:
             answers.append(ClientAnswer(call_id, "result", fresh=False, result=output))
     elif part.state == "output-error":
@@ -208,8 +232,7 @@ def answers_in(part: UIPart) -> list[ClientAnswer]:
         if tool == CONFIRMATION_TOOL:
             answers.append(ClientAnswer(call_id, "approval", fresh=False, confirmed=False))
         else:
-            answers.append(ClientAnswer(call_id, "result", fresh=False,
-                                        result={"error": text}))
+            answers.append(ClientAnswer(call_id, "result", fresh=False, result={"error": text}))
     return answers
 
 
@@ -228,24 +251,33 @@ def decide(answers: Iterable[ClientAnswer], pending: PendingCalls) -> list[Decis
                 if not answer.fresh or pending.repeated(answer.answer_id, answer.confirmed):
                     echoed.append(answer.answer_id)
                     continue  # rule 2: an echo
-                raise RequestError(409, "unknown_tool_call",
-                                   f"Call {answer.answer_id!r} was already answered.")
-            raise RequestError(409, "unknown_tool_call",
-                               f"No call {answer.answer_id!r} is waiting for an answer.")
+                raise RequestError(
+                    409, "unknown_tool_call", f"Call {answer.answer_id!r} was already answered."
+                )
+            raise RequestError(
+                409, "unknown_tool_call", f"No call {answer.answer_id!r} is waiting for an answer."
+            )
         kind = answer.kind or ("approval" if call.kind == "approval" else "result")
         if call.kind == "long-running" and kind == "result":
             if answer.result == call.interim:
                 continue  # rule 8: the tool's own interim result, echoed
             if not call.client_completes:
-                raise RequestError(409, "server_tool_call",
-                                   f"Call {answer.answer_id!r} is completed by the server.")
+                raise RequestError(
+                    409,
+                    "server_tool_call",
+                    f"Call {answer.answer_id!r} is completed by the server.",
+                )
         if (kind == "approval") != (call.kind == "approval"):
-            raise RequestError(422, "wrong_answer_kind",
-                               f"Call {answer.answer_id!r} expects "
-                               f"{'an approval' if call.kind == 'approval' else 'a tool result'}.")
+            raise RequestError(
+                422,
+                "wrong_answer_kind",
+                f"Call {answer.answer_id!r} expects "
+                f"{'an approval' if call.kind == 'approval' else 'a tool result'}.",
+            )
         if kind == "result" and call.needs_approval and call.call_id not in approved_now:
-            raise RequestError(409, "approval_required",
-                               f"Call {call.call_id!r} needs the user's approval first.")
+            raise RequestError(
+                409, "approval_required", f"Call {call.call_id!r} needs the user's approval first."
+            )
         decided.add(answer.answer_id)
         if kind == "approval":
             if answer.confirmed:
@@ -255,14 +287,17 @@ def decide(answers: Iterable[ClientAnswer], pending: PendingCalls) -> list[Decis
             decisions.append(Decision(call, True, call.answer(answer.result)))  # rule 9
         else:
             result = answer.result
-            decisions.append(Decision(call, True, result if isinstance(result, dict)
-                                      else {"result": result}))
+            decisions.append(
+                Decision(call, True, result if isinstance(result, dict) else {"result": result})
+            )
     if not decisions and echoed:  # rule 7: a replay
-        raise RequestError(409, "unknown_tool_call",
-                           f"Call {echoed[0]!r} was already answered.")
+        raise RequestError(409, "unknown_tool_call", f"Call {echoed[0]!r} was already answered.")
     if not decisions:
-        raise RequestError(422, "nothing_to_continue",
-                           "The assistant message carries no new answer to a pending tool call.")
+        raise RequestError(
+            422,
+            "nothing_to_continue",
+            "The assistant message carries no new answer to a pending tool call.",
+        )
     return decisions
 
 
@@ -304,22 +339,30 @@ def _checked_payload(call: PendingCall, edited: Any) -> Any:
     """An edited payload keeps the shape of the one the tool asked with, if it asked with
     one: the same JSON types and, for objects, the same keys, all the way down (rule 5)."""
     if len(msgspec.json.encode(edited)) > MAX_PAYLOAD_BYTES:
-        raise RequestError(413, "payload_too_large",
-                           f"An approval payload exceeds {MAX_PAYLOAD_BYTES} bytes.")
+        raise RequestError(
+            413, "payload_too_large", f"An approval payload exceeds {MAX_PAYLOAD_BYTES} bytes."
+        )
     if call.payload is not None and not _same_shape(call.payload, edited):
-        raise RequestError(422, "invalid_payload",
-                           f"The payload for call {call.call_id!r} must keep the shape of the "
-                           "one the tool asked with.")
+        raise RequestError(
+            422,
+            "invalid_payload",
+            f"The payload for call {call.call_id!r} must keep the shape of the "
+            "one the tool asked with.",
+        )
     return edited
 
 
 def _same_shape(original: Any, edited: Any) -> bool:
     if isinstance(original, dict):
-        return (isinstance(edited, dict) and original.keys() == edited.keys()
-                and all(_same_shape(original[k], edited[k]) for k in original))
+        return (
+            isinstance(edited, dict)
+            and original.keys() == edited.keys()
+            and all(_same_shape(original[k], edited[k]) for k in original)
+        )
     if isinstance(original, list):
         return isinstance(edited, list) and (
-            not original or all(_same_shape(original[0], item) for item in edited))
+            not original or all(_same_shape(original[0], item) for item in edited)
+        )
     if isinstance(original, bool) or isinstance(edited, bool):
         return type(original) is type(edited)
     if isinstance(original, int | float):

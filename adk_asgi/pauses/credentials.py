@@ -75,8 +75,9 @@ class CredentialRequest:
         ``authUri`` sends the user back to ``redirect_uri`` (adk-asgi's callback)."""
         shown = dict(self.ask)
         if self.auth_uri is not None:
-            shown["authUri"] = with_redirect(self.auth_uri, redirect_uri) \
-                if redirect_uri else self.auth_uri
+            shown["authUri"] = (
+                with_redirect(self.auth_uri, redirect_uri) if redirect_uri else self.auth_uri
+            )
         return shown
 
 
@@ -88,8 +89,11 @@ def credential_request(call_id: str, args: dict[str, Any]) -> CredentialRequest 
     function response itself, where adk-asgi never puts a secret."""
     if call_id.startswith(_WORKFLOW_AUTH):
         return None
-    config = args.get("authConfig") if isinstance(args.get("authConfig"), dict) \
+    config = (
+        args.get("authConfig")
+        if isinstance(args.get("authConfig"), dict)
         else args.get("auth_config")
+    )
     if not isinstance(config, dict):
         return None
     scheme = config.get("authScheme") or config.get("auth_scheme") or {}
@@ -102,8 +106,12 @@ def credential_request(call_id: str, args: dict[str, Any]) -> CredentialRequest 
     if kind == "apiKey":
         name = str(scheme.get("name") or "")
         where = str(scheme.get("in") or scheme.get("in_") or "header")
-        ask |= {"scheme": "apiKey", "in": where, "name": name,
-                "message": message or f"Please provide your API key ({name})."}
+        ask |= {
+            "scheme": "apiKey",
+            "in": where,
+            "name": name,
+            "message": message or f"Please provide your API key ({name}).",
+        }
         return CredentialRequest(call_id, for_call, "apiKey", ask)
     if kind == "http" and str(scheme.get("scheme", "")).lower() == "bearer":
         ask |= {"scheme": "bearer", "message": message or "Please provide your access token."}
@@ -111,8 +119,9 @@ def credential_request(call_id: str, args: dict[str, Any]) -> CredentialRequest 
             ask["bearerFormat"] = scheme["bearerFormat"]
         return CredentialRequest(call_id, for_call, "bearer", ask)
     if kind in ("oauth2", "openIdConnect"):
-        exchanged = config.get("exchangedAuthCredential") or \
-            config.get("exchanged_auth_credential") or {}
+        exchanged = (
+            config.get("exchangedAuthCredential") or config.get("exchanged_auth_credential") or {}
+        )
         oauth2 = exchanged.get("oauth2") if isinstance(exchanged, dict) else None
         if not isinstance(oauth2, dict):
             return None
@@ -140,8 +149,9 @@ def _scopes(scheme: dict[str, Any]) -> list[str]:
 def with_redirect(auth_uri: str, redirect_uri: str) -> str:
     """``auth_uri`` with its ``redirect_uri`` parameter set to ``redirect_uri``."""
     parts = urlsplit(auth_uri)
-    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
-             if k != "redirect_uri"]
+    query = [
+        (k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "redirect_uri"
+    ]
     query.append(("redirect_uri", redirect_uri))
     return urlunsplit(parts._replace(query=urlencode(query)))
 
@@ -164,21 +174,31 @@ def accept_credential(request: CredentialRequest, result: Any) -> Secret:
     Raises ``RequestError`` 422 ``invalid_credential`` (the value is never quoted), or
     ``wrong_answer_kind`` for an OAuth2 request (the sign-in's callback answers it)."""
     if request.scheme == "oauth2":
-        raise RequestError(422, "wrong_answer_kind",
-                           f"Call {request.call_id!r} is answered by the sign-in: open its "
-                           "authUri.")
+        raise RequestError(
+            422,
+            "wrong_answer_kind",
+            f"Call {request.call_id!r} is answered by the sign-in: open its authUri.",
+        )
     key = "apiKey" if request.scheme == "apiKey" else "token"
     value = result.get(key) if isinstance(result, dict) else None
-    if not isinstance(value, str) or not value.strip() or len(value) > MAX_SECRET_CHARS \
-            or set(result) != {key}:
-        raise RequestError(422, "invalid_credential",
-                           f"Call {request.call_id!r} expects {{{key!r}: <a non-empty "
-                           f"string of at most {MAX_SECRET_CHARS} characters>}}.")
+    if (
+        not isinstance(value, str)
+        or not value.strip()
+        or len(value) > MAX_SECRET_CHARS
+        or set(result) != {key}
+    ):
+        raise RequestError(
+            422,
+            "invalid_credential",
+            f"Call {request.call_id!r} expects {{{key!r}: <a non-empty "
+            f"string of at most {MAX_SECRET_CHARS} characters>}}.",
+        )
     return Secret("apiKey" if key == "apiKey" else "token", value.strip())
 
 
-def auth_response(args: dict[str, Any], secret: Secret, redirect_uri: str | None = None
-                  ) -> dict[str, Any]:
+def auth_response(
+    args: dict[str, Any], secret: Secret, redirect_uri: str | None = None
+) -> dict[str, Any]:
     """What ADK's ``store_auth_response`` takes for the call: the ``AuthConfig`` it asked
     with, its exchanged credential filled in (an OAuth2 response URI is exchanged for
     tokens by ADK)."""
@@ -189,11 +209,13 @@ def auth_response(args: dict[str, Any], secret: Secret, redirect_uri: str | None
     config = AuthToolArguments.model_validate(args).auth_config.model_copy(deep=True)
     if secret.kind == "apiKey":
         config.exchanged_auth_credential = AuthCredential(
-            auth_type=AuthCredentialTypes.API_KEY, api_key=secret.value)
+            auth_type=AuthCredentialTypes.API_KEY, api_key=secret.value
+        )
     elif secret.kind == "token":
         config.exchanged_auth_credential = AuthCredential(
             auth_type=AuthCredentialTypes.HTTP,
-            http=HttpAuth(scheme="bearer", credentials=HttpCredentials(token=secret.value)))
+            http=HttpAuth(scheme="bearer", credentials=HttpCredentials(token=secret.value)),
+        )
     else:
         exchanged = config.exchanged_auth_credential
         if exchanged is None or exchanged.oauth2 is None:
@@ -223,11 +245,19 @@ class CredentialHandoff:
         self._entries: defaultdict[tuple[str, str], list[_Handed]] = defaultdict(list)
         self._lock = threading.Lock()
 
-    def put(self, user_id: str, session_id: str, call_id: str, args: dict[str, Any],
-            secret: Secret, redirect_uri: str | None = None) -> None:
+    def put(
+        self,
+        user_id: str,
+        session_id: str,
+        call_id: str,
+        args: dict[str, Any],
+        secret: Secret,
+        redirect_uri: str | None = None,
+    ) -> None:
         with self._lock:
             self._entries[(user_id, session_id)].append(
-                _Handed(call_id, args, secret, redirect_uri, time.monotonic() + _HANDOFF_TTL))
+                _Handed(call_id, args, secret, redirect_uri, time.monotonic() + _HANDOFF_TTL)
+            )
 
     def take(self, user_id: str, session_id: str) -> list[_Handed]:
         now = time.monotonic()
@@ -245,12 +275,14 @@ class CredentialHandoff:
         """Store the credentials handed over for this session's run into its state, as
         ADK stores a client's credential response (``temp:``: never persisted)."""
         for entry in self.take(user_id, session_id):
-            await store_credential(entry.args, entry.secret, entry.redirect_uri, state,
-                                   entry.call_id)
+            await store_credential(
+                entry.args, entry.secret, entry.redirect_uri, state, entry.call_id
+            )
 
 
-async def store_credential(args: dict[str, Any], secret: Secret, redirect_uri: str | None,
-                           state: Any, call_id: str) -> bool:
+async def store_credential(
+    args: dict[str, Any], secret: Secret, redirect_uri: str | None, state: Any, call_id: str
+) -> bool:
     """Hand a credential to ADK's own ``store_auth_response`` for the request ``args``
     (into ``state``, the run's session state); False (logged) when ADK refused it."""
     from google.adk.auth._auth_resume import store_auth_response
@@ -259,11 +291,15 @@ async def store_credential(args: dict[str, Any], secret: Secret, redirect_uri: s
     try:
         requested = AuthToolArguments.model_validate(args).auth_config
         stored = await store_auth_response(
-            requested=requested, response=auth_response(args, secret, redirect_uri),
-            state=state, interrupt_id=call_id)
+            requested=requested,
+            response=auth_response(args, secret, redirect_uri),
+            state=state,
+            interrupt_id=call_id,
+        )
     except Exception as exc:  # a malformed request: the tool asks again
-        logger.warning("The credential for call %r could not be stored: %s", call_id,
-                       type(exc).__name__)
+        logger.warning(
+            "The credential for call %r could not be stored: %s", call_id, type(exc).__name__
+        )
         return False
     if stored is None:
         logger.warning("ADK did not accept the credential for call %r", call_id)

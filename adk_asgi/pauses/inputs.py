@@ -32,8 +32,7 @@ def check_input(call_id: str, schema: dict[str, Any] | None, value: Any) -> None
     ``value`` is a valid answer. No schema: any JSON value. A schema that is itself
     invalid (the agent's bug) is logged and not applied, so the chat is not stuck."""
     if len(msgspec.json.encode(value)) > MAX_INPUT_BYTES:
-        raise RequestError(413, "input_too_large",
-                           f"An answer exceeds {MAX_INPUT_BYTES} bytes.")
+        raise RequestError(413, "input_too_large", f"An answer exceeds {MAX_INPUT_BYTES} bytes.")
     if schema is None:
         return
     validator = _validator(msgspec.json.encode(schema))
@@ -41,24 +40,30 @@ def check_input(call_id: str, schema: dict[str, Any] | None, value: Any) -> None
         return
     error = exceptions.best_match(validator.iter_errors(value))
     if error is not None:
-        raise RequestError(422, "invalid_input",
-                           f"Invalid answer for call {call_id!r} at {error.json_path}: "
-                           f"{_expected(error)}.")
+        raise RequestError(
+            422,
+            "invalid_input",
+            f"Invalid answer for call {call_id!r} at {error.json_path}: {_expected(error)}.",
+        )
 
 
 @lru_cache(maxsize=256)
 def _validator(schema_json: bytes) -> Validator | None:
     schema = msgspec.json.decode(schema_json)
     if not isinstance(schema, dict):
-        logger.warning("A request for input has a response schema that is not a JSON Schema; "
-                       "answers are not checked")
+        logger.warning(
+            "A request for input has a response schema that is not a JSON Schema; "
+            "answers are not checked"
+        )
         return None
     cls = validators.validator_for(schema)
     try:
         cls.check_schema(schema)
     except exceptions.SchemaError as error:
-        logger.warning("A request for input has an invalid response schema (%s); answers "
-                       "are not checked", error.message[:200])
+        logger.warning(
+            "A request for input has an invalid response schema (%s); answers are not checked",
+            error.message[:200],
+        )
         return None
     validator: Validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
     return validator
@@ -73,8 +78,11 @@ def _expected(error: exceptions.ValidationError) -> str:
             kinds = expected if isinstance(expected, list) else [expected]
             return "must be " + " or ".join(str(k) for k in kinds)
         case "required":
-            missing = [name for name in expected
-                       if isinstance(error.instance, dict) and name not in error.instance]
+            missing = [
+                name
+                for name in expected
+                if isinstance(error.instance, dict) and name not in error.instance
+            ]
             return "is missing " + ", ".join(repr(name) for name in missing[:5])
         case "enum":
             return f"must be one of {shown}"
@@ -85,11 +93,12 @@ def _expected(error: exceptions.ValidationError) -> str:
         case "maximum" | "exclusiveMaximum":
             return f"must be {'<=' if keyword == 'maximum' else '<'} {shown}"
         case "minLength" | "maxLength":
-            return f"must have {'at least' if keyword == 'minLength' else 'at most'} " \
-                   f"{shown} characters"
+            return (
+                f"must have {'at least' if keyword == 'minLength' else 'at most'} "
+                f"{shown} characters"
+            )
         case "minItems" | "maxItems":
-            return f"must have {'at least' if keyword == 'minItems' else 'at most'} " \
-                   f"{shown} items"
+            return f"must have {'at least' if keyword == 'minItems' else 'at most'} {shown} items"
         case "pattern":
             return f"must match {shown}"
         case "format":

@@ -85,8 +85,7 @@ class InputRequest:
     """A workflow's ``RequestInput`` (else the ``request_input`` tool of an agent)."""
 
     def presented(self) -> dict[str, Any]:
-        return {"message": self.message, "payload": self.payload,
-                "responseSchema": self.schema}
+        return {"message": self.message, "payload": self.payload, "responseSchema": self.schema}
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +101,7 @@ class WorkflowConfirmation:
 
     @property
     def path(self) -> str:
-        return self.interrupt_id[len(_WF_CONFIRMATION):]
+        return self.interrupt_id[len(_WF_CONFIRMATION) :]
 
     @property
     def call_id(self) -> str:
@@ -125,13 +124,21 @@ def pause_of(call: types.FunctionCall) -> Pause | None:
     message = args.get("message") if isinstance(args.get("message"), str) else None
     if call_id.startswith(_WF_CONFIRMATION) and isinstance(payload, dict):
         tool_args = payload.get("args")
-        return WorkflowConfirmation(call_id, str(payload.get("tool_name") or ""),
-                                    dict(tool_args) if isinstance(tool_args, dict) else {},
-                                    message, payload.get("confirmation_payload"))
+        return WorkflowConfirmation(
+            call_id,
+            str(payload.get("tool_name") or ""),
+            dict(tool_args) if isinstance(tool_args, dict) else {},
+            message,
+            payload.get("confirmation_payload"),
+        )
     schema = args.get("response_schema", args.get("responseSchema"))
-    return InputRequest(call_id, message, payload,
-                        schema if isinstance(schema, dict) else None,
-                        workflow="interruptId" in args or "interrupt_id" in args)
+    return InputRequest(
+        call_id,
+        message,
+        payload,
+        schema if isinstance(schema, dict) else None,
+        workflow="interruptId" in args or "interrupt_id" in args,
+    )
 
 
 def node_result(output: Any) -> dict[str, Any]:
@@ -144,22 +151,44 @@ def node_result(output: Any) -> dict[str, Any]:
 # -- answers -------------------------------------------------------------------------------
 
 
-def pending_call(call: types.FunctionCall, invocation_id: str | None, since: float | None
-                 ) -> PendingCall | None:
+def pending_call(
+    call: types.FunctionCall, invocation_id: str | None, since: float | None
+) -> PendingCall | None:
     """The waiting call a session's pause is (``http/turn/pending.py``), or None."""
     pause = pause_of(call)
     if isinstance(pause, WorkflowConfirmation):
-        return PendingCall("approval", pause.interrupt_id, pause.call_id, pause.tool_name,
-                           payload=pause.payload, invocation_id=invocation_id, since=since,
-                           response_name=INPUT_TOOL)
+        return PendingCall(
+            "approval",
+            pause.interrupt_id,
+            pause.call_id,
+            pause.tool_name,
+            payload=pause.payload,
+            invocation_id=invocation_id,
+            since=since,
+            response_name=INPUT_TOOL,
+        )
     if isinstance(pause, InputRequest):
-        return PendingCall("input", pause.call_id, pause.call_id, INPUT_TOOL,
-                           invocation_id=invocation_id, since=since,
-                           answer=_InputAnswer(pause), pause=pause)
+        return PendingCall(
+            "input",
+            pause.call_id,
+            pause.call_id,
+            INPUT_TOOL,
+            invocation_id=invocation_id,
+            since=since,
+            answer=_InputAnswer(pause),
+            pause=pause,
+        )
     if isinstance(pause, CredentialRequest):
-        return PendingCall("credential", pause.call_id, pause.call_id, CREDENTIAL_TOOL,
-                           invocation_id=invocation_id, since=since,
-                           answer=_CredentialAnswer(pause), pause=pause)
+        return PendingCall(
+            "credential",
+            pause.call_id,
+            pause.call_id,
+            CREDENTIAL_TOOL,
+            invocation_id=invocation_id,
+            since=since,
+            answer=_CredentialAnswer(pause),
+            pause=pause,
+        )
     return None
 
 

@@ -21,8 +21,14 @@ import msgspec
 from ..stores import StoreUnavailable, StreamStore
 from .credentials import CredentialRequest
 
-__all__ = ("LIVE_SIGN_INS", "LiveSignIns", "SignInTicket", "callback_url", "register_sign_ins",
-           "take_sign_in")
+__all__ = (
+    "LIVE_SIGN_INS",
+    "LiveSignIns",
+    "SignInTicket",
+    "callback_url",
+    "register_sign_ins",
+    "take_sign_in",
+)
 
 logger = logging.getLogger("adk_asgi")
 
@@ -65,21 +71,34 @@ def callback_url(scope: Mapping[str, Any], configured: str | None) -> str:
     return f"{scheme}://{host}{scope.get('root_path') or ''}{CALLBACK_PATH}"
 
 
-async def register_sign_ins(store: StreamStore, requests: Iterable[CredentialRequest], *,
-                            chat_id: str, user_id: str, message_id: str, redirect_uri: str,
-                            ttl: float, transport: str = "sse") -> None:
+async def register_sign_ins(
+    store: StreamStore,
+    requests: Iterable[CredentialRequest],
+    *,
+    chat_id: str,
+    user_id: str,
+    message_id: str,
+    redirect_uri: str,
+    ttl: float,
+    transport: str = "sse",
+) -> None:
     """Keep a ticket for each sign-in a turn asked for (before the page can open it)."""
     for request in requests:
         if request.state is None:
             continue
-        ticket = SignInTicket(chat_id, user_id, request.call_id, message_id, redirect_uri,
-                              transport)
+        ticket = SignInTicket(
+            chat_id, user_id, request.call_id, message_id, redirect_uri, transport
+        )
         try:
             await store.put_ticket(_key(request.state), msgspec.json.encode(ticket), ttl)
         except (StoreUnavailable, NotImplementedError) as exc:
-            logger.error("Could not keep the sign-in of call %r in chat %r (%s): its "
-                         "callback will not find it", request.call_id, chat_id,
-                         type(exc).__name__)
+            logger.error(
+                "Could not keep the sign-in of call %r in chat %r (%s): its "
+                "callback will not find it",
+                request.call_id,
+                chat_id,
+                type(exc).__name__,
+            )
 
 
 async def take_sign_in(store: StreamStore, state: str) -> SignInTicket | None:

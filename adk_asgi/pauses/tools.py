@@ -28,24 +28,35 @@ __all__ = ("FrontendTool", "ToolKinds", "frontend_tool", "tool_kinds")
 class FrontendTool(BaseTool):
     """A browser-executed tool, declared to the model with a JSON schema."""
 
-    def __init__(self, name: str, description: str,
-                 parameters: dict[str, Any] | None = None, *,
-                 require_approval: bool = False) -> None:
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        parameters: dict[str, Any] | None = None,
+        *,
+        require_approval: bool = False,
+    ) -> None:
         super().__init__(name=name, description=description, is_long_running=True)
         self.parameters = parameters or {"type": "object", "properties": {}}
         self.require_approval = require_approval
 
     def _get_declaration(self) -> types.FunctionDeclaration:
-        return types.FunctionDeclaration(name=self.name, description=self.description,
-                                         parameters_json_schema=self.parameters)
+        return types.FunctionDeclaration(
+            name=self.name, description=self.description, parameters_json_schema=self.parameters
+        )
 
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
         # Nothing runs on the server: no response keeps the call pending for the client.
         return None
 
 
-def frontend_tool(name: str, description: str, parameters: dict[str, Any] | None = None, *,
-                  require_approval: bool = False) -> FrontendTool:
+def frontend_tool(
+    name: str,
+    description: str,
+    parameters: dict[str, Any] | None = None,
+    *,
+    require_approval: bool = False,
+) -> FrontendTool:
     """Declare a tool the browser executes.
 
     >>> get_location = frontend_tool("get_location", "The user's position.",
@@ -94,7 +105,8 @@ def tool_kinds(agent: Any, client_completes: Iterable[str] = ()) -> ToolKinds:
     completes = frozenset(client_completes)
     unknown = completes - long_running
     if unknown:
-        raise ValueError(f"client_completes names tools that are not long-running server "
-                         f"tools of the agent: {', '.join(sorted(unknown))}")
-    return ToolKinds(frozenset(browser), frozenset(approval), frozenset(long_running),
-                     completes)
+        raise ValueError(
+            f"client_completes names tools that are not long-running server "
+            f"tools of the agent: {', '.join(sorted(unknown))}"
+        )
+    return ToolKinds(frozenset(browser), frozenset(approval), frozenset(long_running), completes)

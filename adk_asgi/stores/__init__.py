@@ -4,5 +4,11 @@
 from .base import INTERRUPTED_BLOB, StoreUnavailable, StreamRecorder, StreamStore, split_frames
 from .memory import MemoryStreamStore
 
-__all__ = ("INTERRUPTED_BLOB", "MemoryStreamStore", "StoreUnavailable", "StreamRecorder",
-           "StreamStore", "split_frames")
+__all__ = (
+    "INTERRUPTED_BLOB",
+    "MemoryStreamStore",
+    "StoreUnavailable",
+    "StreamRecorder",
+    "StreamStore",
+    "split_frames",
+)

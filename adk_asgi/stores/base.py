@@ -29,8 +29,14 @@ from typing import Final
 from ..wire.chunks import DONE_FRAME, Error, sse_frame
 from ..wire.errors import INTERRUPTED_ERROR, STREAM_LOST_ERROR
 
-__all__ = ("INTERRUPTED_BLOB", "STREAM_LOST_BLOB", "StoreUnavailable", "StreamRecorder",
-           "StreamStore", "split_frames")
+__all__ = (
+    "INTERRUPTED_BLOB",
+    "STREAM_LOST_BLOB",
+    "StoreUnavailable",
+    "StreamRecorder",
+    "StreamStore",
+    "split_frames",
+)
 
 INTERRUPTED_BLOB: Final = sse_frame(Error(error_text=INTERRUPTED_ERROR)) + DONE_FRAME
 """How a stream ends for its followers when its producer is gone (a worker killed

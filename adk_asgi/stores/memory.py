@@ -73,8 +73,14 @@ class MemoryStreamStore(StreamStore):
     such ended streams may hold together (the oldest go first).
     """
 
-    def __init__(self, *, max_chats: int = 100_000, max_stream_bytes: int = 8 * 1024 * 1024,
-                 retention: float = 300.0, max_held_bytes: int = 256 * 1024 * 1024) -> None:
+    def __init__(
+        self,
+        *,
+        max_chats: int = 100_000,
+        max_stream_bytes: int = 8 * 1024 * 1024,
+        retention: float = 300.0,
+        max_held_bytes: int = 256 * 1024 * 1024,
+    ) -> None:
         self._owners: OrderedDict[str, str] = OrderedDict()
         self._max_chats = max_chats
         self._max_stream_bytes = max_stream_bytes
@@ -147,8 +153,9 @@ class MemoryStreamStore(StreamStore):
         if now - self._swept < 60:
             return
         self._swept = now
-        for chat_id in [c for c, s in self._streams.items()
-                        if s.expires is not None and now > s.expires]:
+        for chat_id in [
+            c for c, s in self._streams.items() if s.expires is not None and now > s.expires
+        ]:
             del self._streams[chat_id]
             self._unhold(chat_id)
 

@@ -59,8 +59,9 @@ try:
     from redis.exceptions import ConnectionError as RedisConnectionError
     from redis.exceptions import RedisError
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError("RedisStreamStore needs the redis package: "
-                      "pip install 'adk-asgi[redis]'") from exc
+    raise ImportError(
+        "RedisStreamStore needs the redis package: pip install 'adk-asgi[redis]'"
+    ) from exc
 
 from ..observability.metrics import METRICS
 from .base import (
@@ -102,11 +103,19 @@ class RedisStreamStore(StreamStore):
     ...        stream_store=RedisStreamStore("redis://localhost:6379/0"))
     """
 
-    def __init__(self, url: str = "redis://localhost:6379/0", *, prefix: str = "adk-asgi",
-                 owner_ttl: float = 30 * 24 * 3600, lock_ttl: float = 5.0,
-                 retention: float = 300.0, max_stream_bytes: int = 8 * 1024 * 1024,
-                 heartbeat: float = 0.5, timeout: float = DEFAULT_TIMEOUT,
-                 client: Redis | None = None) -> None:
+    def __init__(
+        self,
+        url: str = "redis://localhost:6379/0",
+        *,
+        prefix: str = "adk-asgi",
+        owner_ttl: float = 30 * 24 * 3600,
+        lock_ttl: float = 5.0,
+        retention: float = 300.0,
+        max_stream_bytes: int = 8 * 1024 * 1024,
+        heartbeat: float = 0.5,
+        timeout: float = DEFAULT_TIMEOUT,
+        client: Redis | None = None,
+    ) -> None:
         if timeout < 2 * heartbeat:
             # A follower's XREAD blocks for a heartbeat: a shorter read timeout cuts it.
             raise ValueError("RedisStreamStore: timeout must be at least twice the heartbeat")
@@ -116,9 +125,15 @@ class RedisStreamStore(StreamStore):
         # connection errors are retried (a refused connect fails in microseconds); a
         # timeout already took `timeout`.
         self.redis: Redis = client or Redis.from_url(
-            url, socket_connect_timeout=timeout, socket_timeout=timeout,
-            retry=Retry(ExponentialWithJitterBackoff(base=0.01, cap=0.2), 2,
-                        supported_errors=(RedisConnectionError,)))
+            url,
+            socket_connect_timeout=timeout,
+            socket_timeout=timeout,
+            retry=Retry(
+                ExponentialWithJitterBackoff(base=0.01, cap=0.2),
+                2,
+                supported_errors=(RedisConnectionError,),
+            ),
+        )
         self.prefix = prefix
         self.owner_ttl = int(owner_ttl)
         self.lock_ttl_ms = int(lock_ttl * 1000)
@@ -168,8 +183,7 @@ class RedisStreamStore(StreamStore):
             while not await self.redis.set(key, token, nx=True, px=self.lock_ttl_ms):
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 0.1)
-        renew = asyncio.create_task(self._keep(key, token, chat_id),
-                                    name="adk-asgi-redis-lock")
+        renew = asyncio.create_task(self._keep(key, token, chat_id), name="adk-asgi-redis-lock")
         try:
             yield
         finally:
@@ -179,8 +193,12 @@ class RedisStreamStore(StreamStore):
                 await self._release(keys=[key], args=[token])
             except _ERRORS as exc:
                 METRICS.store_error("streams", "lock_release")
-                logger.warning("Could not release the turn lock of chat %r (Redis: %s); it "
-                               "lapses in %.0f s", chat_id, exc, self.lock_ttl_ms / 1000)
+                logger.warning(
+                    "Could not release the turn lock of chat %r (Redis: %s); it lapses in %.0f s",
+                    chat_id,
+                    exc,
+                    self.lock_ttl_ms / 1000,
+                )
 
     async def _keep(self, key: str, token: str, chat_id: str) -> None:
         failing = False
@@ -191,14 +209,16 @@ class RedisStreamStore(StreamStore):
             except _ERRORS as exc:
                 METRICS.store_error("streams", "lock_renew")
                 if not failing:
-                    logger.warning("Could not renew the turn lock of chat %r (Redis: %s)",
-                                   chat_id, exc)
+                    logger.warning(
+                        "Could not renew the turn lock of chat %r (Redis: %s)", chat_id, exc
+                    )
                 failing = True
                 continue
             failing = False
             if not kept:
-                logger.warning("The turn lock of chat %r lapsed and was taken by another "
-                               "turn", chat_id)
+                logger.warning(
+                    "The turn lock of chat %r lapsed and was taken by another turn", chat_id
+                )
                 return
 
     # -- streams ----------------------------------------------------------------------
@@ -222,8 +242,10 @@ class RedisStreamStore(StreamStore):
             if stream_id is None:
                 return None
             sid = _text(stream_id)
-            alive, stored = await asyncio.gather(self.redis.exists(self.key("alive", sid)),
-                                                 self.redis.exists(self.key("stream", sid)))
+            alive, stored = await asyncio.gather(
+                self.redis.exists(self.key("alive", sid)),
+                self.redis.exists(self.key("stream", sid)),
+            )
             if not alive:
                 if not stored:
                     return None
@@ -234,10 +256,14 @@ class RedisStreamStore(StreamStore):
         """End a stream whose producer's lease lapsed (see the module docstring)."""
         ended = await self._finalize_script(
             keys=[self.key("stream", sid), self.key("alive", sid), self.key("active", chat_id)],
-            args=[INTERRUPTED_BLOB, self.retention, sid])
+            args=[INTERRUPTED_BLOB, self.retention, sid],
+        )
         if ended:
-            logger.warning("The worker answering chat %r stopped mid-turn (its lease lapsed): "
-                           "its stream ends with an error", chat_id)
+            logger.warning(
+                "The worker answering chat %r stopped mid-turn (its lease lapsed): "
+                "its stream ends with an error",
+                chat_id,
+            )
 
     async def _follow(self, chat_id: str, sid: str) -> AsyncGenerator[bytes, None]:
         redis = self.redis
@@ -254,8 +280,9 @@ class RedisStreamStore(StreamStore):
                 if time.monotonic() - refreshed > ttl / 2:
                     await redis.zadd(followers, {me: time.time() + ttl})
                     refreshed = time.monotonic()
-                answer: Any = await redis.xread({stream_key: last}, count=256,
-                                                block=int(self.heartbeat * 1000))
+                answer: Any = await redis.xread(
+                    {stream_key: last}, count=256, block=int(self.heartbeat * 1000)
+                )
                 if not answer:
                     if not await redis.exists(self.key("alive", sid)):
                         await self._finalize(chat_id, sid)  # then read its end
@@ -291,8 +318,7 @@ class RedisStreamStore(StreamStore):
             keys = [active]
             if stream_id is not None:
                 sid = _text(stream_id)
-                keys += [self.key(kind, sid) for kind in ("stream", "alive", "followers",
-                                                          "stop")]
+                keys += [self.key(kind, sid) for kind in ("stream", "alive", "followers", "stop")]
             await self.redis.delete(*keys)
 
     async def put_ticket(self, key: str, value: bytes, ttl: float) -> None:
@@ -341,8 +367,9 @@ class _RedisRecorder(StreamRecorder):
     async def has_followers(self) -> bool:
         store = self._store
         try:
-            count = await store.redis.zcount(store.key("followers", self.stream_id),
-                                             time.time(), "+inf")
+            count = await store.redis.zcount(
+                store.key("followers", self.stream_id), time.time(), "+inf"
+            )
         except _ERRORS:
             return False  # nobody can follow through a Redis that is down
         return bool(count)
@@ -351,8 +378,12 @@ class _RedisRecorder(StreamRecorder):
         """One log line per stream while Redis fails (the turn goes on unrecorded)."""
         METRICS.store_error("streams", what)
         if not self._failing:
-            logger.warning("Could not %s chat %r's stream (Redis: %s); the turn goes on",
-                           what, self._chat_id, exc)
+            logger.warning(
+                "Could not %s chat %r's stream (Redis: %s); the turn goes on",
+                what,
+                self._chat_id,
+                exc,
+            )
         self._failing = True
 
     async def _flush_loop(self) -> None:

@@ -40,8 +40,15 @@ StepAuthor = Callable[[int, str, list[UIChunk]], None]
 
 
 class MessageBlocks:
-    __slots__ = ("_author_changed", "_message_id", "_open", "_seq", "_step_lanes", "opened",
-                 "step_open")
+    __slots__ = (
+        "_author_changed",
+        "_message_id",
+        "_open",
+        "_seq",
+        "_step_lanes",
+        "opened",
+        "step_open",
+    )
 
     def __init__(self, message_id: str, author_changed: StepAuthor | None = None) -> None:
         self._message_id = message_id
@@ -63,8 +70,9 @@ class MessageBlocks:
         lane.call_done = False
         if not self.step_open:
             self._start(lane, out)
-        elif self._step_lanes and not any(each.busy for each in self._step_lanes
-                                          if each is not lane):
+        elif self._step_lanes and not any(
+            each.busy for each in self._step_lanes if each is not lane
+        ):
             self.close_all(out)
             out.append(FinishStep())
             self._start(lane, out)
@@ -181,5 +189,6 @@ class MessageBlocks:
             data = base64.b64encode(blob.data).decode("ascii")
             out.append(File(url=f"data:{mime};base64,{data}", media_type=mime))
         elif ref is not None and ref.file_uri:
-            out.append(File(url=ref.file_uri,
-                            media_type=ref.mime_type or "application/octet-stream"))
+            out.append(
+                File(url=ref.file_uri, media_type=ref.mime_type or "application/octet-stream")
+            )

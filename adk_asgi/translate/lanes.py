@@ -32,8 +32,19 @@ RESULT: Final = 8
 class Lane:
     """One agent on one branch: its open blocks and the state of its model call."""
 
-    __slots__ = ("author", "branch", "call_done", "code_call", "event_author", "metadata",
-                 "path", "reasoning_id", "step", "streamed", "text_id")
+    __slots__ = (
+        "author",
+        "branch",
+        "call_done",
+        "code_call",
+        "event_author",
+        "metadata",
+        "path",
+        "reasoning_id",
+        "step",
+        "streamed",
+        "text_id",
+    )
 
     def __init__(self, event_author: str, branch: str | None, path: str) -> None:
         self.event_author = event_author
@@ -43,7 +54,8 @@ class Lane:
         """The name the client sees: the workflow node's (a function node's events are
         authored by its workflow), else the event's author."""
         self.metadata: dict[str, Any] | None = (
-            {"adk": {"author": self.author, "branch": branch}} if branch else None)
+            {"adk": {"author": self.author, "branch": branch}} if branch else None
+        )
         """``providerMetadata`` of the lane's text and reasoning blocks: set on branches
         (parallel sub-agents, workflow nodes), whose blocks can interleave with others'."""
         self.text_id: str | None = None
@@ -79,8 +91,12 @@ class Lanes:
     def of(self, event: Event) -> Lane:
         author, branch, path = event.author, event.branch, event.node_info.path
         last = self._last
-        if (last is not None and last.event_author == author and last.branch == branch
-                and last.path == path):
+        if (
+            last is not None
+            and last.event_author == author
+            and last.branch == branch
+            and last.path == path
+        ):
             return last  # the common case: the same lane as the previous event
         key = (author, branch, path)
         lane = self._by_key.get(key)

@@ -44,8 +44,9 @@ class LiveTranslator(EventTranslator):
 
     __slots__ = ("_audio_out", "_turn_based", "emitted_calls", "model_called_tools")
 
-    def __init__(self, message_id: str, *, audio_out: bool = True, turn_based: bool = False,
-                 **options: Any) -> None:
+    def __init__(
+        self, message_id: str, *, audio_out: bool = True, turn_based: bool = False, **options: Any
+    ) -> None:
         super().__init__(message_id, **options)
         # False: a text connection on a model that only speaks; its transcript is the text.
         self._audio_out = audio_out
@@ -64,9 +65,13 @@ class LiveTranslator(EventTranslator):
         super()._on_event(event, lane, out)
         heard = event.input_transcription
         if heard is not None and heard.text:
-            out.append(DataChunk(type=TRANSCRIPTION_CHUNK_TYPE, transient=True,
-                                 data={"role": "user", "text": heard.text,
-                                       "finished": bool(heard.finished)}))
+            out.append(
+                DataChunk(
+                    type=TRANSCRIPTION_CHUNK_TYPE,
+                    transient=True,
+                    data={"role": "user", "text": heard.text, "finished": bool(heard.finished)},
+                )
+            )
         said = event.output_transcription
         if said is not None and said.text:
             self._spoken(event, lane, said.text, out)
@@ -82,8 +87,7 @@ class LiveTranslator(EventTranslator):
         # events are SSE's.
         return self._turn_based
 
-    def _on_file(self, part: types.Part, lane: Lane, partial: bool,
-                 out: list[UIChunk]) -> None:
+    def _on_file(self, part: types.Part, lane: Lane, partial: bool, out: list[UIChunk]) -> None:
         blob = part.inline_data
         if blob is not None and (blob.mime_type or "").startswith("audio/"):
             if self._audio_out:
@@ -91,8 +95,9 @@ class LiveTranslator(EventTranslator):
             return
         super()._on_file(part, lane, partial, out)
 
-    def _on_function_call(self, call: types.FunctionCall, event: Event, lane: Lane,
-                          out: list[UIChunk]) -> None:
+    def _on_function_call(
+        self, call: types.FunctionCall, event: Event, lane: Lane, out: list[UIChunk]
+    ) -> None:
         if call.id and call.name != CONFIRMATION_TOOL:
             self.emitted_calls.add(call.id)
             self.model_called_tools = True
@@ -114,15 +119,27 @@ class LiveTranslator(EventTranslator):
     def approval_request(self, notice: ApprovalNotice, out: list[UIChunk]) -> None:
         """The same chunks as an SSE approval request, for a call already on the page."""
         if self._confirmation_style == "native":
-            self._approval_request(notice.key, notice.call_id, notice.name, notice.args,
-                                   notice.hint, notice.payload, out)
+            self._approval_request(
+                notice.key,
+                notice.call_id,
+                notice.name,
+                notice.args,
+                notice.hint,
+                notice.payload,
+                out,
+            )
             return
         confirmation: dict[str, object] = {"hint": notice.hint, "confirmed": False}
         if notice.payload is not None:
             confirmation["payload"] = notice.payload
-        args = {"originalFunctionCall": {"id": notice.call_id, "name": notice.name,
-                                         "args": notice.args},
-                "toolConfirmation": confirmation}
+        args = {
+            "originalFunctionCall": {
+                "id": notice.call_id,
+                "name": notice.name,
+                "args": notice.args,
+            },
+            "toolConfirmation": confirmation,
+        }
         self._tool_call(notice.key, CONFIRMATION_TOOL, args, True, out)
 
     def client_call(self, notice: AskNotice, out: list[UIChunk]) -> None:
@@ -146,8 +163,9 @@ class LiveTranslator(EventTranslator):
         if self._confirmation_style == "adk-tool" and not notice.timed_out:
             # The ADK-tool style: the confirmation call is a tool part of its own; close it.
             self._close_blocks(out)
-            out.append(ToolOutputAvailable(tool_call_id=notice.key,
-                                           output={"confirmed": notice.confirmed}))
+            out.append(
+                ToolOutputAvailable(tool_call_id=notice.key, output={"confirmed": notice.confirmed})
+            )
 
     def suspend(self, waiting: set[str]) -> list[UIChunk]:
         """End this request's part of the message while calls wait for the client."""
@@ -166,9 +184,13 @@ class LiveTranslator(EventTranslator):
 def _pcm(blob: types.Blob) -> DataChunk:
     mime = blob.mime_type or ""
     match = _RATE.search(mime)
-    return DataChunk(type=PCM_CHUNK_TYPE, transient=True, data={
-        "content": base64.b64encode(blob.data or b"").decode("ascii"),
-        "sampleRate": int(match.group(1)) if match else 24_000,
-        "channels": 1,
-        "bitDepth": 16,
-    })
+    return DataChunk(
+        type=PCM_CHUNK_TYPE,
+        transient=True,
+        data={
+            "content": base64.b64encode(blob.data or b"").decode("ascii"),
+            "sampleRate": int(match.group(1)) if match else 24_000,
+            "channels": 1,
+            "bitDepth": 16,
+        },
+    )

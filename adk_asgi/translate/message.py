@@ -69,15 +69,21 @@ class AssistantMessage:
         or the exception ``fail`` was given."""
         self._confirmation_style = confirmation_style
         self._describe_error = describe_error
-        self._surface = Surface(message_id, surface, steps=steps_before) \
-            if surface is not None else None
+        self._surface = (
+            Surface(message_id, surface, steps=steps_before) if surface is not None else None
+        )
         self._node_outputs = surface.node_outputs if surface is not None else True
         self._blocks = MessageBlocks(
-            message_id, self._surface.step_author if self._surface is not None else None)
+            message_id, self._surface.step_author if self._surface is not None else None
+        )
         self._meta = ResponseMeta(message_id)
-        self.tools = ToolParts(native=confirmation_style == "native", denied=denied_call_ids,
-                               approval_tools=tools.approval, awaiting=awaiting,
-                               resumed=resumed)
+        self.tools = ToolParts(
+            native=confirmation_style == "native",
+            denied=denied_call_ids,
+            approval_tools=tools.approval,
+            awaiting=awaiting,
+            resumed=resumed,
+        )
         """The message's tool parts: which calls wait for the client (``awaiting``), which
         the user denied or approved, final results (``outcome``)."""
         self.pauses = PauseParts(style=confirmation_style, redirect_uri=oauth_redirect)
@@ -104,8 +110,11 @@ class AssistantMessage:
         authors = self._surface.metadata() if self._surface is not None else None
         if authors is not None:
             metadata = {**(metadata or {}), "adk": authors}
-        out.append(Finish(finish_reason=reason, message_metadata=metadata) if metadata
-                   else Finish(finish_reason=reason))
+        out.append(
+            Finish(finish_reason=reason, message_metadata=metadata)
+            if metadata
+            else Finish(finish_reason=reason)
+        )
         return out
 
     def abort(self) -> list[UIChunk]:
@@ -169,8 +178,9 @@ class AssistantMessage:
         """Tool-call ids (or approval ids) the client has to answer before the run goes on."""
         return frozenset(self.tools.awaiting)
 
-    def restate_call(self, call_id: str, name: str, args: dict[str, Any],
-                     out: list[UIChunk]) -> None:
+    def restate_call(
+        self, call_id: str, name: str, args: dict[str, Any], out: list[UIChunk]
+    ) -> None:
         """A server call of an earlier message, stated again (its result follows here)."""
         self._tool_call(call_id, name, args, False, out)
 
@@ -191,8 +201,15 @@ class AssistantMessage:
     def _model_call_finished(self) -> None:
         self._blocks.calls_done()
 
-    def _tool_call(self, call_id: str, name: str, args: dict[str, Any], client_side: bool,
-                   out: list[UIChunk], lane: Lane | None = None) -> None:
+    def _tool_call(
+        self,
+        call_id: str,
+        name: str,
+        args: dict[str, Any],
+        client_side: bool,
+        out: list[UIChunk],
+        lane: Lane | None = None,
+    ) -> None:
         if lane is not None:
             self._blocks.close(lane, out)
         else:
@@ -200,9 +217,16 @@ class AssistantMessage:
         self._blocks.ensure_step(out, lane)
         self.tools.call(call_id, name, args, client_side, out)
 
-    def _approval_request(self, approval_id: str, call_id: str, name: str,
-                          args: dict[str, Any], hint: str | None, payload: Any,
-                          out: list[UIChunk]) -> None:
+    def _approval_request(
+        self,
+        approval_id: str,
+        call_id: str,
+        name: str,
+        args: dict[str, Any],
+        hint: str | None,
+        payload: Any,
+        out: list[UIChunk],
+    ) -> None:
         self._blocks.close_all(out)
         self.tools.approval_request(approval_id, call_id, name, args, hint, payload, out)
 

@@ -24,12 +24,26 @@ __all__ = ("PauseParts",)
 class _Writer(Protocol):
     """What ``PauseParts`` writes through (``AssistantMessage``)."""
 
-    def _tool_call(self, call_id: str, name: str, args: dict[str, Any], client_side: bool,
-                   out: list[UIChunk], lane: Lane | None = None) -> None: ...
+    def _tool_call(
+        self,
+        call_id: str,
+        name: str,
+        args: dict[str, Any],
+        client_side: bool,
+        out: list[UIChunk],
+        lane: Lane | None = None,
+    ) -> None: ...
 
-    def _approval_request(self, approval_id: str, call_id: str, name: str,
-                          args: dict[str, Any], hint: str | None, payload: Any,
-                          out: list[UIChunk]) -> None: ...
+    def _approval_request(
+        self,
+        approval_id: str,
+        call_id: str,
+        name: str,
+        args: dict[str, Any],
+        hint: str | None,
+        payload: Any,
+        out: list[UIChunk],
+    ) -> None: ...
 
     def _close_blocks(self, out: list[UIChunk], lane: Lane | None = None) -> None: ...
 
@@ -55,17 +69,21 @@ class PauseParts:
         """OAuth2 sign-ins this message asked for and the stream has not registered yet."""
         self._stated: dict[str, str] = {}  # workflow node path -> stated call id
 
-    def state(self, pause: Pause, writer: _Writer, out: list[UIChunk],
-              lane: Lane | None = None) -> bool:
+    def state(
+        self, pause: Pause, writer: _Writer, out: list[UIChunk], lane: Lane | None = None
+    ) -> bool:
         """State the pause's call(s) on the page; False: it cannot be answered here."""
-        if self.live and (isinstance(pause, WorkflowConfirmation)
-                          or (isinstance(pause, InputRequest) and pause.workflow)):
+        if self.live and (
+            isinstance(pause, WorkflowConfirmation)
+            or (isinstance(pause, InputRequest) and pause.workflow)
+        ):
             return False
         if isinstance(pause, InputRequest):
             writer._tool_call(pause.call_id, INPUT_TOOL, pause.presented(), True, out, lane)
         elif isinstance(pause, CredentialRequest):
-            writer._tool_call(pause.call_id, CREDENTIAL_TOOL,
-                              pause.presented(self.redirect_uri), True, out, lane)
+            writer._tool_call(
+                pause.call_id, CREDENTIAL_TOOL, pause.presented(self.redirect_uri), True, out, lane
+            )
             if pause.state is not None:
                 self.oauth.append(pause)
         else:
@@ -73,16 +91,34 @@ class PauseParts:
             self._stated[pause.path] = call_id
             writer._tool_call(call_id, pause.tool_name, pause.args, False, out, lane)
             if self._style == "native":
-                writer._approval_request(pause.interrupt_id, call_id, pause.tool_name,
-                                         pause.args, pause.hint, pause.payload, out)
+                writer._approval_request(
+                    pause.interrupt_id,
+                    call_id,
+                    pause.tool_name,
+                    pause.args,
+                    pause.hint,
+                    pause.payload,
+                    out,
+                )
             else:
                 confirmation: dict[str, Any] = {"hint": pause.hint or "", "confirmed": False}
                 if pause.payload is not None:
                     confirmation["payload"] = pause.payload
-                writer._tool_call(pause.interrupt_id, CONFIRMATION_TOOL, {
-                    "originalFunctionCall": {"id": call_id, "name": pause.tool_name,
-                                             "args": pause.args},
-                    "toolConfirmation": confirmation}, True, out, lane)
+                writer._tool_call(
+                    pause.interrupt_id,
+                    CONFIRMATION_TOOL,
+                    {
+                        "originalFunctionCall": {
+                            "id": call_id,
+                            "name": pause.tool_name,
+                            "args": pause.args,
+                        },
+                        "toolConfirmation": confirmation,
+                    },
+                    True,
+                    out,
+                    lane,
+                )
         return True
 
     @staticmethod

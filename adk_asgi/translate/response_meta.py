@@ -59,8 +59,11 @@ class ResponseMeta:
                     continue
                 self._sources.add(web.uri)
                 source_id = f"{self._message_id}-s{len(self._sources)}"
-                out.append(SourceUrl(source_id=source_id, url=web.uri, title=web.title)
-                           if web.title else SourceUrl(source_id=source_id, url=web.uri))
+                out.append(
+                    SourceUrl(source_id=source_id, url=web.uri, title=web.title)
+                    if web.title
+                    else SourceUrl(source_id=source_id, url=web.uri)
+                )
 
     @property
     def output_tokens(self) -> int:

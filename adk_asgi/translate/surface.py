@@ -36,8 +36,7 @@ _TEMP: Final = "temp:"
 class Surface:
     """The surfaced extras of one assistant message (one per translator)."""
 
-    __slots__ = ("_agent", "_authors", "_base", "_message_id", "_options", "_state",
-                 "_written")
+    __slots__ = ("_agent", "_authors", "_base", "_message_id", "_options", "_state", "_written")
 
     def __init__(self, message_id: str, options: SurfaceOptions, *, steps: int = 0) -> None:
         self._message_id = message_id
@@ -61,8 +60,11 @@ class Surface:
             self._authors[index] = author
         if self._options.agent_names and (before is not None or author != self._agent):
             # The same id: a later author of the step replaces the part in the message.
-            out.append(DataChunk(type="data-agent", id=f"{self._message_id}-agent{index}",
-                                 data={"name": author}))
+            out.append(
+                DataChunk(
+                    type="data-agent", id=f"{self._message_id}-agent{index}", data={"name": author}
+                )
+            )
         if number == max(self._written):
             self._agent = author
 
@@ -70,8 +72,10 @@ class Surface:
         """The ``finish`` chunk's ``messageMetadata.adk``."""
         if not self._authors:
             return None
-        return {"author": self._authors[max(self._authors, key=int)],
-                "authors": dict(self._authors)}
+        return {
+            "author": self._authors[max(self._authors, key=int)],
+            "authors": dict(self._authors),
+        }
 
     def event(self, event: Event, out: list[UIChunk]) -> None:
         """State changes and the application's hook, for one event."""
@@ -85,15 +89,19 @@ class Surface:
                 except NotJson as exc:
                     logger.error("State key %r is not sent: %s", key, exc)
             if shown:
-                out.append(DataChunk(type="data-state", id=f"{self._message_id}-state",
-                                     data=dict(self._state)))
+                out.append(
+                    DataChunk(
+                        type="data-state", id=f"{self._message_id}-state", data=dict(self._state)
+                    )
+                )
         hook = self._options.on_event
         if hook is not None:
             added: list[UIChunk] = []
             try:
                 hook(event, EventParts(added))
             except Exception:
-                logger.exception("on_event raised for an event of %r; its parts were skipped",
-                                 event.author)
+                logger.exception(
+                    "on_event raised for an event of %r; its parts were skipped", event.author
+                )
                 return
             out.extend(added)

@@ -42,12 +42,26 @@ logger = logging.getLogger("adk_asgi")
 
 
 class ToolParts:
-    __slots__ = ("_answered", "_approval_tools", "_denied", "_long_running", "_native",
-                 "_open", "approvals_requested", "awaiting")
+    __slots__ = (
+        "_answered",
+        "_approval_tools",
+        "_denied",
+        "_long_running",
+        "_native",
+        "_open",
+        "approvals_requested",
+        "awaiting",
+    )
 
-    def __init__(self, *, native: bool, denied: Iterable[str] = (),
-                 approval_tools: frozenset[str] = frozenset(),
-                 awaiting: Iterable[str] = (), resumed: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        *,
+        native: bool,
+        denied: Iterable[str] = (),
+        approval_tools: frozenset[str] = frozenset(),
+        awaiting: Iterable[str] = (),
+        resumed: Iterable[str] = (),
+    ) -> None:
         self._native = native
         self._denied: set[str] = set(denied) if native else set()
         # Approved or denied in the request this message continues with (either style).
@@ -63,13 +77,16 @@ class ToolParts:
         """Call ids (or approval ids) the client has to answer before the run goes on."""
         self.approvals_requested = 0
 
-    def call(self, call_id: str, name: str, args: dict[str, Any], client_side: bool,
-             out: list[UIChunk]) -> None:
+    def call(
+        self, call_id: str, name: str, args: dict[str, Any], client_side: bool, out: list[UIChunk]
+    ) -> None:
         executed = None if client_side else True
-        out.append(ToolInputStart(tool_call_id=call_id, tool_name=name,
-                                  provider_executed=executed))
-        out.append(ToolInputAvailable(tool_call_id=call_id, tool_name=name, input=args,
-                                      provider_executed=executed))
+        out.append(ToolInputStart(tool_call_id=call_id, tool_name=name, provider_executed=executed))
+        out.append(
+            ToolInputAvailable(
+                tool_call_id=call_id, tool_name=name, input=args, provider_executed=executed
+            )
+        )
         if not client_side:
             self._open[call_id] = None
             return
@@ -78,12 +95,20 @@ class ToolParts:
             self.approvals_requested += 1
         elif name in self._approval_tools:
             self.approvals_requested += 1
-            out.append(ToolApprovalRequest(approval_id=frontend_approval_id(call_id),
-                                           tool_call_id=call_id))
+            out.append(
+                ToolApprovalRequest(approval_id=frontend_approval_id(call_id), tool_call_id=call_id)
+            )
 
-    def approval_request(self, approval_id: str, call_id: str, name: str,
-                         args: dict[str, Any], hint: str | None, payload: Any,
-                         out: list[UIChunk]) -> None:
+    def approval_request(
+        self,
+        approval_id: str,
+        call_id: str,
+        name: str,
+        args: dict[str, Any],
+        hint: str | None,
+        payload: Any,
+        out: list[UIChunk],
+    ) -> None:
         adk: dict[str, Any] = {"approvalId": approval_id}
         if hint:
             adk["hint"] = hint
@@ -91,12 +116,16 @@ class ToolParts:
             try:
                 adk["payload"] = json_value(payload)
             except NotJson as exc:
-                logger.error("The confirmation payload of tool call %s cannot be sent: %s",
-                             call_id, exc)
+                logger.error(
+                    "The confirmation payload of tool call %s cannot be sent: %s", call_id, exc
+                )
         # Re-stating the call carries the hint and payload to the client, where they land
         # on the tool part as `callProviderMetadata.adk`.
-        out.append(ToolInputAvailable(tool_call_id=call_id, tool_name=name, input=args,
-                                      provider_metadata={"adk": adk}))
+        out.append(
+            ToolInputAvailable(
+                tool_call_id=call_id, tool_name=name, input=args, provider_metadata={"adk": adk}
+            )
+        )
         out.append(ToolApprovalRequest(approval_id=approval_id, tool_call_id=call_id))
         self.approvals_requested += 1
         self.awaiting.add(approval_id)
@@ -107,8 +136,9 @@ class ToolParts:
         final one comes when the call is completed."""
         self._long_running.add(call_id)
 
-    def outcome(self, call_id: str, result: Any, out: list[UIChunk], *,
-                agent: bool = False) -> None:
+    def outcome(
+        self, call_id: str, result: Any, out: list[UIChunk], *, agent: bool = False
+    ) -> None:
         """``agent``: the result is the agent's (a tool's), not an answer the client or
         the server sent in."""
         try:
@@ -121,8 +151,7 @@ class ToolParts:
             self._open.pop(call_id, None)
             return
         if agent and call_id in self._long_running:
-            out.append(ToolOutputAvailable(tool_call_id=call_id, output=result,
-                                           preliminary=True))
+            out.append(ToolOutputAvailable(tool_call_id=call_id, output=result, preliminary=True))
             self._open.pop(call_id, None)
             return
         if call_id in self._denied and _is_error(result):
@@ -143,21 +172,26 @@ class ToolParts:
     def code(self, call_id: str, language: str, code: str, out: list[UIChunk]) -> None:
         """Code the model runs: a provider-executed ``code_execution`` call."""
         args = {"language": language, "code": code}
-        out.append(ToolInputStart(tool_call_id=call_id, tool_name=CODE_TOOL,
-                                  provider_executed=True))
-        out.append(ToolInputAvailable(tool_call_id=call_id, tool_name=CODE_TOOL, input=args,
-                                      provider_executed=True))
+        out.append(
+            ToolInputStart(tool_call_id=call_id, tool_name=CODE_TOOL, provider_executed=True)
+        )
+        out.append(
+            ToolInputAvailable(
+                tool_call_id=call_id, tool_name=CODE_TOOL, input=args, provider_executed=True
+            )
+        )
         self._open[call_id] = None
 
-    def code_result(self, call_id: str, outcome: str, output: str,
-                    out: list[UIChunk]) -> None:
+    def code_result(self, call_id: str, outcome: str, output: str, out: list[UIChunk]) -> None:
         """What the code printed; a run that failed (or ran out of time) is an error."""
         if outcome == "OUTCOME_OK":
-            out.append(ToolOutputAvailable(tool_call_id=call_id,
-                                           output={"outcome": outcome, "output": output}))
+            out.append(
+                ToolOutputAvailable(
+                    tool_call_id=call_id, output={"outcome": outcome, "output": output}
+                )
+            )
         else:
-            out.append(ToolOutputError(tool_call_id=call_id,
-                                       error_text=output or outcome))
+            out.append(ToolOutputError(tool_call_id=call_id, error_text=output or outcome))
         self._open.pop(call_id, None)
 
     def expect_outcome(self, call_id: str) -> None:
@@ -177,6 +211,9 @@ class ToolParts:
 
 def _is_error(result: Any) -> bool:
     """ADK reports tool failures (and rejections) as ``{"error": "..."}``."""
-    return isinstance(result, dict) and "error" in result and "result" not in result and (
-        len(result) == 1 or result.get("status") in ("error", None)
+    return (
+        isinstance(result, dict)
+        and "error" in result
+        and "result" not in result
+        and (len(result) == 1 or result.get("status") in ("error", None))
     )

@@ -179,8 +179,7 @@ class EventTranslator(AssistantMessage):
             if part.text is not None and part.function_call is None:
                 if part.thought:
                     streamed |= REASONING
-                    self._on_reasoning(part.text, lane, partial, bool(replay & REASONING),
-                                       out)
+                    self._on_reasoning(part.text, lane, partial, bool(replay & REASONING), out)
                 else:
                     streamed |= TEXT
                     self._on_text(part.text, lane, partial, bool(replay & TEXT), out)
@@ -194,8 +193,7 @@ class EventTranslator(AssistantMessage):
                 self._on_executable_code(part.executable_code, lane, bool(replay & CODE), out)
             elif part.code_execution_result is not None:
                 streamed |= RESULT
-                self._on_code_result(part.code_execution_result, lane, bool(replay & RESULT),
-                                     out)
+                self._on_code_result(part.code_execution_result, lane, bool(replay & RESULT), out)
             elif part.inline_data is not None or part.file_data is not None:
                 self._on_file(part, lane, partial, out)
         if partial:
@@ -210,34 +208,49 @@ class EventTranslator(AssistantMessage):
 
     # -- part hooks -------------------------------------------------------------
 
-    def _on_text(self, text: str, lane: Lane, partial: bool, replay: bool,
-                 out: list[UIChunk]) -> None:
+    def _on_text(
+        self, text: str, lane: Lane, partial: bool, replay: bool, out: list[UIChunk]
+    ) -> None:
         if text and not replay:
             self._stream_text(lane, text, False, out)
 
-    def _on_reasoning(self, text: str, lane: Lane, partial: bool, replay: bool,
-                      out: list[UIChunk]) -> None:
+    def _on_reasoning(
+        self, text: str, lane: Lane, partial: bool, replay: bool, out: list[UIChunk]
+    ) -> None:
         if text and not replay:
             self._stream_text(lane, text, True, out)
 
-    def _on_function_call(self, call: types.FunctionCall, event: Event, lane: Lane,
-                          out: list[UIChunk]) -> None:
+    def _on_function_call(
+        self, call: types.FunctionCall, event: Event, lane: Lane, out: list[UIChunk]
+    ) -> None:
         call_id = call.id or ""
         name = call.name or ""
         args: dict[str, Any] = dict(call.args) if call.args else {}
         if name == CONFIRMATION_TOOL and self._confirmation_style == "native":
             original = args.get("originalFunctionCall") or {}
             confirmation = args.get("toolConfirmation") or {}
-            self._approval_request(call_id, str(original.get("id", "")),
-                                   str(original.get("name", "")), original.get("args") or {},
-                                   confirmation.get("hint"), confirmation.get("payload"), out)
+            self._approval_request(
+                call_id,
+                str(original.get("id", "")),
+                str(original.get("name", "")),
+                original.get("args") or {},
+                confirmation.get("hint"),
+                confirmation.get("payload"),
+                out,
+            )
             return
         long_running = call_id in (event.long_running_tool_ids or ())
         pause = pause_of(call) if long_running else None
         if pause is not None:  # a request for input, a credential, a workflow confirmation
             if not self.pauses.state(pause, self, out, lane):
-                out.extend(self.fail(ErrorInfo(LIVE_WORKFLOW_PAUSE, "A workflow asked the user "
-                                               "in a live run, which cannot resume it")))
+                out.extend(
+                    self.fail(
+                        ErrorInfo(
+                            LIVE_WORKFLOW_PAUSE,
+                            "A workflow asked the user in a live run, which cannot resume it",
+                        )
+                    )
+                )
             return
         client_side = self._is_client_call(name, long_running)
         self._tool_call(call_id, name, args, client_side, out, lane)
@@ -251,8 +264,9 @@ class EventTranslator(AssistantMessage):
         the app allows it)."""
         return long_running and (name in self._browser_tools or name == CONFIRMATION_TOOL)
 
-    def _on_function_response(self, response: types.FunctionResponse, event: Event,
-                              lane: Lane, out: list[UIChunk]) -> None:
+    def _on_function_response(
+        self, response: types.FunctionResponse, event: Event, lane: Lane, out: list[UIChunk]
+    ) -> None:
         call_id = response.id or ""
         if response.name == CONFIRMATION_TOOL:
             return
@@ -272,8 +286,9 @@ class EventTranslator(AssistantMessage):
             self._close_blocks(out, lane)
             self.tools.outcome(call_id, node_result(event.output), out)
 
-    def _on_executable_code(self, code: types.ExecutableCode, lane: Lane, replay: bool,
-                            out: list[UIChunk]) -> None:
+    def _on_executable_code(
+        self, code: types.ExecutableCode, lane: Lane, replay: bool, out: list[UIChunk]
+    ) -> None:
         if replay:
             return
         call_id = code.id or self._code_call_id()
@@ -283,8 +298,9 @@ class EventTranslator(AssistantMessage):
         self._blocks.ensure_step(out, lane)
         self.tools.code(call_id, str(language), code.code or "", out)
 
-    def _on_code_result(self, result: types.CodeExecutionResult, lane: Lane, replay: bool,
-                        out: list[UIChunk]) -> None:
+    def _on_code_result(
+        self, result: types.CodeExecutionResult, lane: Lane, replay: bool, out: list[UIChunk]
+    ) -> None:
         if replay:
             return
         call_id = result.id or lane.code_call
@@ -301,8 +317,7 @@ class EventTranslator(AssistantMessage):
         self._code_calls += 1
         return f"{self.message_id}-code{self._code_calls}"
 
-    def _on_file(self, part: types.Part, lane: Lane, partial: bool,
-                 out: list[UIChunk]) -> None:
+    def _on_file(self, part: types.Part, lane: Lane, partial: bool, out: list[UIChunk]) -> None:
         if partial:
             return  # the final event holds it
         self._close_blocks(out, lane)
@@ -322,11 +337,16 @@ class EventTranslator(AssistantMessage):
         try:
             value = json_value(output)
         except NotJson as exc:
-            logger.error("The output of workflow node %s cannot be sent: %s",
-                         event.node_info.path, exc)
+            logger.error(
+                "The output of workflow node %s cannot be sent: %s", event.node_info.path, exc
+            )
             return
-        out.append(DataChunk(type=NODE_CHUNK_TYPE, data={
-            "node": lane.author, "path": event.node_info.path, "output": value}))
+        out.append(
+            DataChunk(
+                type=NODE_CHUNK_TYPE,
+                data={"node": lane.author, "path": event.node_info.path, "output": value},
+            )
+        )
 
 
 def _is_synthetic(parts: list[types.Part]) -> bool:

@@ -40,7 +40,7 @@ def route_path(scope: Scope) -> str:
     path: str = scope.get("path", "")
     root: str = scope.get("root_path", "")
     if root and path.startswith(root):
-        path = path[len(root):]
+        path = path[len(root) :]
     return path
 
 
@@ -51,11 +51,13 @@ async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
             try:
                 declared = int(value)
             except ValueError:
-                raise RequestError(400, "invalid_content_length",
-                                   "Content-Length is not a number.") from None
+                raise RequestError(
+                    400, "invalid_content_length", "Content-Length is not a number."
+                ) from None
             if declared > limit:
-                raise RequestError(413, "body_too_large",
-                                   f"Request body exceeds the limit of {limit} bytes.")
+                raise RequestError(
+                    413, "body_too_large", f"Request body exceeds the limit of {limit} bytes."
+                )
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -66,33 +68,39 @@ async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
         if chunk:
             size += len(chunk)
             if size > limit:
-                raise RequestError(413, "body_too_large",
-                                   f"Request body exceeds the limit of {limit} bytes.")
+                raise RequestError(
+                    413, "body_too_large", f"Request body exceeds the limit of {limit} bytes."
+                )
             chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
 
 
-async def send_json(send: Send, status: int, body: bytes,
-                    headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
-    await send({
-        "type": "http.response.start",
-        "status": status,
-        "headers": [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-            *headers,
-        ],
-    })
+async def send_json(
+    send: Send, status: int, body: bytes, headers: Iterable[tuple[bytes, bytes]] = ()
+) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
-async def send_json_error(send: Send, status: int, code: str, message: str,
-                          headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
+async def send_json_error(
+    send: Send, status: int, code: str, message: str, headers: Iterable[tuple[bytes, bytes]] = ()
+) -> None:
     await send_json(send, status, error_body(code, message), headers)
 
 
 async def send_error(send: Send, error: RequestError) -> None:
-    headers = [(b"retry-after", str(error.retry_after).encode())] \
-        if error.retry_after is not None else []
+    headers = (
+        [(b"retry-after", str(error.retry_after).encode())] if error.retry_after is not None else []
+    )
     await send_json_error(send, error.status, error.code, error.message, headers)

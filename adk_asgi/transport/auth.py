@@ -58,7 +58,11 @@ async def resolve_user(authenticate: Authenticate, scope: Scope) -> str:
     user = authenticate(scope)
     if inspect.isawaitable(user):
         user = await user
-    if not isinstance(user, str) or not user or len(user) > MAX_USER_ID_LENGTH \
-            or not user.isprintable():
+    if (
+        not isinstance(user, str)
+        or not user
+        or len(user) > MAX_USER_ID_LENGTH
+        or not user.isprintable()
+    ):
         raise AuthError(403, "The authenticate hook returned no valid user id.")
     return user

@@ -28,9 +28,11 @@ class OriginPolicy:
         self._allowed = frozenset(o for o in origins if o != "*")
 
     def allows(self, scope: Scope) -> bool:
-        headers = {name.decode("latin-1"): value.decode("latin-1")
-                   for name, value in scope.get("headers", ())
-                   if name in (b"origin", b"host", b"x-forwarded-host")}
+        headers = {
+            name.decode("latin-1"): value.decode("latin-1")
+            for name, value in scope.get("headers", ())
+            if name in (b"origin", b"host", b"x-forwarded-host")
+        }
         origin = headers.get("origin")
         if origin is None:
             return True

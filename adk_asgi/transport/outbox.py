@@ -64,8 +64,12 @@ _TCP_INFO: Final[int | None] = getattr(socket, "TCP_INFO", None)
 # struct tcp_info (linux/tcp.h): tcpi_unacked (segments) at 24, tcpi_bytes_acked at 120,
 # tcpi_notsent_bytes at 144 (Linux 4.6+).
 _TCP_INFO_SIZE: Final = 148
-_TRANSPORT_METHODS: Final = ("get_write_buffer_size", "get_write_buffer_limits",
-                             "get_extra_info", "abort")
+_TRANSPORT_METHODS: Final = (
+    "get_write_buffer_size",
+    "get_write_buffer_limits",
+    "get_extra_info",
+    "abort",
+)
 
 
 def transport_of(send: Send) -> asyncio.WriteTransport | None:
@@ -90,9 +94,9 @@ def kernel_progress(sock: Any) -> tuple[int, bool] | None:
         return None
     if len(info) < _TCP_INFO_SIZE:
         return None
-    unacked, = struct.unpack_from("I", info, 24)
-    acked, = struct.unpack_from("Q", info, 120)
-    notsent, = struct.unpack_from("I", info, 144)
+    (unacked,) = struct.unpack_from("I", info, 24)
+    (acked,) = struct.unpack_from("Q", info, 120)
+    (notsent,) = struct.unpack_from("I", info, 144)
     return acked, bool(unacked or notsent)
 
 
@@ -100,10 +104,28 @@ class Outbox:
     """One connection's sends: straight out, or queued (bounded) behind a full buffer;
     the stall watch (``watch``) that drops a client that takes nothing."""
 
-    __slots__ = ("_acked", "_flusher", "_idle", "_loop", "_max", "_on_stall", "_queue",
-                 "_send", "_sock", "_taken", "_timeout", "_timer", "_transport",
-                 "_written", "error", "last_progress", "overflowed", "peak", "queued",
-                 "sending_since")
+    __slots__ = (
+        "_acked",
+        "_flusher",
+        "_idle",
+        "_loop",
+        "_max",
+        "_on_stall",
+        "_queue",
+        "_send",
+        "_sock",
+        "_taken",
+        "_timeout",
+        "_timer",
+        "_transport",
+        "_written",
+        "error",
+        "last_progress",
+        "overflowed",
+        "peak",
+        "queued",
+        "sending_since",
+    )
 
     def __init__(self, send: Send, *, max_bytes: int) -> None:
         self._send = send
@@ -220,8 +242,12 @@ class Outbox:
             while queue:
                 message = queue.popleft()
                 # Adjacent SSE writes go out as one.
-                while (queue and message["type"] == "http.response.body"
-                       and message.get("more_body") and queue[0]["type"] == message["type"]):
+                while (
+                    queue
+                    and message["type"] == "http.response.body"
+                    and message.get("more_body")
+                    and queue[0]["type"] == message["type"]
+                ):
                     following = queue.popleft()
                     message = {**following, "body": message["body"] + following["body"]}
                 self.queued -= _size(message)

@@ -22,8 +22,21 @@ from .errors import RequestError
 __all__ = ("BodyFields",)
 
 # The chat request's own fields (DefaultChatTransport, protocol B's `send`).
-_RESERVED: Final = frozenset({"id", "messages", "message", "trigger", "messageId", "body",
-                              "headers", "metadata", "requestId", "requestMetadata", "type"})
+_RESERVED: Final = frozenset(
+    {
+        "id",
+        "messages",
+        "message",
+        "trigger",
+        "messageId",
+        "body",
+        "headers",
+        "metadata",
+        "requestId",
+        "requestMetadata",
+        "type",
+    }
+)
 
 
 class BodyFields:
@@ -35,17 +48,21 @@ class BodyFields:
     def __init__(self, fields: Mapping[str, Any]) -> None:
         reserved = _RESERVED & set(fields)
         if reserved:
-            raise ValueError(f"body_fields cannot read the request's own fields: "
-                             f"{', '.join(sorted(reserved))}")
+            raise ValueError(
+                f"body_fields cannot read the request's own fields: {', '.join(sorted(reserved))}"
+            )
         invalid = [name for name in fields if not name.isidentifier()]
         if invalid:
-            raise ValueError(f"body_fields names {invalid!r}: plain identifiers only (no "
-                             "app:/user:/temp: prefixes: app and user state is shared beyond "
-                             "this chat)")
+            raise ValueError(
+                f"body_fields names {invalid!r}: plain identifiers only (no "
+                "app:/user:/temp: prefixes: app and user state is shared beyond "
+                "this chat)"
+            )
         self._names = tuple(fields)
         try:
             self._type = msgspec.defstruct(
-                "Body", [(name, typ | UnsetType, UNSET) for name, typ in fields.items()])
+                "Body", [(name, typ | UnsetType, UNSET) for name, typ in fields.items()]
+            )
         except TypeError as exc:
             raise ValueError(f"body_fields: {exc}") from None
 
@@ -72,5 +89,6 @@ class BodyFields:
 
     def _present(self, value: Any) -> dict[str, Any]:
         fields = {name: getattr(value, name) for name in self._names}
-        return {name: msgspec.to_builtins(item) for name, item in fields.items()
-                if item is not UNSET}
+        return {
+            name: msgspec.to_builtins(item) for name, item in fields.items() if item is not UNSET
+        }

@@ -39,10 +39,14 @@ __all__ = (
 GENERIC_ERROR: Final = "The agent failed to answer. Please try again."
 SHUTDOWN_ERROR: Final = "The server is restarting. Please send your message again."
 INTERRUPTED_ERROR: Final = "The server stopped while answering. Please send your message again."
-NOT_SAVED_ERROR: Final = ("The answer could not be saved: the chat's storage is unavailable. "
-                          "Please send your message again in a moment.")
-STREAM_LOST_ERROR: Final = ("Lost this answer's stream: the chat service is temporarily "
-                            "unavailable. Reload the chat in a moment to see the answer.")
+NOT_SAVED_ERROR: Final = (
+    "The answer could not be saved: the chat's storage is unavailable. "
+    "Please send your message again in a moment."
+)
+STREAM_LOST_ERROR: Final = (
+    "Lost this answer's stream: the chat service is temporarily "
+    "unavailable. Reload the chat in a moment to see the answer."
+)
 TURN_TOO_LONG_ERROR: Final = "The answer took longer than the server allows and was stopped."
 TURN_TOO_LARGE_ERROR: Final = "The answer grew larger than the server allows and was stopped."
 CHAT_NOT_FOUND: Final = "No such chat."
@@ -58,8 +62,9 @@ class RequestError(Exception):
     """A request the server refuses: ``status`` is the HTTP status, ``code`` a stable slug.
     ``retry_after`` (seconds) is sent as ``Retry-After`` (503s)."""
 
-    def __init__(self, status: int, code: str, message: str, *,
-                 retry_after: int | None = None) -> None:
+    def __init__(
+        self, status: int, code: str, message: str, *, retry_after: int | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
@@ -78,15 +83,22 @@ def error_body(code: str, message: str) -> bytes:
 
 def session_unavailable() -> RequestError:
     """The ADK session service failed (its database is down, locked or read-only)."""
-    return RequestError(503, "session_unavailable", "The chat session could not be loaded.",
-                        retry_after=UNAVAILABLE_RETRY_AFTER)
+    return RequestError(
+        503,
+        "session_unavailable",
+        "The chat session could not be loaded.",
+        retry_after=UNAVAILABLE_RETRY_AFTER,
+    )
 
 
 def store_unavailable() -> RequestError:
     """The stream store failed (e.g. Redis is down)."""
-    return RequestError(503, "store_unavailable",
-                        "The chat service is temporarily unavailable. Please try again.",
-                        retry_after=UNAVAILABLE_RETRY_AFTER)
+    return RequestError(
+        503,
+        "store_unavailable",
+        "The chat service is temporarily unavailable. Please try again.",
+        retry_after=UNAVAILABLE_RETRY_AFTER,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,8 +34,9 @@ def json_value(value: Any) -> Any:
     if _plain(value, 0):
         return value
     try:
-        return to_jsonable_python(value, bytes_mode="base64", inf_nan_mode="null",
-                                  exclude_none=True)
+        return to_jsonable_python(
+            value, bytes_mode="base64", inf_nan_mode="null", exclude_none=True
+        )
     except (PydanticSerializationError, ValueError, TypeError, RecursionError) as exc:
         raise NotJson(f"a {type(value).__name__} has no JSON form") from exc
 
@@ -48,7 +49,8 @@ def _plain(value: Any, depth: int) -> bool:
         return False
     if kind is dict:
         return len(value) <= _CHECKED_ITEMS and all(
-            type(k) is str and _plain(v, depth + 1) for k, v in value.items())
+            type(k) is str and _plain(v, depth + 1) for k, v in value.items()
+        )
     if kind is list:
         return len(value) <= _CHECKED_ITEMS and all(_plain(v, depth + 1) for v in value)
     return False

@@ -28,16 +28,20 @@ class EventParts:
     def __init__(self, out: list[UIChunk]) -> None:
         self._out = out
 
-    def data(self, name: str, value: Any, *, id: str | None = None,
-             transient: bool = False) -> None:
+    def data(
+        self, name: str, value: Any, *, id: str | None = None, transient: bool = False
+    ) -> None:
         """A ``data-{name}`` part (``transient``: delivered to ``onData`` only, not kept in
         the message). Parts with the same ``id`` replace each other in the message."""
         if not _DATA_NAME.fullmatch(name) or name in _RESERVED:
-            raise ValueError(f"data part name {name!r}: lower-case letters, digits, '-' and "
-                             f"'_', not one of {sorted(_RESERVED)}")
+            raise ValueError(
+                f"data part name {name!r}: lower-case letters, digits, '-' and "
+                f"'_', not one of {sorted(_RESERVED)}"
+            )
         value = json_value(value)  # NotJson (a ValueError) when it has no JSON form
-        self._out.append(DataChunk(type=f"data-{name}", data=value, id=id,
-                                   transient=True if transient else None))
+        self._out.append(
+            DataChunk(type=f"data-{name}", data=value, id=id, transient=True if transient else None)
+        )
 
     def metadata(self, value: dict[str, Any]) -> None:
         """Merged into the message's ``metadata`` (key ``adk`` is the bridge's)."""

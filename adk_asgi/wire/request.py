@@ -97,8 +97,9 @@ class UIMessage(msgspec.Struct):
                 raise ValueError("a message needs `parts` (or `content`)")
             return
         if not self.parts:
-            self.parts = [UIPart(type="text", text=content)] if isinstance(content, str) \
-                else content
+            self.parts = (
+                [UIPart(type="text", text=content)] if isinstance(content, str) else content
+            )
         self.content = UNSET
 
 
@@ -163,9 +164,11 @@ def check_storable(raw: bytes | str, value: Any = None) -> None:
             return  # the caller's decoder reports it
     where = _nul_path(value, "")
     if where is not None:
-        raise RequestError(422, "invalid_request",
-                           f"`{where or 'the body'}` contains U+0000 (NUL), which the chat "
-                           "cannot store.")
+        raise RequestError(
+            422,
+            "invalid_request",
+            f"`{where or 'the body'}` contains U+0000 (NUL), which the chat cannot store.",
+        )
 
 
 def _nul_path(value: Any, path: str) -> str | None:
@@ -216,13 +219,12 @@ def file_part_to_adk(part: UIPart, max_bytes: int | None = None) -> types.Part:
         if max_bytes is not None and len(data) > max_bytes:
             raise RequestError(413, "file_too_large", f"A file part exceeds {max_bytes} bytes.")
         name = part.filename if isinstance(part.filename, str) else None
-        return types.Part(inline_data=types.Blob(mime_type=media_type or mime, data=data,
-                                                 display_name=name))
+        return types.Part(
+            inline_data=types.Blob(mime_type=media_type or mime, data=data, display_name=name)
+        )
     if url.startswith(("https://", "http://")):
         return types.Part(file_data=types.FileData(file_uri=url, mime_type=media_type))
-    raise RequestError(
-        422, "invalid_file", "File parts must use a data: or http(s): URL."
-    )
+    raise RequestError(422, "invalid_file", "File parts must use a data: or http(s): URL.")
 
 
 def user_content(message: UIMessage, max_file_bytes: int | None = None) -> types.Content:

@@ -90,14 +90,19 @@ class UIMessageState:
         """``addToolApprovalResponse({id, approved, reason})``."""
         for part in self.parts:
             approval = part.get("approval")
-            if _is_tool(part) and part.get("state") == "approval-requested" \
-                    and isinstance(approval, dict) and approval.get("id") == approval_id:
+            if (
+                _is_tool(part)
+                and part.get("state") == "approval-requested"
+                and isinstance(approval, dict)
+                and approval.get("id") == approval_id
+            ):
                 part["state"] = "approval-responded"
                 part["approval"] = {**approval, "id": approval_id, "approved": approved}
                 _set(part["approval"], "reason", reason)
 
-    def add_tool_output(self, call_id: str, output: Any = None,
-                        error_text: str | None = None) -> None:
+    def add_tool_output(
+        self, call_id: str, output: Any = None, error_text: str | None = None
+    ) -> None:
         """``addToolOutput({toolCallId, output})`` (or ``state: 'output-error'``)."""
         for part in self.parts:
             if _is_tool(part) and part.get("toolCallId") == call_id:
@@ -133,8 +138,11 @@ class UIMessageState:
     def _metadata(self, metadata: Any) -> None:
         if metadata is not None:
             current = self.message.get("metadata")
-            self.message["metadata"] = merge_objects(current, metadata) \
-                if isinstance(current, dict) and isinstance(metadata, dict) else metadata
+            self.message["metadata"] = (
+                merge_objects(current, metadata)
+                if isinstance(current, dict) and isinstance(metadata, dict)
+                else metadata
+            )
 
     def _start(self, chunk: dict[str, Any]) -> None:
         if chunk.get("messageId") is not None:
@@ -175,14 +183,16 @@ class UIMessageState:
         part["state"] = "done"
 
     def _file(self, chunk: dict[str, Any]) -> None:
-        part: Part = {"type": chunk["type"], "mediaType": chunk["mediaType"],
-                      "url": chunk["url"]}
+        part: Part = {"type": chunk["type"], "mediaType": chunk["mediaType"], "url": chunk["url"]}
         _set(part, "providerMetadata", chunk.get("providerMetadata"))
         self.parts.append(part)
 
     def _source(self, chunk: dict[str, Any]) -> None:
-        keys = (("sourceId", "url", "title") if chunk["type"] == "source-url"
-                else ("sourceId", "mediaType", "title", "filename"))
+        keys = (
+            ("sourceId", "url", "title")
+            if chunk["type"] == "source-url"
+            else ("sourceId", "mediaType", "title", "filename")
+        )
         part: Part = {"type": chunk["type"]}
         for key in (*keys, "providerMetadata"):
             _set(part, key, chunk.get(key))
@@ -204,7 +214,7 @@ class UIMessageState:
         parts = self.parts
         for index in range(len(parts) - 1, -1, -1):
             if parts[index]["type"] == "step-start":
-                return parts[index + 1:]
+                return parts[index + 1 :]
         return parts
 
     def _invocation(self, call_id: str) -> Part | None:
@@ -217,17 +227,25 @@ class UIMessageState:
                 return part
         return None
 
-    def _update_tool(self, chunk: dict[str, Any], state: str, existing: Part | None,
-                     **values: Any) -> None:
+    def _update_tool(
+        self, chunk: dict[str, Any], state: str, existing: Part | None, **values: Any
+    ) -> None:
         """``updateToolPart`` / ``updateDynamicToolPart``."""
         call_id = chunk["toolCallId"]
         name = values.pop("name")
         dynamic = values.pop("dynamic", False)
         part = existing
         if part is None:
-            part = next((p for p in self._current_step()
-                         if _is_tool(p) and p.get("toolCallId") == call_id
-                         and (p["type"] == "dynamic-tool") == dynamic), None)
+            part = next(
+                (
+                    p
+                    for p in self._current_step()
+                    if _is_tool(p)
+                    and p.get("toolCallId") == call_id
+                    and (p["type"] == "dynamic-tool") == dynamic
+                ),
+                None,
+            )
         metadata = chunk.get("providerMetadata")
         result = state in ("output-available", "output-error")
         if part is not None:
@@ -244,8 +262,11 @@ class UIMessageState:
             if metadata is not None:
                 part["resultProviderMetadata" if result else "callProviderMetadata"] = metadata
             return
-        new: Part = ({"type": "dynamic-tool", "toolName": name, "toolCallId": call_id}
-                     if dynamic else {"type": f"tool-{name}", "toolCallId": call_id})
+        new: Part = (
+            {"type": "dynamic-tool", "toolName": name, "toolCallId": call_id}
+            if dynamic
+            else {"type": f"tool-{name}", "toolCallId": call_id}
+        )
         new["state"] = state
         for key in ("input", "output", "rawInput", "errorText"):
             _set(new, key, values.get(key))
@@ -257,13 +278,25 @@ class UIMessageState:
 
     def _tool_input(self, chunk: dict[str, Any]) -> None:
         state = "input-streaming" if chunk["type"] == "tool-input-start" else "input-available"
-        self._update_tool(chunk, state, None, name=chunk["toolName"],
-                          dynamic=bool(chunk.get("dynamic")), input=chunk.get("input"))
+        self._update_tool(
+            chunk,
+            state,
+            None,
+            name=chunk["toolName"],
+            dynamic=bool(chunk.get("dynamic")),
+            input=chunk.get("input"),
+        )
 
     def _tool_input_error(self, chunk: dict[str, Any]) -> None:
-        self._update_tool(chunk, "output-error", None, name=chunk["toolName"],
-                          dynamic=bool(chunk.get("dynamic")), input=chunk.get("input"),
-                          errorText=chunk["errorText"])
+        self._update_tool(
+            chunk,
+            "output-error",
+            None,
+            name=chunk["toolName"],
+            dynamic=bool(chunk.get("dynamic")),
+            input=chunk.get("input"),
+            errorText=chunk["errorText"],
+        )
 
     def _approval_request(self, chunk: dict[str, Any]) -> None:
         part = self._invocation(chunk["toolCallId"])
@@ -283,13 +316,25 @@ class UIMessageState:
             return
         name = part["toolName"] if part["type"] == "dynamic-tool" else part["type"][5:]
         if chunk["type"] == "tool-output-available":
-            self._update_tool(chunk, "output-available", part, name=name,
-                              input=part.get("input"), output=chunk.get("output"),
-                              preliminary=chunk.get("preliminary"))
+            self._update_tool(
+                chunk,
+                "output-available",
+                part,
+                name=name,
+                input=part.get("input"),
+                output=chunk.get("output"),
+                preliminary=chunk.get("preliminary"),
+            )
         else:
-            self._update_tool(chunk, "output-error", part, name=name,
-                              input=part.get("input"), rawInput=part.get("rawInput"),
-                              errorText=chunk["errorText"])
+            self._update_tool(
+                chunk,
+                "output-error",
+                part,
+                name=name,
+                input=part.get("input"),
+                rawInput=part.get("rawInput"),
+                errorText=chunk["errorText"],
+            )
 
 
 _HANDLERS: dict[str, Any] = {

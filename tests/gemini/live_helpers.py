@@ -19,8 +19,10 @@ RATE = 16_000
 def tone(seconds: float, amplitude: int = 8000) -> bytes:
     """A 440 Hz tone, 16-bit little-endian mono PCM at 16 kHz: speech to the emulator."""
     count = int(seconds * RATE)
-    return struct.pack(f"<{count}h", *(round(amplitude * math.sin(2 * math.pi * 440 * i / RATE))
-                                       for i in range(count)))
+    return struct.pack(
+        f"<{count}h",
+        *(round(amplitude * math.sin(2 * math.pi * 440 * i / RATE)) for i in range(count)),
+    )
 
 
 def silence(seconds: float) -> bytes:
@@ -29,17 +31,34 @@ def silence(seconds: float) -> bytes:
 
 def chunks_of(pcm: bytes, size: int = 3200) -> list[bytes]:
     """Microphone-sized frames (0.1 s each)."""
-    return [pcm[i:i + size] for i in range(0, len(pcm), size)]
+    return [pcm[i : i + size] for i in range(0, len(pcm), size)]
 
 
-def drive_ws(url: str, steps: list[dict[str, Any]], *, chat_id: str,
-             auto: str | None = None, timeout_ms: int = 30_000) -> dict[str, Any]:
+def drive_ws(
+    url: str,
+    steps: list[dict[str, Any]],
+    *,
+    chat_id: str,
+    auto: str | None = None,
+    timeout_ms: int = 30_000,
+) -> dict[str, Any]:
     """ai@7's WebSocketChatTransport (tests/js/drive-ws.mjs) against ``url``."""
-    payload = {"ai": "ai7", "url": url, "chatId": chat_id, "autoSend": auto, "steps": steps,
-               "timeoutMs": timeout_ms}
-    done = subprocess.run(["node", str(JS_DIR / "drive-ws.mjs")], input=json.dumps(payload),
-                          text=True, capture_output=True, timeout=timeout_ms / 1000 + 30,
-                          check=False)
+    payload = {
+        "ai": "ai7",
+        "url": url,
+        "chatId": chat_id,
+        "autoSend": auto,
+        "steps": steps,
+        "timeoutMs": timeout_ms,
+    }
+    done = subprocess.run(
+        ["node", str(JS_DIR / "drive-ws.mjs")],
+        input=json.dumps(payload),
+        text=True,
+        capture_output=True,
+        timeout=timeout_ms / 1000 + 30,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
     assert result["ok"], (result["problems"], result["chatErrors"])
@@ -49,8 +68,11 @@ def drive_ws(url: str, steps: list[dict[str, Any]], *, chat_id: str,
 
 def connections_of(emulator: GeminiEmulator, marker: str) -> set[int]:
     """The Live API connections whose client sent ``marker`` (in any message)."""
-    return {r.connection for r in emulator.journal.records()
-            if r.connection and marker in json.dumps(r.data)}
+    return {
+        r.connection
+        for r in emulator.journal.records()
+        if r.connection and marker in json.dumps(r.data)
+    }
 
 
 def sent_on(emulator: GeminiEmulator, connections: set[int], kind: str) -> list[Record]:

@@ -25,8 +25,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 RUNNER: Final = ROOT / "tests" / "browser" / "run.mjs"
 ARTIFACTS: Final = ROOT / "test-artifacts" / "browser-gemini"
-PLAN: Final = [("sse", "approve"), ("websocket", "approve"), ("voice", "voice-talk"),
-                ("voice", "voice-camera")]
+PLAN: Final = [
+    ("sse", "approve"),
+    ("websocket", "approve"),
+    ("voice", "voice-talk"),
+    ("voice", "voice-camera"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -37,10 +41,24 @@ def report(gemini_emulator: GeminiEmulator) -> dict[str, Any]:
     before = len(gemini_emulator.journal)  # the emulator is shared by the whole run
     with serve("--model", "gemini-2.5-flash", env=gemini_emulator.env) as url:
         done = subprocess.run(
-            ["node", str(RUNNER), "--url", f"{url}/", "--out", str(ARTIFACTS),
-             "--only", ",".join(sorted({name for _, name in PLAN})),
-             "--min-speech-chunks", "2"],  # one spoken 8-token chunk per step at least
-            cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+            [
+                "node",
+                str(RUNNER),
+                "--url",
+                f"{url}/",
+                "--out",
+                str(ARTIFACTS),
+                "--only",
+                ",".join(sorted({name for _, name in PLAN})),
+                "--min-speech-chunks",
+                "2",
+            ],  # one spoken 8-token chunk per step at least
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
     result["journal"] = list(gemini_emulator.journal)[before:]
@@ -53,8 +71,7 @@ def test_every_scenario_ran(report: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize(("transport", "name"), PLAN, ids=[f"{t}-{n}" for t, n in PLAN])
 def test_scenario(report: dict[str, Any], transport: str, name: str) -> None:
-    (result,) = [r for r in report["results"]
-                 if r["transport"] == transport and r["name"] == name]
+    (result,) = [r for r in report["results"] if r["transport"] == transport and r["name"] == name]
     assert result["ok"], f"{name} over {transport}: {result['error']}"
 
 
@@ -62,8 +79,13 @@ def test_the_page_ran_on_the_emulator(report: dict[str, Any]) -> None:
     """Not the scripted model: the payment went through google-genai's streaming call,
     and the live runs connected to the Live API with the demo's Live model."""
     journal = report["journal"]
-    streamed = [r for r in journal if r.kind == "streamGenerateContent"
-                and r.data["model"] == "gemini-2.5-flash" and "Hanako" in json.dumps(r.data)]
+    streamed = [
+        r
+        for r in journal
+        if r.kind == "streamGenerateContent"
+        and r.data["model"] == "gemini-2.5-flash"
+        and "Hanako" in json.dumps(r.data)
+    ]
     assert streamed
     setups = [json.dumps(r.data) for r in journal if r.kind == "setup"]
     assert sum(DEFAULT_GEMINI_LIVE_MODEL in s for s in setups) >= 2  # WebSocket and voice
@@ -74,8 +96,13 @@ def test_the_page_ran_on_the_emulator(report: dict[str, Any]) -> None:
 def test_the_camera_reached_the_live_api(report: dict[str, Any]) -> None:
     (camera,) = [r for r in report["results"] if r["name"] == "voice-camera"]
     journal = report["journal"]
-    blobs = [blob for r in journal if r.kind == "realtimeInput"
-             for blob in [*(r.data.get("mediaChunks") or []), r.data.get("video")] if blob]
+    blobs = [
+        blob
+        for r in journal
+        if r.kind == "realtimeInput"
+        for blob in [*(r.data.get("mediaChunks") or []), r.data.get("video")]
+        if blob
+    ]
     images = [b for b in blobs if b.get("mimeType", b.get("mime_type")) == "image/jpeg"]
     assert len(images) >= 2, blobs  # the page's frames, as image/jpeg blobs
     # the Live API took them all (no 1007 close), and its demo script saw them

@@ -43,13 +43,20 @@ def normalized(value: Any, names: dict[str, str] | None = None) -> Any:
     """``value`` with every run-specific id replaced by its order of appearance."""
     names = {} if names is None else names
     if isinstance(value, dict):
-        return {k: (names.setdefault(v, f"<id{len(names)}>") if k in _IDS and isinstance(v, str)
-                    else normalized(v, names)) for k, v in value.items()}
+        return {
+            k: (
+                names.setdefault(v, f"<id{len(names)}>")
+                if k in _IDS and isinstance(v, str)
+                else normalized(v, names)
+            )
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [normalized(v, names) for v in value]
     if isinstance(value, str):
-        return re.sub(r"adk-[0-9a-f-]{36}", lambda m: names.setdefault(m[0], f"<id{len(names)}>"),
-                      value)
+        return re.sub(
+            r"adk-[0-9a-f-]{36}", lambda m: names.setdefault(m[0], f"<id{len(names)}>"), value
+        )
     return value
 
 
@@ -58,14 +65,23 @@ def converse(model: Any) -> dict[str, Any]:
     received."""
     app = AdkApp(build_agent(model), live_options=LiveOptions(model=LIVE_MODEL), warm_up=False)
     with LoopbackServer(app) as server:
-        sse = run_chat("ai7", server.url, STEPS, chat_id="cassette-sse", auto_send="approvals",
-                       timeout=60)
-        live = drive_ws(server.url.replace("http://", "ws://") + "/", STEPS,
-                        chat_id="cassette-live", auto="approvals", timeout_ms=60_000)
+        sse = run_chat(
+            "ai7", server.url, STEPS, chat_id="cassette-sse", auto_send="approvals", timeout=60
+        )
+        live = drive_ws(
+            server.url.replace("http://", "ws://") + "/",
+            STEPS,
+            chat_id="cassette-live",
+            auto="approvals",
+            timeout_ms=60_000,
+        )
     assert sse["ok"], (sse["error"], sse["problems"])
-    return {"sse": [request["chunks"] for request in sse["requests"]],
-            "sse_messages": sse["messages"], "live": live["frames"],
-            "live_messages": live["messages"]}
+    return {
+        "sse": [request["chunks"] for request in sse["requests"]],
+        "sse_messages": sse["messages"],
+        "live": live["frames"],
+        "live_messages": live["messages"],
+    }
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +118,8 @@ def test_the_recording_ran_through_the_upstream(recorded: tuple[Path, dict[str, 
 
 
 def test_a_replay_gives_the_same_chunks_with_the_upstream_stopped(
-        recorded: tuple[Path, dict[str, Any]]) -> None:
+    recorded: tuple[Path, dict[str, Any]],
+) -> None:
     cassette, seen = recorded
     with GeminiEmulator(replay=cassette) as replayer:
         again = converse(replayer.gemini(TEXT_MODEL))

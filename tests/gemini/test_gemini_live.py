@@ -61,7 +61,8 @@ def no_errors(chunks: list[Any]) -> None:
 
 
 async def test_text_turns_and_what_the_live_api_was_asked(
-        server: LoopbackServer, gemini_emulator: GeminiEmulator) -> None:
+    server: LoopbackServer, gemini_emulator: GeminiEmulator
+) -> None:
     client = await LiveClient.open(ws_url(server.url, "chatId=g-live-text"))
     try:
         await client.say("hello live gemini")
@@ -76,11 +77,13 @@ async def test_text_turns_and_what_the_live_api_was_asked(
         # a text connection: the transcript of the model's speech, never its audio
         assert "data-pcm" not in kinds(chunks)
     assert text(hello).startswith('You said: "hello live gemini"')
-    assert text(weather) == ("Let me check the weather in Paris."
-                             "The weather in Paris is cloudy, 18°C.")
+    assert text(weather) == (
+        "Let me check the weather in Paris.The weather in Paris is cloudy, 18°C."
+    )
     assert "tool-output-available" in kinds(weather)
-    (setup,) = sent_on(gemini_emulator, connections_of(gemini_emulator, "hello live gemini"),
-                       "setup")
+    (setup,) = sent_on(
+        gemini_emulator, connections_of(gemini_emulator, "hello live gemini"), "setup"
+    )
     asked = setup.data
     assert asked["model"] == f"models/{DEFAULT_GEMINI_LIVE_MODEL}"
     # A native-audio model refuses TEXT: AUDIO, with the transcript as the text.
@@ -100,28 +103,38 @@ async def test_approvals_and_browser_tools(server: LoopbackServer) -> None:
         head = await client.until("tool-approval-request")
         head += await client.until("tool-approval-request")
         requests = [c for c in dicts(head) if c["type"] == "tool-approval-request"]
-        calls = {c["toolCallId"]: c["input"]["recipient"] for c in dicts(head)
-                 if c["type"] == "tool-input-start" or (c["type"] == "tool-input-available"
-                                                        and "providerMetadata" not in c)
-                 if "input" in c}
+        calls = {
+            c["toolCallId"]: c["input"]["recipient"]
+            for c in dicts(head)
+            if c["type"] == "tool-input-start"
+            or (c["type"] == "tool-input-available" and "providerMetadata" not in c)
+            if "input" in c
+        }
         by_name = {calls[r["toolCallId"]]: r for r in requests}
         assert PAYMENT_LOG == []
-        await client.send("tool_result", toolCallId=by_name["Taro"]["approvalId"],
-                          result={"confirmed": False})
-        await client.send("tool_result", toolCallId=by_name["Hanako"]["approvalId"],
-                          result={"confirmed": True})
+        await client.send(
+            "tool_result", toolCallId=by_name["Taro"]["approvalId"], result={"confirmed": False}
+        )
+        await client.send(
+            "tool_result", toolCallId=by_name["Hanako"]["approvalId"], result={"confirmed": True}
+        )
         paid = await client.turn()
         await client.say("where am I?")
         location = await client.until("tool-approval-request")
-        await client.send("tool_result", toolCallId=location[-1]["approvalId"],
-                          result={"confirmed": True})
-        await client.send("tool_result", toolCallId=location[-1]["toolCallId"],
-                          result={"latitude": 35.68, "longitude": 139.76})
+        await client.send(
+            "tool_result", toolCallId=location[-1]["approvalId"], result={"confirmed": True}
+        )
+        await client.send(
+            "tool_result",
+            toolCallId=location[-1]["toolCallId"],
+            result={"latitude": 35.68, "longitude": 139.76},
+        )
         located = await client.turn()
         await client.say("play track 2")
         bgm = await client.until("tool-input-available")
-        await client.send("tool_result", toolCallId=bgm[-1]["toolCallId"],
-                          result={"success": True, "track": 2})
+        await client.send(
+            "tool_result", toolCallId=bgm[-1]["toolCallId"], result={"success": True, "track": 2}
+        )
         played = await client.turn()
     finally:
         await client.close()
@@ -156,7 +169,8 @@ async def test_audio_in_and_out_with_both_transcriptions(server: LoopbackServer)
 
 
 async def test_barge_in_with_manual_activity(
-        server: LoopbackServer, gemini_emulator: GeminiEmulator) -> None:
+    server: LoopbackServer, gemini_emulator: GeminiEmulator
+) -> None:
     client = await LiveClient.open(ws_url(server.url, "chatId=g-live-barge&modality=audio"))
     try:
         await client.say("tell me a long story")
@@ -175,19 +189,27 @@ async def test_barge_in_with_manual_activity(
     assert kinds(story)[-2:] == ["finish", DONE]
     assert len(text(story).split()) < 60  # the 60-word story was cut short
     assert text(answer).startswith("Let me check the weather in Tokyo.")
-    starts = [r for r in sent_on(gemini_emulator,
-                                 connections_of(gemini_emulator, "tell me a long story"),
-                                 "realtimeInput") if "activityStart" in r.data]
+    starts = [
+        r
+        for r in sent_on(
+            gemini_emulator,
+            connections_of(gemini_emulator, "tell me a long story"),
+            "realtimeInput",
+        )
+        if "activityStart" in r.data
+    ]
     assert starts  # manual activity detection: the page's start interrupted the model
 
 
 async def test_automatic_activity_detection(
-        server: LoopbackServer, gemini_emulator: GeminiEmulator) -> None:
+    server: LoopbackServer, gemini_emulator: GeminiEmulator
+) -> None:
     """``?activity=automatic``: the model hears speech itself; no activity signals go out
     (the Live API refuses them), the microphone's end is an audioStreamEnd, and
     ``interrupt`` ends the answer on the page."""
     client = await LiveClient.open(
-        ws_url(server.url, "chatId=g-live-auto&modality=audio&activity=automatic"))
+        ws_url(server.url, "chatId=g-live-auto&modality=audio&activity=automatic")
+    )
     try:
         await client.say("auto mode hello")
         await client.turn()
@@ -210,17 +232,20 @@ async def test_automatic_activity_detection(
     assert text(again).startswith('You said: "auto mode again"')
     connections = connections_of(gemini_emulator, "auto mode hello")
     (setup,) = sent_on(gemini_emulator, connections, "setup")
-    assert pick(setup.data, "realtimeInputConfig", "automaticActivityDetection",
-                "disabled") is False
+    assert (
+        pick(setup.data, "realtimeInputConfig", "automaticActivityDetection", "disabled") is False
+    )
     realtime = [r.data for r in sent_on(gemini_emulator, connections, "realtimeInput")]
     assert not [d for d in realtime if "activityStart" in d or "activityEnd" in d]
     assert [d for d in realtime if d.get("audioStreamEnd")]
-    assert not [r for r in gemini_emulator.journal.records("close")
-                if r.connection in connections]  # nothing the service would refuse
+    assert not [
+        r for r in gemini_emulator.journal.records("close") if r.connection in connections
+    ]  # nothing the service would refuse
 
 
 async def test_a_model_error_is_an_error_chunk_and_the_connection_goes_on(
-        server: LoopbackServer) -> None:
+    server: LoopbackServer,
+) -> None:
     """The Live API has no finish reasons: a failed answer closes the model connection
     (1011 with the reason). That is not retried as a dropped connection would be."""
     client = await LiveClient.open(ws_url(server.url, "chatId=g-live-fail"))
@@ -232,9 +257,12 @@ async def test_a_model_error_is_an_error_chunk_and_the_connection_goes_on(
     finally:
         await client.close()
     error = [c for c in dicts(failed) if c["type"] == "error"]
-    assert error == [{"type": "error",
-                      "errorText": "The agent failed to answer. Please try again. "
-                                   "(LiveModelError)"}]
+    assert error == [
+        {
+            "type": "error",
+            "errorText": "The agent failed to answer. Please try again. (LiveModelError)",
+        }
+    ]
     assert "demo model failed" not in json.dumps(failed)  # never the upstream's reason
     no_errors(after)
     assert text(after).startswith('You said: "hello after the failure"')
@@ -264,15 +292,20 @@ def _assistants(result: dict[str, Any]) -> list[dict[str, Any]]:
 @pytest.mark.node
 def test_protocol_b_text_approval_and_abort(server: LoopbackServer) -> None:
     url = server.url.replace("http://", "ws://") + "/"
-    result = drive_ws(url, [
-        {"action": "send", "text": "hello from ai7"},
-        {"action": "send", "text": "Send 50 dollars to Hanako"},
-        {"action": "approve", "approved": True},
-        {"action": "send", "text": "tell me a long story", "noWait": True},
-        {"action": "waitFor", "textLength": 20},
-        {"action": "stop"},
-        {"action": "send", "text": "hello after the stop"},
-    ], chat_id="g-live-b", auto="approvals")
+    result = drive_ws(
+        url,
+        [
+            {"action": "send", "text": "hello from ai7"},
+            {"action": "send", "text": "Send 50 dollars to Hanako"},
+            {"action": "approve", "approved": True},
+            {"action": "send", "text": "tell me a long story", "noWait": True},
+            {"action": "waitFor", "textLength": 20},
+            {"action": "stop"},
+            {"action": "send", "text": "hello after the stop"},
+        ],
+        chat_id="g-live-b",
+        auto="approvals",
+    )
     hello, payment, story, after = _assistants(result)
     assert _said(hello).startswith('You said: "hello from ai7"')
     paid = next(p for p in payment["parts"] if p["type"] == "tool-process_payment")
@@ -287,14 +320,22 @@ def test_protocol_b_text_approval_and_abort(server: LoopbackServer) -> None:
 @pytest.mark.node
 def test_protocol_b_browser_tools(server: LoopbackServer) -> None:
     url = server.url.replace("http://", "ws://") + "/"
-    result = drive_ws(url, [
-        {"action": "send", "text": "where am I?"},
-        {"action": "approve", "approved": True},
-        {"action": "toolOutput", "tool": "get_location",
-         "output": {"latitude": 35.68, "longitude": 139.76}},
-        {"action": "send", "text": "play track 2"},
-        {"action": "toolOutput", "tool": "change_bgm", "output": {"success": True, "track": 2}},
-    ], chat_id="g-live-b-tools", auto="toolCalls")
+    result = drive_ws(
+        url,
+        [
+            {"action": "send", "text": "where am I?"},
+            {"action": "approve", "approved": True},
+            {
+                "action": "toolOutput",
+                "tool": "get_location",
+                "output": {"latitude": 35.68, "longitude": 139.76},
+            },
+            {"action": "send", "text": "play track 2"},
+            {"action": "toolOutput", "tool": "change_bgm", "output": {"success": True, "track": 2}},
+        ],
+        chat_id="g-live-b-tools",
+        auto="toolCalls",
+    )
     location, bgm = _assistants(result)
     part = next(p for p in location["parts"] if p["type"] == "tool-get_location")
     assert part["state"] == "output-available" and "35.68" in _said(location)

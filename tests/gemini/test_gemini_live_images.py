@@ -39,8 +39,12 @@ RATE: Final = 0.2  # images per second on this module's server: a burst of 3 is 
 @pytest.fixture(scope="module")
 def server(gemini_emulator: GeminiEmulator) -> Iterator[LoopbackServer]:
     agent = build_demo_agent(model=gemini_emulator.gemini("gemini-2.5-flash"))
-    app = AdkApp(agent, live_options=LiveOptions(model=DEFAULT_GEMINI_LIVE_MODEL),
-                 limits=Limits(images_per_second=RATE), warm_up=False)
+    app = AdkApp(
+        agent,
+        live_options=LiveOptions(model=DEFAULT_GEMINI_LIVE_MODEL),
+        limits=Limits(images_per_second=RATE),
+        warm_up=False,
+    )
     with LoopbackServer(app) as running:
         yield running
 
@@ -63,8 +67,9 @@ async def _refusal(client: LiveClient) -> dict[str, Any]:
 
 def _realtime(emulator: GeminiEmulator, marker: str) -> list[dict[str, Any]]:
     connections = connections_of(emulator, marker)
-    return [r.data for r in emulator.journal.records("realtimeInput")
-            if r.connection in connections]
+    return [
+        r.data for r in emulator.journal.records("realtimeInput") if r.connection in connections
+    ]
 
 
 def _blobs(realtime: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -86,15 +91,18 @@ def _closes(emulator: GeminiEmulator, marker: str) -> list[Record]:
 
 
 async def test_image_frames_reach_the_model_as_image_blobs(
-        server: LoopbackServer, gemini_emulator: GeminiEmulator) -> None:
+    server: LoopbackServer, gemini_emulator: GeminiEmulator
+) -> None:
     client = await LiveClient.open(ws_url(server.url, "chatId=g-img-frames"))
     try:
         await client.say("hello before the camera")
         assert text(await client.turn()).startswith('You said: "hello before the camera"')
-        await client.send("image_frame", mimeType="image/jpeg",
-                          chunk=base64.b64encode(JPEG).decode())
-        await client.send("image_frame", nested=False, mimeType="image/png",
-                          chunk=base64.b64encode(PNG).decode())
+        await client.send(
+            "image_frame", mimeType="image/jpeg", chunk=base64.b64encode(JPEG).decode()
+        )
+        await client.send(
+            "image_frame", nested=False, mimeType="image/png", chunk=base64.b64encode(PNG).decode()
+        )
         await client.send("ping", timestamp="after-frames")
         assert (await _control(client))["type"] == "pong"  # both frames were taken
         await client.say("What do you see?")
@@ -106,32 +114,39 @@ async def test_image_frames_reach_the_model_as_image_blobs(
     for chunks in (seen, after):
         assert "error" not in kinds(chunks) and kinds(chunks)[-2:] == ["finish", DONE]
     # the emulator's demo script answers from the images in the Live API session
-    assert text(seen) == (f"I can see 2 image(s) so far; the newest is image/png, "
-                          f"{len(PNG)} bytes.")
+    assert text(seen) == (
+        f"I can see 2 image(s) so far; the newest is image/png, {len(PNG)} bytes."
+    )
     assert text(after).startswith('You said: "hello after the camera"')
     blobs = _blobs(_realtime(gemini_emulator, "hello before the camera"))
-    images = [(pick(b, "mimeType"), b["data"]) for b in blobs
-              if pick(b, "mimeType").startswith("image/")]
+    images = [
+        (pick(b, "mimeType"), b["data"]) for b in blobs if pick(b, "mimeType").startswith("image/")
+    ]
     # the model received both frames, each with its own mime type and every byte
-    assert images == [("image/jpeg", f"<{len(base64.b64encode(JPEG))} base64 chars>"),
-                      ("image/png", f"<{len(base64.b64encode(PNG))} base64 chars>")]
+    assert images == [
+        ("image/jpeg", f"<{len(base64.b64encode(JPEG))} base64 chars>"),
+        ("image/png", f"<{len(base64.b64encode(PNG))} base64 chars>"),
+    ]
     assert not [b for b in blobs if pick(b, "mimeType").startswith("audio/")]
     assert _closes(gemini_emulator, "hello before the camera") == []  # the API took them
 
 
 async def test_a_gemini_3_live_model_gets_the_frames_as_video(
-        gemini_emulator: GeminiEmulator) -> None:
+    gemini_emulator: GeminiEmulator,
+) -> None:
     """ADK sends a Gemini 3 Live model its image blobs as ``realtimeInput.video``."""
     agent = build_demo_agent(model=gemini_emulator.gemini("gemini-2.5-flash"))
-    app = AdkApp(agent, live_options=LiveOptions(model="gemini-3.1-flash-live-preview"),
-                 warm_up=False)
+    app = AdkApp(
+        agent, live_options=LiveOptions(model="gemini-3.1-flash-live-preview"), warm_up=False
+    )
     with LoopbackServer(app) as running:
         client = await LiveClient.open(ws_url(running.url, "chatId=g3-img-frames"))
         try:
             await client.say("hello gemini 3 camera")
             await client.turn()
-            await client.send("image_frame", mimeType="image/jpeg",
-                              chunk=base64.b64encode(JPEG).decode())
+            await client.send(
+                "image_frame", mimeType="image/jpeg", chunk=base64.b64encode(JPEG).decode()
+            )
             await client.say("What do you see?")
             seen = await client.turn()
         finally:
@@ -139,12 +154,14 @@ async def test_a_gemini_3_live_model_gets_the_frames_as_video(
     realtime = _realtime(gemini_emulator, "hello gemini 3 camera")
     videos = [pick(r["video"], "mimeType") for r in realtime if "video" in r]
     assert videos == ["image/jpeg"]
-    assert text(seen) == (f"I can see 1 image(s) so far; the newest is image/jpeg, "
-                          f"{len(JPEG)} bytes.")
+    assert text(seen) == (
+        f"I can see 1 image(s) so far; the newest is image/jpeg, {len(JPEG)} bytes."
+    )
 
 
 async def test_bytes_that_are_not_pcm_on_the_audio_path_get_an_error_frame(
-        server: LoopbackServer, gemini_emulator: GeminiEmulator) -> None:
+    server: LoopbackServer, gemini_emulator: GeminiEmulator
+) -> None:
     """JPEG bytes as a binary frame or an ``audio_chunk`` never reach the model as
     ``audio/pcm;rate=16000``; neither do PNG, WebM or Ogg data, nor an odd byte count.
     Real PCM after them is heard and answered: the connection goes on."""
@@ -178,7 +195,8 @@ async def test_bytes_that_are_not_pcm_on_the_audio_path_get_an_error_frame(
 
 
 async def test_refused_image_frames_keep_the_connection(
-        server: LoopbackServer, gemini_emulator: GeminiEmulator) -> None:
+    server: LoopbackServer, gemini_emulator: GeminiEmulator
+) -> None:
     """Each refusal is an ``error`` frame with a stable code; none reaches the model."""
     big = b"\xff\xd8\xff\xe0" + bytes(Limits().max_image_bytes - 3)  # one byte over
     client = await LiveClient.open(ws_url(server.url, "chatId=g-img-refused"))
@@ -186,14 +204,20 @@ async def test_refused_image_frames_keep_the_connection(
         await client.say("hello before the refused frames")
         await client.turn()
         sent = [
-            ({"mimeType": "image/gif", "chunk": base64.b64encode(b"GIF89a" + bytes(8)).decode()},
-             "unsupported_image_type"),
-            ({"mimeType": "image/jpeg", "chunk": base64.b64encode(PNG).decode()},
-             "unsupported_image_type"),  # not what it says it is
+            (
+                {"mimeType": "image/gif", "chunk": base64.b64encode(b"GIF89a" + bytes(8)).decode()},
+                "unsupported_image_type",
+            ),
+            (
+                {"mimeType": "image/jpeg", "chunk": base64.b64encode(PNG).decode()},
+                "unsupported_image_type",
+            ),  # not what it says it is
             ({"mimeType": "image/png", "chunk": "not base64!"}, "invalid_frame"),
             ({"mimeType": "image/png"}, "invalid_frame"),
-            ({"mimeType": "image/jpeg", "chunk": base64.b64encode(big).decode()},
-             "image_too_large"),
+            (
+                {"mimeType": "image/jpeg", "chunk": base64.b64encode(big).decode()},
+                "image_too_large",
+            ),
         ]
         codes = []
         for fields, _ in sent:
@@ -218,14 +242,18 @@ async def test_refused_image_frames_keep_the_connection(
 
 
 async def test_an_image_frame_on_protocol_b_is_refused_with_the_reason(
-        server: LoopbackServer) -> None:
+    server: LoopbackServer,
+) -> None:
     """ai@7's WebSocketChatTransport has no frame for camera input: a connection that
     spoke protocol B first is told that image frames are protocol A's."""
     from websockets.asyncio.client import connect
 
     frames = [
-        {"type": "image_frame", "version": "1.0", "data": {
-            "mimeType": "image/jpeg", "chunk": base64.b64encode(JPEG).decode()}},
+        {
+            "type": "image_frame",
+            "version": "1.0",
+            "data": {"mimeType": "image/jpeg", "chunk": base64.b64encode(JPEG).decode()},
+        },
         {"type": "audio_chunk", "version": "1.0", "data": {"chunk": "AAAA"}},
         {"type": "audio_control", "version": "1.0", "data": {"action": "start"}},
     ]

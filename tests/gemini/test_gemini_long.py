@@ -28,16 +28,20 @@ from .live_helpers import chunks_of, connections_of, pick, sent_on, tone
 from conftest import LoopbackServer
 
 LIFETIME = 2.0
-LIMITS: dict[str, Any] = {"connection_lifetime": LIFETIME, "go_away_lead": 0.7,
-                          "context_window": 600, "tokens_per_chunk": 8, "chunk_delay": 0.03}
+LIMITS: dict[str, Any] = {
+    "connection_lifetime": LIFETIME,
+    "go_away_lead": 0.7,
+    "context_window": 600,
+    "tokens_per_chunk": 8,
+    "chunk_delay": 0.03,
+}
 
 pytestmark = pytest.mark.slow
 
 
 def _app(emulator: GeminiEmulator) -> AdkApp:
     agent = build_demo_agent(model=emulator.gemini("gemini-2.5-flash"))
-    return AdkApp(agent, live_options=LiveOptions(model=DEFAULT_GEMINI_LIVE_MODEL),
-                  warm_up=False)
+    return AdkApp(agent, live_options=LiveOptions(model=DEFAULT_GEMINI_LIVE_MODEL), warm_up=False)
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +62,8 @@ def clean(chunks: list[Any]) -> None:
 
 
 async def test_a_voice_session_outlives_five_connection_lifetimes(
-        server: LoopbackServer, emulator: GeminiEmulator) -> None:
+    server: LoopbackServer, emulator: GeminiEmulator
+) -> None:
     client = await LiveClient.open(ws_url(server.url, "chatId=g-long&modality=audio"))
     await client.say("long session opening")
     clean(await client.turn())
@@ -72,8 +77,9 @@ async def test_a_voice_session_outlives_five_connection_lifetimes(
             await client.send("audio_control", action="stop")
             chunks = await client.turn(wait=15)
             clean(chunks)
-            assert text(chunks) == ("Let me check the weather in Tokyo."
-                                    "The weather in Tokyo is sunny, 22°C.")
+            assert text(chunks) == (
+                "Let me check the weather in Tokyo.The weather in Tokyo is sunny, 22°C."
+            )
             turns += 1
             await asyncio.sleep(0.2)
         assert client.ws.close_code is None  # the page's socket never closed
@@ -81,8 +87,11 @@ async def test_a_voice_session_outlives_five_connection_lifetimes(
         await client.close()
     # this test's model connections: the first one, and every one opened after it
     first = min(connections_of(emulator, "long session opening"))
-    connections = {r.connection for r in emulator.journal.records()
-                   if r.connection is not None and r.connection >= first}
+    connections = {
+        r.connection
+        for r in emulator.journal.records()
+        if r.connection is not None and r.connection >= first
+    }
     setups = sent_on(emulator, connections, "setup")
     assert len(setups) >= 6, len(setups)  # one model connection per lifetime, or more
     # every renewal resumed the session with a handle (nothing replayed, nothing lost)
@@ -94,15 +103,17 @@ async def test_a_voice_session_outlives_five_connection_lifetimes(
 
 
 async def test_a_call_waiting_across_the_deadline_is_resumed_and_answered(
-        server: LoopbackServer, emulator: GeminiEmulator) -> None:
+    server: LoopbackServer, emulator: GeminiEmulator
+) -> None:
     PAYMENT_LOG.clear()
     client = await LiveClient.open(ws_url(server.url, "chatId=g-long-approval"))
     try:
         await client.say("Send 50 dollars to Hanako")
         request = (await client.until("tool-approval-request"))[-1]
         await asyncio.sleep(LIFETIME + 0.5)  # the model connection's deadline passes
-        await client.send("tool_result", toolCallId=request["approvalId"],
-                          result={"confirmed": True})
+        await client.send(
+            "tool_result", toolCallId=request["approvalId"], result={"confirmed": True}
+        )
         rest = await client.turn(wait=15)
     finally:
         await client.close()
@@ -121,7 +132,8 @@ async def test_a_call_waiting_across_the_deadline_is_resumed_and_answered(
 
 
 async def test_a_reload_resumes_the_live_session(
-        server: LoopbackServer, emulator: GeminiEmulator) -> None:
+    server: LoopbackServer, emulator: GeminiEmulator
+) -> None:
     first = await LiveClient.open(ws_url(server.url, "chatId=g-reload"))
     try:
         await first.say("before the reload")
@@ -145,8 +157,10 @@ async def test_a_reload_resumes_the_live_session(
 
 
 async def test_an_expired_handle_starts_over_from_the_history() -> None:
-    with GeminiEmulator(**LIMITS, handle_ttl=0.3) as emulator, \
-            LoopbackServer(_app(emulator)) as server:
+    with (
+        GeminiEmulator(**LIMITS, handle_ttl=0.3) as emulator,
+        LoopbackServer(_app(emulator)) as server,
+    ):
         first = await LiveClient.open(ws_url(server.url, "chatId=g-expired"))
         try:
             await first.say("before the expiry")

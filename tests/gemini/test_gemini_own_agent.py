@@ -42,8 +42,11 @@ def url(emulator: GeminiEmulator) -> Iterator[str]:
 
 
 def tools_of(message: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {p["type"].removeprefix("tool-"): p for p in message["parts"]
-            if p["type"].startswith("tool-")}
+    return {
+        p["type"].removeprefix("tool-"): p
+        for p in message["parts"]
+        if p["type"].startswith("tool-")
+    }
 
 
 def said(message: dict[str, Any]) -> str:
@@ -103,8 +106,14 @@ def declared_calls_only(emulator: GeminiEmulator) -> int:
 
 
 def test_sse_each_tool_by_name_and_the_approval(url: str, emulator: GeminiEmulator) -> None:
-    reports = run_chat_versions(f"{url}/api/chat", STEPS, chat_id="own-sse",
-                                auto_send="approvals", versions=("ai6", "ai7"), timeout=60)
+    reports = run_chat_versions(
+        f"{url}/api/chat",
+        STEPS,
+        chat_id="own-sse",
+        auto_send="approvals",
+        versions=("ai6", "ai7"),
+        timeout=60,
+    )
     for version, report in reports.items():
         assert report["ok"], (version, report["error"], report["problems"])
         for request in report["requests"]:
@@ -115,8 +124,13 @@ def test_sse_each_tool_by_name_and_the_approval(url: str, emulator: GeminiEmulat
 
 def test_live_each_tool_by_name_and_the_approval(url: str, emulator: GeminiEmulator) -> None:
     before = len(emulator.journal)
-    result = drive_ws(url.replace("http://", "ws://") + "/api/chat", STEPS, chat_id="own-live",
-                      auto="approvals", timeout_ms=60_000)
+    result = drive_ws(
+        url.replace("http://", "ws://") + "/api/chat",
+        STEPS,
+        chat_id="own-live",
+        auto="approvals",
+        timeout_ms=60_000,
+    )
     assert not [f for f in result["frames"] if f["type"] == "error"]
     check(result["messages"], "live")
     # It ran on the Live API: the setup declared the agent's two tools, and every call
@@ -124,9 +138,17 @@ def test_live_each_tool_by_name_and_the_approval(url: str, emulator: GeminiEmula
     live = list(emulator.journal)[before:]
     setups = [r.data for r in live if r.kind == "setup"]
     assert setups and all(r["model"] == f"models/{LIVE_MODEL}" for r in setups)
-    declared = {d["name"] for s in setups for t in s.get("tools", ())
-                for d in t.get("functionDeclarations", t.get("function_declarations", ()))}
+    declared = {
+        d["name"]
+        for s in setups
+        for t in s.get("tools", ())
+        for d in t.get("functionDeclarations", t.get("function_declarations", ()))
+    }
     assert declared == TOOLS
-    answered = {r["name"] for rec in live if rec.kind == "toolResponse"
-                for r in rec.data.get("functionResponses", rec.data.get("function_responses", ()))}
+    answered = {
+        r["name"]
+        for rec in live
+        if rec.kind == "toolResponse"
+        for r in rec.data.get("functionResponses", rec.data.get("function_responses", ()))
+    }
     assert answered == TOOLS, json.dumps([r.data for r in live if r.kind == "toolResponse"])

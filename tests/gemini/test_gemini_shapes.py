@@ -37,23 +37,37 @@ MODEL = "gemini-2.5-flash"
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LoopbackServer]:
-    with (GeminiEmulator(parallel.GEMINI_SCRIPT, chunk_delay=0.01) as research,
-          GeminiEmulator(fanout.GEMINI_SCRIPT, chunk_delay=0.01) as nodes,
-          GeminiEmulator(code.GEMINI_SCRIPT, tokens_per_chunk=2) as calculator):
+    with (
+        GeminiEmulator(parallel.GEMINI_SCRIPT, chunk_delay=0.01) as research,
+        GeminiEmulator(fanout.GEMINI_SCRIPT, chunk_delay=0.01) as nodes,
+        GeminiEmulator(code.GEMINI_SCRIPT, tokens_per_chunk=2) as calculator,
+    ):
         site = Starlette()
-        mount(site, "/parallel", AdkApp(
-            agent=parallel.build_root_agent(model=research.gemini(MODEL)), warm_up=False))
-        mount(site, "/fanout", AdkApp(
-            agent=fanout.build_workflow(model=nodes.gemini(MODEL)), warm_up=False))
-        mount(site, "/code", AdkApp(
-            agent=code.build_root_agent(model=calculator.gemini(MODEL)), warm_up=False))
+        mount(
+            site,
+            "/parallel",
+            AdkApp(agent=parallel.build_root_agent(model=research.gemini(MODEL)), warm_up=False),
+        )
+        mount(
+            site,
+            "/fanout",
+            AdkApp(agent=fanout.build_workflow(model=nodes.gemini(MODEL)), warm_up=False),
+        )
+        mount(
+            site,
+            "/code",
+            AdkApp(agent=code.build_root_agent(model=calculator.gemini(MODEL)), warm_up=False),
+        )
         with LoopbackServer(site) as running:
             yield running
 
 
 def texts(message: dict[str, Any]) -> list[tuple[str, str | None]]:
-    return [(p["text"], ((p.get("providerMetadata") or {}).get("adk") or {}).get("author"))
-            for p in message["parts"] if p["type"] == "text"]
+    return [
+        (p["text"], ((p.get("providerMetadata") or {}).get("adk") or {}).get("author"))
+        for p in message["parts"]
+        if p["type"] == "text"
+    ]
 
 
 def branches_then(message: dict[str, Any]) -> tuple[set[tuple[str, str | None]], list[Any]]:
@@ -72,37 +86,51 @@ def interleaved(chunks: list[dict[str, Any]]) -> bool:
 
 
 def test_parallel_branches_on_gemini(server: LoopbackServer) -> None:
-    report = run_chat("ai7", f"{server.url}/parallel",
-                      [{"action": "send", "text": "Tell me about ships"}], chat_id="p",
-                      timeout=60)
+    report = run_chat(
+        "ai7",
+        f"{server.url}/parallel",
+        [{"action": "send", "text": "Tell me about ships"}],
+        chat_id="p",
+        timeout=60,
+    )
     assert report["ok"], report["problems"]
     message = last_assistant(report["messages"])
-    assert branches_then(message) == ({(parallel.HISTORY, "historian"),
-                                       (parallel.FUTURE, "futurist")}, [(parallel.MERGED, None)])
+    assert branches_then(message) == (
+        {(parallel.HISTORY, "historian"), (parallel.FUTURE, "futurist")},
+        [(parallel.MERGED, None)],
+    )
     assert message["metadata"]["adk"]["authors"] == {"0": "research", "1": "writer"}
     assert interleaved(report["requests"][0]["chunks"])
 
 
 def test_fanout_on_gemini(server: LoopbackServer) -> None:
-    report = run_chat("ai7", f"{server.url}/fanout",
-                      [{"action": "send", "text": "Train or plane?"}], chat_id="f",
-                      timeout=60)
+    report = run_chat(
+        "ai7",
+        f"{server.url}/fanout",
+        [{"action": "send", "text": "Train or plane?"}],
+        chat_id="f",
+        timeout=60,
+    )
     assert report["ok"], report["problems"]
     message = last_assistant(report["messages"])
     assert branches_then(message) == (
         {(fanout.PROS, "pros"), (fanout.CONS, "cons")},
-        [(fanout.verdict({"pros": fanout.PROS, "cons": fanout.CONS}), None)])
+        [(fanout.verdict({"pros": fanout.PROS, "cons": fanout.CONS}), None)],
+    )
     [joined] = [p["data"] for p in message["parts"] if p["type"] == "data-node"]
     assert joined["output"] == {"pros": fanout.PROS, "cons": fanout.CONS}
-    assert message["metadata"]["adk"]["authors"] == {"0": "fanout", "1": "join",
-                                                     "2": "verdict"}
+    assert message["metadata"]["adk"]["authors"] == {"0": "fanout", "1": "join", "2": "verdict"}
     assert interleaved(report["requests"][0]["chunks"])
 
 
 def test_code_execution_on_gemini(server: LoopbackServer) -> None:
-    report = run_chat("ai7", f"{server.url}/code",
-                      [{"action": "send", "text": "compute 2 + 2"},
-                       {"action": "send", "text": "divide 1 by 0"}], chat_id="c", timeout=60)
+    report = run_chat(
+        "ai7",
+        f"{server.url}/code",
+        [{"action": "send", "text": "compute 2 + 2"}, {"action": "send", "text": "divide 1 by 0"}],
+        chat_id="c",
+        timeout=60,
+    )
     assert report["ok"], report["problems"]
     summed, divided = [m for m in report["messages"] if m["role"] == "assistant"]
     kinds = [p["type"] for p in summed["parts"]]
@@ -110,11 +138,17 @@ def test_code_execution_on_gemini(server: LoopbackServer) -> None:
     assert texts(summed) == [("Let me compute that. ", None), (code.SUM_TEXT, None)]
     run = summed["parts"][2]
     assert (run["state"], run["providerExecuted"], run["input"], run["output"]) == (
-        "output-available", True, {"language": "PYTHON", "code": "print(2 + 2)"},
-        {"outcome": "OUTCOME_OK", "output": "4\n"})
+        "output-available",
+        True,
+        {"language": "PYTHON", "code": "print(2 + 2)"},
+        {"outcome": "OUTCOME_OK", "output": "4\n"},
+    )
     failed = divided["parts"][1]
     assert (failed["type"], failed["state"], failed["errorText"]) == (
-        "tool-code_execution", "output-error", "ZeroDivisionError: division by zero")
+        "tool-code_execution",
+        "output-error",
+        "ZeroDivisionError: division by zero",
+    )
     assert texts(divided) == [(code.DIVIDED_TEXT, None)]
 
 
@@ -128,10 +162,15 @@ def test_parallel_and_fanout_over_protocol_a_on_gemini(server: LoopbackServer) -
             await client.close()
 
     async def both() -> list[dict[str, Any]]:
-        return list(await asyncio.gather(ask("parallel", "Tell me about ships"),
-                                          ask("fanout", "Train or plane?")))
+        return list(
+            await asyncio.gather(
+                ask("parallel", "Tell me about ships"), ask("fanout", "Train or plane?")
+            )
+        )
 
     ships, trains = asyncio.run(both())
-    assert branches_then(ships) == ({(parallel.HISTORY, "historian"),
-                                     (parallel.FUTURE, "futurist")}, [(parallel.MERGED, None)])
+    assert branches_then(ships) == (
+        {(parallel.HISTORY, "historian"), (parallel.FUTURE, "futurist")},
+        [(parallel.MERGED, None)],
+    )
     assert branches_then(trains)[0] == {(fanout.PROS, "pros"), (fanout.CONS, "cons")}

@@ -80,11 +80,15 @@ def paid(name: str) -> int:
 
 
 def test_text_reasoning_and_a_server_tool(api: str, gemini_emulator: GeminiEmulator) -> None:
-    reports = run_chat_versions(api, [
-        {"action": "send", "text": "hello gemini"},
-        {"action": "send", "text": "think about the sea"},
-        {"action": "send", "text": "What's the weather in Paris?"},
-    ], chat_id="g-text")
+    reports = run_chat_versions(
+        api,
+        [
+            {"action": "send", "text": "hello gemini"},
+            {"action": "send", "text": "think about the sea"},
+            {"action": "send", "text": "What's the weather in Paris?"},
+        ],
+        chat_id="g-text",
+    )
     clean(reports)
     for version, report in reports.items():
         hello, think, weather = [m for m in report["messages"] if m["role"] == "assistant"]
@@ -96,18 +100,21 @@ def test_text_reasoning_and_a_server_tool(api: str, gemini_emulator: GeminiEmula
         # thought parts (includeThoughts) become a reasoning part
         assert kinds(think) == ["step-start", "reasoning", "text"], version
         assert "sea" in think["parts"][1]["text"]
-        assert kinds(weather) == ["step-start", "text", "tool-get_weather", "step-start",
-                                  "text"], version
+        assert kinds(weather) == ["step-start", "text", "tool-get_weather", "step-start", "text"], (
+            version
+        )
         tool = weather["parts"][2]
         assert tool["state"] == "output-available" and tool["input"] == {"location": "Paris"}
         assert final_text(weather).endswith("The weather in Paris is cloudy, 18°C.")
         # 8-token chunks: the answer came in several deltas of several words
-        deltas = [c["delta"] for c in report["requests"][0]["chunks"]
-                  if c["type"] == "text-delta"]
+        deltas = [c["delta"] for c in report["requests"][0]["chunks"] if c["type"] == "text-delta"]
         assert len(deltas) > 2 and all(len(d.split()) <= 8 for d in deltas)
     # Every request went through google-genai's streaming call to the emulator.
-    streamed = [r for r in gemini_emulator.journal.records("streamGenerateContent")
-                if "hello gemini" in str(r.data)]
+    streamed = [
+        r
+        for r in gemini_emulator.journal.records("streamGenerateContent")
+        if "hello gemini" in str(r.data)
+    ]
     assert len(streamed) >= len(AI_VERSIONS)
 
 
@@ -115,10 +122,16 @@ def test_text_reasoning_and_a_server_tool(api: str, gemini_emulator: GeminiEmula
 def test_native_approval(api: str, approved: bool) -> None:
     who = f"GeminiHanako{int(approved)}"
     versions = ("ai6strict", "ai6", "ai7") if approved else ("ai7",)
-    reports = run_chat_versions(api, [
-        {"action": "send", "text": f"Send 50 dollars to {who}"},
-        {"action": "approve", "approved": approved},
-    ], chat_id=f"g-pay-{approved}", auto_send="approvals", versions=versions)
+    reports = run_chat_versions(
+        api,
+        [
+            {"action": "send", "text": f"Send 50 dollars to {who}"},
+            {"action": "approve", "approved": approved},
+        ],
+        chat_id=f"g-pay-{approved}",
+        auto_send="approvals",
+        versions=versions,
+    )
     clean(reports)
     for version, report in reports.items():
         first, second = report["requests"]
@@ -132,11 +145,20 @@ def test_native_approval(api: str, approved: bool) -> None:
 
 
 def test_several_approvals_one_denied(api: str) -> None:
-    reports = run_chat_versions(api, [
-        {"action": "send", "text": "Send 30 dollars to GeminiAlice and 40 dollars to GeminiBob"},
-        {"action": "approve", "approved": True},
-        {"action": "approve", "approved": False},
-    ], chat_id="g-two", auto_send="approvals", versions=("ai6", "ai7"))
+    reports = run_chat_versions(
+        api,
+        [
+            {
+                "action": "send",
+                "text": "Send 30 dollars to GeminiAlice and 40 dollars to GeminiBob",
+            },
+            {"action": "approve", "approved": True},
+            {"action": "approve", "approved": False},
+        ],
+        chat_id="g-two",
+        auto_send="approvals",
+        versions=("ai6", "ai7"),
+    )
     clean(reports)
     for report in reports.values():
         assert len(report["requests"]) == 2  # both answers in one request
@@ -147,14 +169,23 @@ def test_several_approvals_one_denied(api: str) -> None:
 def test_browser_tools_both_patterns(api: str) -> None:
     # get_location: the page approves, runs it and sends approval and result together;
     # change_bgm: no approval, the page runs it and sends its result.
-    reports = run_chat_versions(api, [
-        {"action": "send", "text": "Where am I?"},
-        {"action": "approve", "approved": True},
-        {"action": "toolOutput", "tool": "get_location",
-         "output": {"latitude": 35.6, "longitude": 139.7}},
-        {"action": "send", "text": "Play track 2"},
-        {"action": "toolOutput", "tool": "change_bgm", "output": {"success": True, "track": 2}},
-    ], chat_id="g-browser", auto_send="toolCalls", versions=("ai6strict", "ai6", "ai7"))
+    reports = run_chat_versions(
+        api,
+        [
+            {"action": "send", "text": "Where am I?"},
+            {"action": "approve", "approved": True},
+            {
+                "action": "toolOutput",
+                "tool": "get_location",
+                "output": {"latitude": 35.6, "longitude": 139.7},
+            },
+            {"action": "send", "text": "Play track 2"},
+            {"action": "toolOutput", "tool": "change_bgm", "output": {"success": True, "track": 2}},
+        ],
+        chat_id="g-browser",
+        auto_send="toolCalls",
+        versions=("ai6strict", "ai6", "ai7"),
+    )
     clean(reports)
     for report in reports.values():
         location, bgm = [m for m in report["messages"] if m["role"] == "assistant"]
@@ -165,14 +196,22 @@ def test_browser_tools_both_patterns(api: str) -> None:
 
 
 def test_browser_tool_approval_first_result_later(api: str) -> None:
-    reports = run_chat_versions(api, [
-        {"action": "send", "text": "Where am I?"},
-        {"action": "approve", "approved": True},
-        {"action": "sendEmpty"},
-        {"action": "toolOutput", "tool": "get_location",
-         "output": {"latitude": 1.5, "longitude": 2.5}},
-        {"action": "sendEmpty"},
-    ], chat_id="g-loc-later", versions=("ai7",))
+    reports = run_chat_versions(
+        api,
+        [
+            {"action": "send", "text": "Where am I?"},
+            {"action": "approve", "approved": True},
+            {"action": "sendEmpty"},
+            {
+                "action": "toolOutput",
+                "tool": "get_location",
+                "output": {"latitude": 1.5, "longitude": 2.5},
+            },
+            {"action": "sendEmpty"},
+        ],
+        chat_id="g-loc-later",
+        versions=("ai7",),
+    )
     clean(reports)
     (report,) = reports.values()
     assert len(report["requests"]) == 3
@@ -182,31 +221,48 @@ def test_browser_tool_approval_first_result_later(api: str) -> None:
 @pytest.mark.parametrize("confirmed", [True, False])
 def test_adk_tool_style_confirmation(seed_api: str, confirmed: bool) -> None:
     who = f"GeminiSeed{int(confirmed)}"
-    reports = run_chat_versions(seed_api, [
-        {"action": "send", "text": f"Send 80 dollars to {who}"},
-        {"action": "toolOutput", "tool": "adk_request_confirmation",
-         "output": {"confirmed": confirmed}},
-    ], chat_id=f"g-seed-{confirmed}", auto_send="toolCalls",
-        versions=AI_VERSIONS if confirmed else ("ai5",))  # ai5 too: no approval chunks
+    reports = run_chat_versions(
+        seed_api,
+        [
+            {"action": "send", "text": f"Send 80 dollars to {who}"},
+            {
+                "action": "toolOutput",
+                "tool": "adk_request_confirmation",
+                "output": {"confirmed": confirmed},
+            },
+        ],
+        chat_id=f"g-seed-{confirmed}",
+        auto_send="toolCalls",
+        versions=AI_VERSIONS if confirmed else ("ai5",),
+    )  # ai5 too: no approval chunks
     clean(reports)
     for version, report in reports.items():
         states = dict(tool_states(last(report)))
         assert states["tool-adk_request_confirmation"] == "output-available", version
         assert states["tool-process_payment"] == (
-            "output-available" if confirmed else "output-error"), version
+            "output-available" if confirmed else "output-error"
+        ), version
     assert paid(who) == (len(reports) if confirmed else 0)
 
 
-@pytest.mark.parametrize(("phrase", "code", "upstream", "versions"), [
-    ("please fail with 429", "RESOURCE_EXHAUSTED", "Resource has been exhausted", AI_VERSIONS),
-    ("please fail with 500", "INTERNAL", "An internal error has occurred", ("ai5", "ai7")),
-    # a 500 in the middle of the stream, after two words
-    ("please raise", "INTERNAL", "An internal error has occurred", ("ai6",)),
-])
+@pytest.mark.parametrize(
+    ("phrase", "code", "upstream", "versions"),
+    [
+        ("please fail with 429", "RESOURCE_EXHAUSTED", "Resource has been exhausted", AI_VERSIONS),
+        ("please fail with 500", "INTERNAL", "An internal error has occurred", ("ai5", "ai7")),
+        # a 500 in the middle of the stream, after two words
+        ("please raise", "INTERNAL", "An internal error has occurred", ("ai6",)),
+    ],
+)
 def test_upstream_errors_reach_the_chat_as_an_error_chunk(
-        api: str, phrase: str, code: str, upstream: str, versions: tuple[str, ...]) -> None:
-    reports = run_chat_versions(api, [{"action": "send", "text": phrase}],
-                                chat_id=f"g-err-{phrase.replace(' ', '-')}", versions=versions)
+    api: str, phrase: str, code: str, upstream: str, versions: tuple[str, ...]
+) -> None:
+    reports = run_chat_versions(
+        api,
+        [{"action": "send", "text": phrase}],
+        chat_id=f"g-err-{phrase.replace(' ', '-')}",
+        versions=versions,
+    )
     clean(reports, status="error")
     for version, report in reports.items():
         (request,) = report["requests"]

@@ -45,9 +45,12 @@ def emulator() -> Iterator[GeminiEmulator]:
 
 @pytest.fixture(scope="module")
 def team(emulator: GeminiEmulator) -> Iterator[LoopbackServer]:
-    app = AdkApp(adk_app=build_app(model=emulator.gemini(TEXT_MODEL)),
-                 surface=SurfaceOptions(agent_names=True, state_keys=["billing_note"]),
-                 live_options=LiveOptions(model=LIVE_MODEL), warm_up=False)
+    app = AdkApp(
+        adk_app=build_app(model=emulator.gemini(TEXT_MODEL)),
+        surface=SurfaceOptions(agent_names=True, state_keys=["billing_note"]),
+        live_options=LiveOptions(model=LIVE_MODEL),
+        warm_up=False,
+    )
     with LoopbackServer(app) as server:
         yield server
 
@@ -81,8 +84,9 @@ def test_the_team_over_sse_with_ai7(team: LoopbackServer, emulator: GeminiEmulat
         {"action": "send", "text": "open a ticket please"},
         {"action": "send", "text": "please explode"},
     ]
-    reports = run_chat_versions(team.url, steps, versions=("ai7",), chat_id="g-team",
-                                auto_send="approvals", timeout=60)
+    reports = run_chat_versions(
+        team.url, steps, versions=("ai7",), chat_id="g-team", auto_send="approvals", timeout=60
+    )
     report = reports["ai7"]
     results = report["stepResults"]
     assert len(results) == len(steps), report["problems"]
@@ -92,7 +96,10 @@ def test_the_team_over_sse_with_ai7(team: LoopbackServer, emulator: GeminiEmulat
     transfer, research, refund, send, ticket, exploded = assistants(report)
     # A transfer there and back in one message, each agent's text streamed in chunks.
     assert [p["data"]["name"] for p in transfer["parts"] if p["type"] == "data-agent"] == [
-        "concierge", "billing", "concierge"]
+        "concierge",
+        "billing",
+        "concierge",
+    ]
     assert said(transfer).startswith("Let me get billing.")
     deltas = [c for c in report["requests"][0]["chunks"] if c["type"] == "text-delta"]
     assert len(deltas) > 2
@@ -104,11 +111,14 @@ def test_the_team_over_sse_with_ai7(team: LoopbackServer, emulator: GeminiEmulat
     # billing's answer, in the state through its output_key (streamed as a data-state part).
     assert said(refund).endswith('refund returned {"refunded": 20.0}.')
     assert [p["data"] for p in refund["parts"] if p["type"] == "data-state"] == [
-        {"billing_note": 'refund returned {"refunded": 20.0}.'}]
+        {"billing_note": 'refund returned {"refunded": 20.0}.'}
+    ]
     # request_confirmation with a payload, approved with an edited one: 25 was sent.
     assert tool(send, "send_money")["output"] == {"status": "sent", "amount": 25, "to": "alice"}
-    assert LEDGER == [{"kind": "refund", "amount": 20},
-                      {"kind": "transfer", "amount": 25, "to": "alice"}]
+    assert LEDGER == [
+        {"kind": "refund", "amount": 20},
+        {"kind": "transfer", "amount": 25, "to": "alice"},
+    ]
     # A long-running tool: its preliminary output, the turn ends.
     pending = tool(ticket, "open_ticket")
     assert pending["providerExecuted"] is True and pending["preliminary"] is True
@@ -119,15 +129,18 @@ def test_the_team_over_sse_with_ai7(team: LoopbackServer, emulator: GeminiEmulat
     raw = "".join("".join(r["rawEvents"]) for r in report["requests"])
     assert TOOL_SECRET not in raw and "exploded" not in raw
     # Every agent asked the emulator (the AgentTool's researcher without streaming).
-    asked = {str(r.data) for kind in ("streamGenerateContent", "generateContent")
-             for r in emulator.journal.records(kind)}
-    for instruction in ("Handle billing.", "Research the request.",
-                        "Help the user or hand over"):
+    asked = {
+        str(r.data)
+        for kind in ("streamGenerateContent", "generateContent")
+        for r in emulator.journal.records(kind)
+    }
+    for instruction in ("Handle billing.", "Research the request.", "Help the user or hand over"):
         assert any(instruction in a for a in asked), instruction
 
 
-async def test_the_team_over_live_protocol_a(team: LoopbackServer,
-                                             emulator: GeminiEmulator) -> None:
+async def test_the_team_over_live_protocol_a(
+    team: LoopbackServer, emulator: GeminiEmulator
+) -> None:
     """Each agent on its own Live API connection (ADK reconnects on a transfer)."""
     LEDGER.clear()
     client = await LiveClient.open(ws_url(team.url, "chatId=g-team-live"))
@@ -137,19 +150,23 @@ async def test_the_team_over_live_protocol_a(team: LoopbackServer,
         await client.say("refund 20 please")
         asked = await client.until("tool-approval-request", wait=20)
         assert LEDGER == []
-        await client.send("tool_result", toolCallId=asked[-1]["approvalId"],
-                          result={"confirmed": True})
+        await client.send(
+            "tool_result", toolCallId=asked[-1]["approvalId"], result={"confirmed": True}
+        )
         refunded = await client.turn(wait=20)
     finally:
         await client.close()
     # The transfer there and back ends the turn: one message, then the turn is over.
-    assert [c["toolName"] for c in dicts(transferred)
-            if c["type"] == "tool-input-available"] == ["transfer_to_agent"] * 2
+    assert [c["toolName"] for c in dicts(transferred) if c["type"] == "tool-input-available"] == [
+        "transfer_to_agent"
+    ] * 2
     assert kinds(transferred)[-2:] == ["finish", DONE]
     assert kinds(transferred).count("start") == 1
     assert text(transferred).startswith("Let me get billing.")
     assert [c["data"]["name"] for c in dicts(transferred) if c["type"] == "data-agent"][:2] == [
-        "concierge", "billing"]
+        "concierge",
+        "billing",
+    ]
     # The approval: billing's refund ran once, after it was approved, and billing answered.
     assert "tool-output-available" in kinds(refunded)
     assert text(refunded).endswith('refund returned {"refunded": 20.0}.')
@@ -157,10 +174,12 @@ async def test_the_team_over_live_protocol_a(team: LoopbackServer,
     # Every agent had its own Live API connection, in turn: the concierge, billing, the
     # concierge again (billing handed back), then billing for the refund.
     connections = connections_of(emulator, "billing please, live")
-    agents = [name for record in sent_on(emulator, connections, "setup")
-              for instruction, name in (("Help the user", "concierge"),
-                                        ("Handle billing.", "billing"))
-              if instruction in json.dumps(record.data)]
+    agents = [
+        name
+        for record in sent_on(emulator, connections, "setup")
+        for instruction, name in (("Help the user", "concierge"), ("Handle billing.", "billing"))
+        if instruction in json.dumps(record.data)
+    ]
     assert agents == ["concierge", "billing", "concierge", "billing"]
     for record in sent_on(emulator, connections, "setup"):
         assert record.data["model"] == f"models/{LIVE_MODEL}"

@@ -19,18 +19,27 @@ from adk_asgi.testing.gemini import GeminiEmulator
 
 LIVE_MODEL = "gemini-live-2.5-flash-preview"
 TEXT_MODEL = "gemini-2.5-flash"
+
+
 def _declare(name: str, **parameters: str) -> types.FunctionDeclaration:
-    schema = {"type": "object", "required": list(parameters),
-              "properties": {key: {"type": kind} for key, kind in parameters.items()}}
+    schema = {
+        "type": "object",
+        "required": list(parameters),
+        "properties": {key: {"type": kind} for key, kind in parameters.items()},
+    }
     return types.FunctionDeclaration(name=name, parameters_json_schema=schema)
 
 
-DEMO_TOOLS = [types.Tool(function_declarations=[
-    _declare("get_weather", location="string"),
-    _declare("process_payment", amount="number", recipient="string", currency="string"),
-    _declare("get_location"),
-    _declare("change_bgm", track="integer"),
-])]
+DEMO_TOOLS = [
+    types.Tool(
+        function_declarations=[
+            _declare("get_weather", location="string"),
+            _declare("process_payment", amount="number", recipient="string", currency="string"),
+            _declare("get_location"),
+            _declare("change_bgm", track="integer"),
+        ]
+    )
+]
 """The demo agent's tools, as a request declares them: the default script's demo phrases
 that call a function (weather, payments, location, music) apply only when it is declared."""
 

@@ -46,8 +46,9 @@ USER_HELLO = {"contents": [{"role": "user", "parts": [{"text": "hello"}]}]}
 
 
 async def test_stream_word_by_word_by_default(emulator: GeminiEmulator) -> None:
-    chunks = await stream(emulator, "What's the weather in Paris?",
-                          types.GenerateContentConfig(tools=DEMO_TOOLS))
+    chunks = await stream(
+        emulator, "What's the weather in Paris?", types.GenerateContentConfig(tools=DEMO_TOOLS)
+    )
     texts = [c.text for c in chunks if c.candidates and c.candidates[0].content]
     assert texts[:7] == ["Let ", "me ", "check ", "the ", "weather ", "in ", "Paris."]
     last = chunks[-1]

@@ -64,27 +64,36 @@ async def test_image_frames_are_taken_and_journaled(emulator: GeminiEmulator) ->
             await session.send_realtime_input(video=types.Blob(mime_type=mime, data=data))
         # frames never start a turn: the next turn is the question's
         await session.send_client_content(
-            turns=types.Content(role="user", parts=[types.Part(text="hello with frames")]))
+            turns=types.Content(role="user", parts=[types.Part(text="hello with frames")])
+        )
         answer = await turn(session)
     connection = emulator.journal.records("setup")[-1].connection
     assert connection is not None
     images = _images(emulator, connection)
     assert [b.get("mimeType", b.get("mime_type")) for b in images] == [
-        "image/jpeg", "image/png", "image/webp", "image/heic"]
+        "image/jpeg",
+        "image/png",
+        "image/webp",
+        "image/heic",
+    ]
     assert images[0]["data"] == f"<{len(base64.b64encode(JPEG))} base64 chars>"
     assert "hello with frames" in "".join(m.text or "" for m in answer if m.server_content)
     assert not [r for r in emulator.journal.records("close") if r.connection == connection]
 
 
-@pytest.mark.parametrize(("mime_type", "data", "detail"), [
-    ("image/gif", b"GIF89a" + bytes(10), "Unsupported image input image/gif"),
-    ("image/bmp", b"BM" + bytes(10), "Unsupported image input image/bmp"),
-    ("image/jpeg", PNG, "not image/jpeg"),
-    ("image/png", b"", "not image/png"),
-    ("image/jpeg", b"\xff\xd8\xff\xe0" + bytes(7_000_000 - 3), "limited to 7000000 bytes"),
-])
+@pytest.mark.parametrize(
+    ("mime_type", "data", "detail"),
+    [
+        ("image/gif", b"GIF89a" + bytes(10), "Unsupported image input image/gif"),
+        ("image/bmp", b"BM" + bytes(10), "Unsupported image input image/bmp"),
+        ("image/jpeg", PNG, "not image/jpeg"),
+        ("image/png", b"", "not image/png"),
+        ("image/jpeg", b"\xff\xd8\xff\xe0" + bytes(7_000_000 - 3), "limited to 7000000 bytes"),
+    ],
+)
 async def test_other_images_are_refused(
-        emulator: GeminiEmulator, mime_type: str, data: bytes, detail: str) -> None:
+    emulator: GeminiEmulator, mime_type: str, data: bytes, detail: str
+) -> None:
     async with live(emulator) as session:
         await session.send_realtime_input(video=types.Blob(mime_type=mime_type, data=data))
         with pytest.raises(errors.APIError) as caught:

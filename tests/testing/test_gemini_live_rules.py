@@ -615,14 +615,17 @@ async def test_models_that_only_speak_refuse_text_responses(
         await ws.setup(model, generationConfig={"responseModalities": ["AUDIO"]})
     async with raw_live(emulator) as ws:
         await ws.send(
-            {"setup": {"model": f"models/{model}",
-                       "generationConfig": {"responseModalities": ["TEXT"]}}}
+            {
+                "setup": {
+                    "model": f"models/{model}",
+                    "generationConfig": {"responseModalities": ["TEXT"]},
+                }
+            }
         )
         code, reason = await ws.closed()
     assert (code, reason) == (
         1007,
-        "The requested combination of response modalities (TEXT) is not supported by the "
-        "model.",
+        "The requested combination of response modalities (TEXT) is not supported by the model.",
     )
 
 

@@ -32,8 +32,14 @@ from .test_gemini_cli import wait_for_file
 pytest_plugins = ["pytester"]
 
 REAL_KEY: Final = "AIza-the-real-key-0123456789abcdef"
-QUOTE: Final = {"name": "get_stock_price", "parameters_json_schema": {
-    "type": "object", "required": ["symbol"], "properties": {"symbol": {"type": "string"}}}}
+QUOTE: Final = {
+    "name": "get_stock_price",
+    "parameters_json_schema": {
+        "type": "object",
+        "required": ["symbol"],
+        "properties": {"symbol": {"type": "string"}},
+    },
+}
 
 # A client with nothing but the environment: one streamed HTTP call, one Live API session
 # with a tool call (answered), then the texts it got, as JSON.
@@ -76,8 +82,14 @@ CLIENT: Final = textwrap.dedent(
 
 
 def run_client(env: dict[str, str], question: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", CLIENT, question, json.dumps(QUOTE)], env=env,
-                          capture_output=True, text=True, timeout=120, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-c", CLIENT, question, json.dumps(QUOTE)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+    )
 
 
 @pytest.fixture
@@ -87,14 +99,27 @@ def google() -> Iterator[GeminiEmulator]:
         yield upstream
 
 
-def start_cli(tmp_path: Path, *args: str, env: dict[str, str] | None = None,
-              name: str = "gemini.env") -> tuple[subprocess.Popen[str], dict[str, str]]:
+def start_cli(
+    tmp_path: Path, *args: str, env: dict[str, str] | None = None, name: str = "gemini.env"
+) -> tuple[subprocess.Popen[str], dict[str, str]]:
     env_file = tmp_path / name
     process = subprocess.Popen(
-        [sys.executable, "-m", "adk_asgi.testing.gemini", "--port", "0", "--env-file",
-         str(env_file), *args],
-        env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, cwd=tmp_path)
+        [
+            sys.executable,
+            "-m",
+            "adk_asgi.testing.gemini",
+            "--port",
+            "0",
+            "--env-file",
+            str(env_file),
+            *args,
+        ],
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
     text = wait_for_file(env_file, process)
     return process, dict(line.split("=", 1) for line in text.splitlines())
 
@@ -109,9 +134,16 @@ def test_cli_records_then_replays_without_the_upstream(tmp_path: Path) -> None:
     cassette = tmp_path / "chat.jsonl"
     # Google's stand-in over https with its own CA, which --upstream-ca trusts.
     google = GeminiEmulator(api_key=REAL_KEY, tokens_per_chunk=4).start()
-    recorder, env = start_cli(tmp_path, "--record", str(cassette), "--upstream",
-                              google.base_url, "--upstream-ca", str(google.ca_file),
-                              env={"GOOGLE_API_KEY": REAL_KEY})
+    recorder, env = start_cli(
+        tmp_path,
+        "--record",
+        str(cassette),
+        "--upstream",
+        google.base_url,
+        "--upstream-ca",
+        str(google.ca_file),
+        env={"GOOGLE_API_KEY": REAL_KEY},
+    )
     try:
         assert env["GOOGLE_API_KEY"] != REAL_KEY  # the real key stays in the recorder
         recorded = run_client(env, "use get_stock_price symbol=GOOG", tmp_path)
@@ -130,24 +162,31 @@ def test_cli_records_then_replays_without_the_upstream(tmp_path: Path) -> None:
     assert lines[1]["model"] == TEXT_MODEL and lines[1]["events"]
     assert [f["from"] for f in lines[2]["frames"]][:3] == ["client", "server", "client"]
 
-    replayer, env = start_cli(tmp_path, "--replay", str(cassette), "--replay-timing",
-                              name="replay.env")
+    replayer, env = start_cli(
+        tmp_path, "--replay", str(cassette), "--replay-timing", name="replay.env"
+    )
     try:
         replayed = run_client(env, "use get_stock_price symbol=GOOG", tmp_path)
         assert replayed.returncode == 0, replayed.stderr
         assert json.loads(replayed.stdout) == json.loads(recorded.stdout)
-        answer = "".join(f["server_content"]["model_turn"]["parts"][0]["text"]
-                         for f in json.loads(replayed.stdout)["live"]
-                         if f.get("server_content", {}).get("model_turn"))
+        answer = "".join(
+            f["server_content"]["model_turn"]["parts"][0]["text"]
+            for f in json.loads(replayed.stdout)["live"]
+            if f.get("server_content", {}).get("model_turn")
+        )
         assert answer == 'get_stock_price returned {"price": 42.5}.'
         # A request the cassette does not hold: a 404 naming the nearest recording.
         other = run_client(env, "use get_stock_price symbol=MSFT", tmp_path)
         assert other.returncode != 0
         assert "404 NOT_FOUND" in other.stderr
-        assert ("No recorded exchange in chat.jsonl matches this streamGenerateContent "
-                "request for gemini-2.5-flash") in other.stderr
-        assert ('it differs at contents[0].parts[0].text: recorded "use get_stock_price '
-                'symbol=GOOG", sent "use get_stock_price symbol=MSFT"') in other.stderr
+        assert (
+            "No recorded exchange in chat.jsonl matches this streamGenerateContent "
+            "request for gemini-2.5-flash"
+        ) in other.stderr
+        assert (
+            'it differs at contents[0].parts[0].text: recorded "use get_stock_price '
+            'symbol=GOOG", sent "use get_stock_price symbol=MSFT"'
+        ) in other.stderr
     finally:
         log = stop_cli(replayer)
     assert "replay: No recorded exchange" in log  # the emulator's log says it too
@@ -163,29 +202,40 @@ async def test_live_misses_close_with_1008_and_say_why(
         await live_turns(recorder, config, "hello", "story")
     with GeminiEmulator(replay=cassette) as replayer:
         assert await live_turns(replayer, config, "hello", "story") == [
-            'You said: "hello".', "Once upon a time"]
+            'You said: "hello".',
+            "Once upon a time",
+        ]
         with pytest.raises(errors.APIError) as refused:
             await live_turns(replayer, config, "hello", "something else")
         assert refused.value.code == 1008
         with pytest.raises(errors.APIError):
-            await live_turns(replayer, config.model_copy(update={"response_modalities": [
-                "TEXT"]}), "x", model="gemini-2.0-flash-live-001")
+            await live_turns(
+                replayer,
+                config.model_copy(update={"response_modalities": ["TEXT"]}),
+                "x",
+                model="gemini-2.0-flash-live-001",
+            )
         first, second = replayer.replay_misses
     assert "client message #2" in first
-    assert ('it differs at client_content.turns[0].parts[0].text: recorded "story", sent '
-            '"something else"') in first
-    assert second.startswith("No recorded Live API session in live.jsonl matches a setup for "
-                             "gemini-2.0-flash-live-001")
+    assert (
+        'it differs at client_content.turns[0].parts[0].text: recorded "story", sent '
+        '"something else"'
+    ) in first
+    assert second.startswith(
+        "No recorded Live API session in live.jsonl matches a setup for gemini-2.0-flash-live-001"
+    )
 
 
-async def live_turns(emulator: GeminiEmulator, config: types.LiveConnectConfig, *texts: str,
-                     model: str = LIVE_MODEL) -> list[str]:
+async def live_turns(
+    emulator: GeminiEmulator, config: types.LiveConnectConfig, *texts: str, model: str = LIVE_MODEL
+) -> list[str]:
     client = emulator.client(api_version="v1alpha")
     said = []
     async with client.aio.live.connect(model=model, config=config) as session:
         for text in texts:
-            await session.send_client_content(turns=types.Content(
-                role="user", parts=[types.Part(text=text)]))
+            await session.send_client_content(
+                turns=types.Content(role="user", parts=[types.Part(text=text)])
+            )
             answer = "".join([m.text or "" async for m in session.receive()])
             said.append(answer[:16] if answer.startswith("Once") else answer[:18])
     return said
@@ -214,9 +264,12 @@ def test_identical_requests_replay_in_order_and_timing_is_kept(
         assert events(post(fast, path, body)) == events(second)
         assert events(post(fast, path, body)) == events(second)  # then the last one again
         # The instruction, the tools and the settings are not compared.
-        other = {**body, "systemInstruction": {"parts": [{"text": "Be brief."}]},
-                 "tools": [{"functionDeclarations": [QUOTE]}],
-                 "generationConfig": {"temperature": 0.9}}
+        other = {
+            **body,
+            "systemInstruction": {"parts": [{"text": "Be brief."}]},
+            "tools": [{"functionDeclarations": [QUOTE]}],
+            "generationConfig": {"temperature": 0.9},
+        }
         assert events(post(fast, path, other)) == events(second)
     assert events(first) != events(second)  # each has its own responseId
     with GeminiEmulator(replay=cassette, replay_timing=True) as timed:
@@ -231,8 +284,13 @@ def events(response: httpx.Response) -> list[Any]:
 
 
 def post(emulator: GeminiEmulator, path: str, body: dict[str, Any]) -> httpx.Response:
-    return httpx.post(emulator.base_url + path, json=body, verify=emulator.ssl_context(),
-                      headers={"x-goog-api-key": "any"}, timeout=30)
+    return httpx.post(
+        emulator.base_url + path,
+        json=body,
+        verify=emulator.ssl_context(),
+        headers={"x-goog-api-key": "any"},
+        timeout=30,
+    )
 
 
 def test_bad_cassettes_and_options_are_refused(tmp_path: Path) -> None:
@@ -248,14 +306,21 @@ def test_bad_cassettes_and_options_are_refused(tmp_path: Path) -> None:
         GeminiEmulator(lambda request: None, replay=missing)  # type: ignore[arg-type,return-value]
     with pytest.raises(ValueError, match="pass record= too"):
         GeminiEmulator(upstream="https://example.invalid")
-    no_key = {k: v for k, v in os.environ.items() if k not in ("GOOGLE_API_KEY",
-                                                               "GEMINI_API_KEY")}
-    done = subprocess.run([sys.executable, "-m", "adk_asgi.testing.gemini", "--record",
-                           str(missing)], env=no_key, capture_output=True, text=True,
-                          timeout=60)
+    no_key = {k: v for k, v in os.environ.items() if k not in ("GOOGLE_API_KEY", "GEMINI_API_KEY")}
+    done = subprocess.run(
+        [sys.executable, "-m", "adk_asgi.testing.gemini", "--record", str(missing)],
+        env=no_key,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode != 0 and "set GOOGLE_API_KEY (or GEMINI_API_KEY)" in done.stderr
-    done = subprocess.run([sys.executable, "-m", "adk_asgi.testing.gemini", "--replay",
-                           str(missing)], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "adk_asgi.testing.gemini", "--replay", str(missing)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode != 0 and "cannot read the cassette" in done.stderr
 
 
@@ -285,16 +350,20 @@ def test_the_pytest_fixture_records_then_replays(
     pytester: pytest.Pytester, google: GeminiEmulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     page = (Path(__file__).parents[2] / "docs" / "testing" / "gemini-emulator.md").read_text()
-    (documented,) = [b for b in re.findall(r"^```python\n(.*?)^```", page, re.S | re.M)
-                     if "def test_greeting(gemini_cassette)" in b]
+    (documented,) = [
+        b
+        for b in re.findall(r"^```python\n(.*?)^```", page, re.S | re.M)
+        if "def test_greeting(gemini_cassette)" in b
+    ]
     pytester.makepyfile(test_user=USER_TEST, test_shop=documented)  # and the page's example
     # In-process runs drop the modules each run imported; a TLS emulator started here
     # first keeps cryptography's (a module imported anew would not match its compiled part).
     with GeminiEmulator():
         pass
     monkeypatch.setenv("GOOGLE_API_KEY", REAL_KEY)
-    recorded = pytester.runpytest_inprocess("--gemini-record", "--gemini-upstream",
-                                            google.base_url, "-p", "no:cacheprovider")
+    recorded = pytester.runpytest_inprocess(
+        "--gemini-record", "--gemini-upstream", google.base_url, "-p", "no:cacheprovider"
+    )
     recorded.assert_outcomes(passed=4)
     monkeypatch.delenv("GOOGLE_API_KEY")
     default = pytester.path / "cassettes" / "test_user" / "test_default_cassette.jsonl"
@@ -307,15 +376,16 @@ def test_the_pytest_fixture_records_then_replays(
     pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=4)  # offline
     # A test whose request changed fails with the nearest recording and the difference;
     # a test without a cassette says how to record one.
-    pytester.makepyfile(test_user=USER_TEST.replace('ask("hello")', 'ask("hello again")')
-                        + "\n\ndef test_new(gemini_cassette):\n    pass\n")
+    pytester.makepyfile(
+        test_user=USER_TEST.replace('ask("hello")', 'ask("hello again")')
+        + "\n\ndef test_new(gemini_cassette):\n    pass\n"
+    )
     changed = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     # test_default_cassette: its request failed, then the fixture; test_new: no cassette
     changed.assert_outcomes(passed=3, failed=1, errors=2)
     report = changed.stdout.str()
     assert "test_default_cassette.jsonl: 1 request(s) had no recording:" in report
-    assert ('it differs at contents[0].parts[0].text: recorded "hello", sent "hello again"'
-            in report)
+    assert 'it differs at contents[0].parts[0].text: recorded "hello", sent "hello again"' in report
     assert "record it with `pytest --gemini-record`" in report
 
 
@@ -324,15 +394,16 @@ async def test_live_replays_pick_the_session_by_its_messages_and_keep_timing(
 ) -> None:
     cassette = tmp_path / "two.jsonl"
     config = types.LiveConnectConfig(response_modalities=[types.Modality.TEXT])
-    with GeminiEmulator(tls=False, api_key=REAL_KEY, chunk_delay=0.03,
-                        tokens_per_chunk=8) as slow:
+    with GeminiEmulator(tls=False, api_key=REAL_KEY, chunk_delay=0.03, tokens_per_chunk=8) as slow:
         with GeminiEmulator(record=cassette, upstream=Upstream(slow.base_url, REAL_KEY)) as rec:
             await live_turns(rec, config, "hello", "story")
             await live_turns(rec, config, "hello", "think about tea")
     # Two recorded sessions begin alike; the second message tells them apart.
     with GeminiEmulator(replay=cassette) as fast:
         assert await live_turns(fast, config, "hello", "think about tea") == [
-            'You said: "hello".', "After thinking it "]
+            'You said: "hello".',
+            "After thinking it ",
+        ]
         assert (await live_turns(fast, config, "hello", "story"))[1] == "Once upon a time"
         assert fast.replay_misses == []
     with GeminiEmulator(replay=cassette, replay_timing=True) as timed:
@@ -384,7 +455,6 @@ async def test_an_unreachable_upstream_is_a_503_and_a_1011(
     assert len((tmp_path / "down.jsonl").read_text().splitlines()) == 1  # nothing recorded
 
 
-
 def test_an_https_upstream_is_trusted_only_when_told(tmp_path: Path) -> None:
     body = {"contents": [{"role": "user", "parts": [{"text": "hello"}]}]}
     path = f"/v1beta/models/{TEXT_MODEL}:generateContent"
@@ -392,8 +462,7 @@ def test_an_https_upstream_is_trusted_only_when_told(tmp_path: Path) -> None:
         untrusted = Upstream(google.base_url, api_key=REAL_KEY)
         with GeminiEmulator(record=tmp_path / "no.jsonl", upstream=untrusted) as recorder:
             assert post(recorder, path, body).status_code == 503
-        trusted = Upstream(google.base_url, api_key=REAL_KEY,
-                           ssl_context=google.ssl_context())
+        trusted = Upstream(google.base_url, api_key=REAL_KEY, ssl_context=google.ssl_context())
         with GeminiEmulator(record=tmp_path / "yes.jsonl", upstream=trusted) as recorder:
             assert post(recorder, path, body).status_code == 200
     assert len((tmp_path / "no.jsonl").read_text().splitlines()) == 1  # nothing recorded

@@ -99,8 +99,9 @@ async def previous_recording(store: StreamStore, chat_id: str, message_id: str) 
 
 
 def _referred(chunk: UIChunk) -> str | None:
-    if isinstance(chunk, ToolOutputAvailable | ToolOutputError | ToolOutputDenied
-                  | ToolApprovalRequest):
+    if isinstance(
+        chunk, ToolOutputAvailable | ToolOutputError | ToolOutputDenied | ToolApprovalRequest
+    ):
         return chunk.tool_call_id
     return None
 
@@ -110,9 +111,15 @@ class CallLedger:
 
     __slots__ = ("_answered", "_browser", "_calls", "_prefix", "_redirect", "_stated")
 
-    def __init__(self, *, previous: bytes | None, answered: dict[str, Any],
-                 calls: dict[str, tuple[str, dict[str, Any]]], browser: Iterable[str],
-                 redirect_uri: str | None) -> None:
+    def __init__(
+        self,
+        *,
+        previous: bytes | None,
+        answered: dict[str, Any],
+        calls: dict[str, tuple[str, dict[str, Any]]],
+        browser: Iterable[str],
+        redirect_uri: str | None,
+    ) -> None:
         self._prefix = previous
         self._answered = answered
         self._calls = calls
@@ -151,11 +158,15 @@ class CallLedger:
         """The call as the session holds it, stated as it was on the page."""
         made = self._calls.get(call_id)
         if made is None and call_id.startswith("wf_tool:"):
-            confirmation = self._calls.get("wf_tool_confirmation:" + call_id[len("wf_tool:"):])
+            confirmation = self._calls.get("wf_tool_confirmation:" + call_id[len("wf_tool:") :])
             if confirmation is not None:
-                pause = pause_of(types.FunctionCall(
-                    id="wf_tool_confirmation:" + call_id[len("wf_tool:"):],
-                    name=confirmation[0], args=confirmation[1]))
+                pause = pause_of(
+                    types.FunctionCall(
+                        id="wf_tool_confirmation:" + call_id[len("wf_tool:") :],
+                        name=confirmation[0],
+                        args=confirmation[1],
+                    )
+                )
                 if isinstance(pause, WorkflowConfirmation):
                     made = (pause.tool_name, pause.args)
         if made is None:
@@ -163,16 +174,22 @@ class CallLedger:
         name, args = made
         client = name in self._browser or name == CONFIRMATION_TOOL
         shown: Any = args
-        pause = pause_of(types.FunctionCall(id=call_id, name=name, args=args)) \
-            if name in (INPUT_TOOL, CREDENTIAL_TOOL) else None
+        pause = (
+            pause_of(types.FunctionCall(id=call_id, name=name, args=args))
+            if name in (INPUT_TOOL, CREDENTIAL_TOOL)
+            else None
+        )
         if isinstance(pause, InputRequest):
             client, shown = True, pause.presented()
         elif isinstance(pause, CredentialRequest):
             client, shown = True, pause.presented(self._redirect)
         executed = None if client else True
-        return [ToolInputStart(tool_call_id=call_id, tool_name=name, provider_executed=executed),
-                ToolInputAvailable(tool_call_id=call_id, tool_name=name, input=shown,
-                                   provider_executed=executed)]
+        return [
+            ToolInputStart(tool_call_id=call_id, tool_name=name, provider_executed=executed),
+            ToolInputAvailable(
+                tool_call_id=call_id, tool_name=name, input=shown, provider_executed=executed
+            ),
+        ]
 
 
 def _output(call_id: str, output: Any) -> UIChunk:

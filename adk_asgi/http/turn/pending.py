@@ -44,8 +44,11 @@ class SessionPendingCalls:
                 if response is not None and response.id:
                     self._known.add(response.id)
                     waiting = self._calls.get(response.id)
-                    if waiting is not None and waiting.kind == "long-running" \
-                            and event.author != "user":
+                    if (
+                        waiting is not None
+                        and waiting.kind == "long-running"
+                        and event.author != "user"
+                    ):
                         self._calls[response.id] = replace(waiting, interim=response.response)
                     else:
                         self._calls.pop(response.id, None)
@@ -58,8 +61,9 @@ class SessionPendingCalls:
                 if call.id in long_running:
                     self._add_waiting(call, event.invocation_id, event.timestamp, tools)
 
-    def _add_waiting(self, call: types.FunctionCall, invocation_id: str, since: float,
-                     tools: ToolKinds) -> None:
+    def _add_waiting(
+        self, call: types.FunctionCall, invocation_id: str, since: float, tools: ToolKinds
+    ) -> None:
         assert call.id is not None
         name = call.name or ""
         pause = pending_call(call, invocation_id, since)
@@ -71,23 +75,41 @@ class SessionPendingCalls:
             original = args.get("originalFunctionCall") or {}
             confirmation = args.get("toolConfirmation") or {}
             self._calls[call.id] = PendingCall(
-                "approval", call.id, str(original.get("id", "")), str(original.get("name", "")),
-                payload=confirmation.get("payload"), invocation_id=invocation_id, since=since)
+                "approval",
+                call.id,
+                str(original.get("id", "")),
+                str(original.get("name", "")),
+                payload=confirmation.get("payload"),
+                invocation_id=invocation_id,
+                since=since,
+            )
             return
         if name not in tools.browser:
             self._calls[call.id] = PendingCall(
-                "long-running", call.id, call.id, name, invocation_id=invocation_id,
-                client_completes=name in tools.client_completes)
+                "long-running",
+                call.id,
+                call.id,
+                name,
+                invocation_id=invocation_id,
+                client_completes=name in tools.client_completes,
+            )
             return
         gated = name in tools.approval
-        self._calls[call.id] = PendingCall("client-tool", call.id, call.id, name,
-                                           needs_approval=gated, invocation_id=invocation_id)
+        self._calls[call.id] = PendingCall(
+            "client-tool", call.id, call.id, name, needs_approval=gated, invocation_id=invocation_id
+        )
         if gated:
             # The bridge's own approval of a browser tool, under a derived id.
             approval = frontend_approval_id(call.id)
-            self._calls[approval] = PendingCall("approval", approval, call.id, name,
-                                                browser=True, invocation_id=invocation_id,
-                                                since=since)
+            self._calls[approval] = PendingCall(
+                "approval",
+                approval,
+                call.id,
+                name,
+                browser=True,
+                invocation_id=invocation_id,
+                since=since,
+            )
 
     def waiting(self, answer_id: str) -> PendingCall | None:
         return self._calls.get(answer_id)
@@ -102,8 +124,9 @@ class SessionPendingCalls:
     def answer_ids(self) -> set[str]:
         """What the client has to answer before the run goes on (browser approvals are
         under their call; long-running calls do not hold the client up)."""
-        return {c.answer_id for c in self._calls.values()
-                if not c.browser and c.kind != "long-running"}
+        return {
+            c.answer_id for c in self._calls.values() if not c.browser and c.kind != "long-running"
+        }
 
     def args(self, call_id: str) -> dict[str, Any]:
         """A call's arguments."""
@@ -114,4 +137,3 @@ class SessionPendingCalls:
     def calls(self) -> dict[str, tuple[str, dict[str, Any]]]:
         """Every function call of the session: id -> (name, arguments)."""
         return self._made
-

@@ -33,8 +33,14 @@ from ...wire.errors import RequestError
 from ...wire.request import ChatRequest, UIMessage, user_content
 from .pending import SessionPendingCalls
 
-__all__ = ("HandedCredential", "TurnPlan", "new_message_id", "plan_completion",
-           "plan_sign_in", "plan_turn")
+__all__ = (
+    "HandedCredential",
+    "TurnPlan",
+    "new_message_id",
+    "plan_completion",
+    "plan_sign_in",
+    "plan_turn",
+)
 
 
 def new_message_id() -> str:
@@ -113,8 +119,12 @@ class TurnPlan:
         return metadata
 
 
-def plan_turn(request: ChatRequest, session: Session | None, tools: ToolKinds | None = None,
-              max_file_bytes: int | None = None) -> TurnPlan:
+def plan_turn(
+    request: ChatRequest,
+    session: Session | None,
+    tools: ToolKinds | None = None,
+    max_file_bytes: int | None = None,
+) -> TurnPlan:
     """``tools``: the agent's browser, approval and long-running tools."""
     tools = tools or ToolKinds()
     last = request.history[-1]
@@ -122,16 +132,22 @@ def plan_turn(request: ChatRequest, session: Session | None, tools: ToolKinds | 
         return _new_user_turn(request, last, session, max_file_bytes)
     if last.role == "assistant":
         return _continuation(request, last, session, tools)
-    raise RequestError(422, "invalid_last_message",
-                       "The last message must be a user message or the assistant message "
-                       "being continued.")
+    raise RequestError(
+        422,
+        "invalid_last_message",
+        "The last message must be a user message or the assistant message being continued.",
+    )
 
 
-def _new_user_turn(request: ChatRequest, last: UIMessage, session: Session | None,
-                   max_file_bytes: int | None) -> TurnPlan:
-    plan = TurnPlan(message_id=new_message_id(), new_message=user_content(last, max_file_bytes),
-                    user_message_id=last.id or None,
-                    user_metadata=last.metadata if last.metadata is not UNSET else None)
+def _new_user_turn(
+    request: ChatRequest, last: UIMessage, session: Session | None, max_file_bytes: int | None
+) -> TurnPlan:
+    plan = TurnPlan(
+        message_id=new_message_id(),
+        new_message=user_content(last, max_file_bytes),
+        user_message_id=last.id or None,
+        user_metadata=last.metadata if last.metadata is not UNSET else None,
+    )
     if session is None:
         plan.seed = [m for m in request.history[:-1] if m.role in ("user", "assistant")]
         return plan
@@ -150,8 +166,9 @@ def _new_user_turn(request: ChatRequest, last: UIMessage, session: Session | Non
     return plan
 
 
-def _continuation(request: ChatRequest, last: UIMessage, session: Session | None,
-                  tools: ToolKinds) -> TurnPlan:
+def _continuation(
+    request: ChatRequest, last: UIMessage, session: Session | None, tools: ToolKinds
+) -> TurnPlan:
     pending = SessionPendingCalls(session, tools)
     decisions = decide([a for part in last.parts for a in answers_in(part)], pending)
     responses: dict[str, types.Part] = {}
@@ -190,40 +207,59 @@ def _continuation(request: ChatRequest, last: UIMessage, session: Session | None
         elif call.kind == "long-running":
             completed[call.call_id] = decision.response
         answered.add(target)
-        responses[target] = types.Part(function_response=types.FunctionResponse(
-            id=target, name=name, response=response))
+        responses[target] = types.Part(
+            function_response=types.FunctionResponse(id=target, name=name, response=response)
+        )
     if len(invocations) > 1:
-        raise RequestError(422, "mixed_invocations",
-                           "Answers belong to different turns; answer one turn at a time.")
+        raise RequestError(
+            422,
+            "mixed_invocations",
+            "Answers belong to different turns; answer one turn at a time.",
+        )
     now = time.time()
     for decision in decisions:
         if decision.call.kind == "approval":
             since = decision.call.since
-            METRICS.approval_answered("sse", "approved" if decision.confirmed else "denied",
-                                      None if since is None else now - since)
-    message_id = last.id or (request.message_id if isinstance(request.message_id, str)
-                             else new_message_id())
-    return TurnPlan(message_id=message_id,
-                    new_message=types.Content(role="user", parts=list(responses.values()))
-                    if responses else None,
-                    denied_call_ids=frozenset(denied), denial_reasons=reasons,
-                    still_pending=frozenset(pending.answer_ids - answered),
-                    denied_client_calls=tuple(denied_client),
-                    resumed_calls=frozenset(resumed), completed=completed,
-                    steps_before=sum(1 for part in last.parts if part.type == "step-start"),
-                    credentials=tuple(credentials), answered_outputs=outputs,
-                    calls=pending.calls, continues=True)
+            METRICS.approval_answered(
+                "sse",
+                "approved" if decision.confirmed else "denied",
+                None if since is None else now - since,
+            )
+    message_id = last.id or (
+        request.message_id if isinstance(request.message_id, str) else new_message_id()
+    )
+    return TurnPlan(
+        message_id=message_id,
+        new_message=types.Content(role="user", parts=list(responses.values()))
+        if responses
+        else None,
+        denied_call_ids=frozenset(denied),
+        denial_reasons=reasons,
+        still_pending=frozenset(pending.answer_ids - answered),
+        denied_client_calls=tuple(denied_client),
+        resumed_calls=frozenset(resumed),
+        completed=completed,
+        steps_before=sum(1 for part in last.parts if part.type == "step-start"),
+        credentials=tuple(credentials),
+        answered_outputs=outputs,
+        calls=pending.calls,
+        continues=True,
+    )
 
 
-def _client_answer(decision: Decision, pending: SessionPendingCalls,
-                   credentials: list[HandedCredential], outputs: dict[str, Any]
-                   ) -> dict[str, Any]:
+def _client_answer(
+    decision: Decision,
+    pending: SessionPendingCalls,
+    credentials: list[HandedCredential],
+    outputs: dict[str, Any],
+) -> dict[str, Any]:
     """ADK's function response for a result the page gave (a browser tool's, an input, a
     credential), noting what the turn states about it and hands over."""
     call = decision.call
     if call.kind == "credential":
-        credentials.append(HandedCredential(call.call_id, pending.args(call.call_id),
-                                            secret_of(decision.response)))
+        credentials.append(
+            HandedCredential(call.call_id, pending.args(call.call_id), secret_of(decision.response))
+        )
     if call.kind in ("credential", "input"):
         outputs[call.call_id] = client_output(call, decision.response)
         return adk_response(call, decision.response)
@@ -232,8 +268,9 @@ def _client_answer(decision: Decision, pending: SessionPendingCalls,
     return decision.response
 
 
-def plan_completion(session: Session | None, tools: ToolKinds, call_id: str,
-                    result: dict[str, Any]) -> TurnPlan:
+def plan_completion(
+    session: Session | None, tools: ToolKinds, call_id: str, result: dict[str, Any]
+) -> TurnPlan:
     """The turn of a long-running call the server completes: ADK gets the final result as
     the call's function response and resumes the call's invocation. Nobody reads the turn
     as it runs: a page picks it up with ``resumeStream``, which replays a stream from its
@@ -243,44 +280,69 @@ def plan_completion(session: Session | None, tools: ToolKinds, call_id: str,
     call = pending.waiting(call_id)
     if call is None:
         known = pending.is_known(call_id)
-        raise RequestError(409, "unknown_tool_call",
-                           f"Call {call_id!r} was already answered." if known
-                           else f"No call {call_id!r} is waiting for an answer.")
+        raise RequestError(
+            409,
+            "unknown_tool_call",
+            f"Call {call_id!r} was already answered."
+            if known
+            else f"No call {call_id!r} is waiting for an answer.",
+        )
     if call.kind != "long-running":
-        raise RequestError(422, "wrong_answer_kind",
-                           f"Call {call_id!r} is not a long-running server tool call.")
+        raise RequestError(
+            422, "wrong_answer_kind", f"Call {call_id!r} is not a long-running server tool call."
+        )
     response = types.FunctionResponse(id=call_id, name=call.name, response=result)
-    return TurnPlan(message_id=new_message_id(), calls=pending.calls,
-                    new_message=types.Content(role="user",
-                                              parts=[types.Part(function_response=response)]),
-                    still_pending=frozenset(pending.answer_ids), completed={call_id: result},
-                    restated=((call_id, call.name, pending.args(call_id)),))
+    return TurnPlan(
+        message_id=new_message_id(),
+        calls=pending.calls,
+        new_message=types.Content(role="user", parts=[types.Part(function_response=response)]),
+        still_pending=frozenset(pending.answer_ids),
+        completed={call_id: result},
+        restated=((call_id, call.name, pending.args(call_id)),),
+    )
 
 
-def plan_sign_in(session: Session | None, tools: ToolKinds, call_id: str, message_id: str,
-                 response_uri: str, redirect_uri: str) -> TurnPlan:
+def plan_sign_in(
+    session: Session | None,
+    tools: ToolKinds,
+    call_id: str,
+    message_id: str,
+    response_uri: str,
+    redirect_uri: str,
+) -> TurnPlan:
     """The turn an OAuth2 sign-in's callback continues: ADK gets the authorization response
     (``response_uri``, the callback's URL) for ``call_id`` and exchanges its code itself;
     the turn continues the assistant message that asked (``message_id``)."""
     pending = SessionPendingCalls(session, tools)
     call = pending.waiting(call_id)
     if call is None:
-        raise RequestError(409, "unknown_tool_call",
-                           f"Call {call_id!r} was already answered."
-                           if pending.is_known(call_id)
-                           else f"No call {call_id!r} is waiting for an answer.")
+        raise RequestError(
+            409,
+            "unknown_tool_call",
+            f"Call {call_id!r} was already answered."
+            if pending.is_known(call_id)
+            else f"No call {call_id!r} is waiting for an answer.",
+        )
     pause = call.pause
-    if call.kind != "credential" or not isinstance(pause, CredentialRequest) \
-            or pause.scheme != "oauth2":
-        raise RequestError(422, "wrong_answer_kind",
-                           f"Call {call_id!r} is not waiting for a sign-in.")
-    handed = HandedCredential(call_id, pending.args(call_id), Secret("authResponse", response_uri),
-                              redirect_uri)
-    response = types.FunctionResponse(id=call_id, name=call.name,
-                                      response=dict(CREDENTIAL_ANSWER))
-    return TurnPlan(message_id=message_id,
-                    new_message=types.Content(role="user",
-                                              parts=[types.Part(function_response=response)]),
-                    still_pending=frozenset(pending.answer_ids - {call_id}),
-                    credentials=(handed,), answered_outputs={call_id: {"status": "connected"}},
-                    calls=pending.calls, continues=True, oauth_redirect=redirect_uri)
+    if (
+        call.kind != "credential"
+        or not isinstance(pause, CredentialRequest)
+        or pause.scheme != "oauth2"
+    ):
+        raise RequestError(
+            422, "wrong_answer_kind", f"Call {call_id!r} is not waiting for a sign-in."
+        )
+    handed = HandedCredential(
+        call_id, pending.args(call_id), Secret("authResponse", response_uri), redirect_uri
+    )
+    response = types.FunctionResponse(id=call_id, name=call.name, response=dict(CREDENTIAL_ANSWER))
+    return TurnPlan(
+        message_id=message_id,
+        new_message=types.Content(role="user", parts=[types.Part(function_response=response)]),
+        still_pending=frozenset(pending.answer_ids - {call_id}),
+        credentials=(handed,),
+        answered_outputs={call_id: {"status": "connected"}},
+        calls=pending.calls,
+        continues=True,
+        oauth_redirect=redirect_uri,
+    )

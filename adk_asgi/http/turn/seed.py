@@ -35,8 +35,7 @@ from google.genai import types
 from ...adk.sessions import META_KEY, event_meta
 from ...wire.request import UIMessage, message_text
 
-__all__ = ("SEED_MAX_CHARS", "SEED_MAX_MESSAGES", "create_seeded", "incomplete_seed",
-           "seed_events")
+__all__ = ("SEED_MAX_CHARS", "SEED_MAX_MESSAGES", "create_seeded", "incomplete_seed", "seed_events")
 
 logger = logging.getLogger("adk_asgi")
 
@@ -63,13 +62,16 @@ def seed_events(history: list[UIMessage], agent_name: str) -> list[Event]:
         meta = {"seeded": True, "messageId": message.id}
         if i == len(kept) - 1:
             meta["seedEnd"] = True  # the restore is complete once this one is stored
-        events.append(Event(
-            invocation_id=SEED_INVOCATION,
-            author="user" if user else agent_name,
-            content=types.Content(role="user" if user else "model",
-                                  parts=[types.Part(text=text)]),
-            custom_metadata={META_KEY: meta},
-        ))
+        events.append(
+            Event(
+                invocation_id=SEED_INVOCATION,
+                author="user" if user else agent_name,
+                content=types.Content(
+                    role="user" if user else "model", parts=[types.Part(text=text)]
+                ),
+                custom_metadata={META_KEY: meta},
+            )
+        )
     return events
 
 
@@ -82,23 +84,31 @@ def incomplete_seed(session: Session) -> bool:
     return all(meta.get("seeded") for meta in metas) and not metas[-1].get("seedEnd")
 
 
-async def create_seeded(service: BaseSessionService, *, app_name: str, user_id: str,
-                        session_id: str, events: list[Event],
-                        session: Session | None = None) -> Session:
+async def create_seeded(
+    service: BaseSessionService,
+    *,
+    app_name: str,
+    user_id: str,
+    session_id: str,
+    events: list[Event],
+    session: Session | None = None,
+) -> Session:
     """Create the session (unless ``session`` is an empty one to fill) and append
     ``events``: all of them, or none and no session."""
     async with _transaction(service):
         try:
             if session is None:
-                session = await service.create_session(app_name=app_name, user_id=user_id,
-                                                       session_id=session_id)
+                session = await service.create_session(
+                    app_name=app_name, user_id=user_id, session_id=session_id
+                )
             for event in events:
                 await service.append_event(session, event)
         except BaseException:
             if events and not hasattr(service, "transaction"):
                 with contextlib.suppress(Exception):  # else the next request finds it
-                    await service.delete_session(app_name=app_name, user_id=user_id,
-                                                 session_id=session_id)
+                    await service.delete_session(
+                        app_name=app_name, user_id=user_id, session_id=session_id
+                    )
             raise
     return session
 

@@ -68,10 +68,16 @@ class SSEChannel:
         "stuck",
     )
 
-    def __init__(self, send: Send, receive: Receive, *, ping_interval: float | None,
-                 send_timeout: float | None,
-                 on_gone: Callable[[GoneReason], None] | None = None,
-                 max_queued: int = DEFAULT_MAX_QUEUED_BYTES) -> None:
+    def __init__(
+        self,
+        send: Send,
+        receive: Receive,
+        *,
+        ping_interval: float | None,
+        send_timeout: float | None,
+        on_gone: Callable[[GoneReason], None] | None = None,
+        max_queued: int = DEFAULT_MAX_QUEUED_BYTES,
+    ) -> None:
         self._send = send
         self._receive = receive
         self._ping_interval = ping_interval or None
@@ -87,13 +93,15 @@ class SSEChannel:
         self.gone = False
         self.stuck = False
 
-    async def open(self, status: int = 200,
-                   headers: Iterable[tuple[bytes, bytes]] = SSE_HEADERS) -> None:
+    async def open(
+        self, status: int = 200, headers: Iterable[tuple[bytes, bytes]] = SSE_HEADERS
+    ) -> None:
         self._task = asyncio.current_task()
         self._outbox = outbox = Outbox(self._send, max_bytes=self._max_queued)
         outbox.tune()
-        await self._send({"type": "http.response.start", "status": status,
-                          "headers": list(headers)})
+        await self._send(
+            {"type": "http.response.start", "status": status, "headers": list(headers)}
+        )
         self._last_write = self._loop.time()
         self._listener = asyncio.create_task(self._listen(), name="adk-asgi-sse-listener")
         outbox.watch(self._send_timeout, self._stuck)
@@ -135,8 +143,7 @@ class SSEChannel:
         self._listener = self._timer = None
         if not self.gone and outbox is not None and outbox.error is None:
             with contextlib.suppress(Exception):
-                await self._send({"type": "http.response.body", "body": b"",
-                                  "more_body": False})
+                await self._send({"type": "http.response.body", "body": b"", "more_body": False})
         if outbox is not None:
             await outbox.close()
 
@@ -165,9 +172,10 @@ class SSEChannel:
             if busy or self.gone or self._loop.time() - self._last_write < ping - _MIN_TICK:
                 continue
             try:
-                await asyncio.wait_for(outbox.send(
-                    {"type": "http.response.body", "body": _PING, "more_body": True}),
-                    timeout)
+                await asyncio.wait_for(
+                    outbox.send({"type": "http.response.body", "body": _PING, "more_body": True}),
+                    timeout,
+                )
             except TimeoutError:
                 self._stuck()
                 return

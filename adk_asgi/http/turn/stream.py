@@ -61,9 +61,11 @@ logger = logging.getLogger("adk_asgi")
 
 StopReason = Literal["client", "stuck", "stopped", "shutdown", "too_long", "too_large"]
 # What the client reads when the turn stops at a ceiling or for the server's shutdown.
-_STOP_TEXTS: dict[StopReason, str] = {"shutdown": SHUTDOWN_ERROR,
-                                      "too_long": TURN_TOO_LONG_ERROR,
-                                      "too_large": TURN_TOO_LARGE_ERROR}
+_STOP_TEXTS: dict[StopReason, str] = {
+    "shutdown": SHUTDOWN_ERROR,
+    "too_long": TURN_TOO_LONG_ERROR,
+    "too_large": TURN_TOO_LARGE_ERROR,
+}
 
 
 class TurnStream:
@@ -92,10 +94,19 @@ class TurnStream:
         "user_id",
     )
 
-    def __init__(self, runtime: AgentRuntime, store: StreamStore, settings: Settings,
-                 plan: TurnPlan, user_id: str, chat_id: str, *,
-                 received: float | None = None, detached: bool = False,
-                 api_path: str = "") -> None:
+    def __init__(
+        self,
+        runtime: AgentRuntime,
+        store: StreamStore,
+        settings: Settings,
+        plan: TurnPlan,
+        user_id: str,
+        chat_id: str,
+        *,
+        received: float | None = None,
+        detached: bool = False,
+        api_path: str = "",
+    ) -> None:
         self.runtime = runtime
         self.store = store
         self.settings = settings
@@ -119,12 +130,21 @@ class TurnStream:
         self._received = time.perf_counter() if received is None else received
         self._answered = False
         self._translator = self._new_translator()
-        self._ledger = CallLedger(
-            previous=plan.previous,
-            answered={k: v for k, v in plan.answered_outputs.items()
-                      if k not in {c.call_id for c in plan.credentials}},
-            calls=plan.calls, browser=runtime.tools.browser,
-            redirect_uri=plan.oauth_redirect) if plan.continues or detached else None
+        self._ledger = (
+            CallLedger(
+                previous=plan.previous,
+                answered={
+                    k: v
+                    for k, v in plan.answered_outputs.items()
+                    if k not in {c.call_id for c in plan.credentials}
+                },
+                calls=plan.calls,
+                browser=runtime.tools.browser,
+                redirect_uri=plan.oauth_redirect,
+            )
+            if plan.continues or detached
+            else None
+        )
         self.outcome: Outcome = "error"
 
     def stop(self, reason: StopReason) -> None:
@@ -133,18 +153,21 @@ class TurnStream:
             if reason in ("too_long", "too_large"):
                 limits = self.settings.limits
                 logger.warning(
-                    "Stopped the turn of chat %r at its ceiling: %s", self.chat_id,
+                    "Stopped the turn of chat %r at its ceiling: %s",
+                    self.chat_id,
                     f"{limits.max_turn_seconds:g} s (Limits.max_turn_seconds)"
                     if reason == "too_long"
-                    else f"{limits.max_turn_bytes} bytes (Limits.max_turn_bytes)")
+                    else f"{limits.max_turn_bytes} bytes (Limits.max_turn_bytes)",
+                )
         self._abort.set()
 
     def _on_gone(self, reason: GoneReason) -> None:
         grace = self.settings.streaming.resume_grace
         if reason == "client" and grace > 0:
             # Keep running detached: a reload may resume this stream.
-            self._grace_task = asyncio.create_task(self._detached(grace),
-                                                   name="adk-asgi-resume-grace")
+            self._grace_task = asyncio.create_task(
+                self._detached(grace), name="adk-asgi-resume-grace"
+            )
         else:
             self.stop(reason)
 
@@ -158,8 +181,9 @@ class TurnStream:
 
     async def _emit(self, chunks: list[UIChunk], done: bool = False) -> None:
         # One write per ADK event, not per chunk.
-        blob = sse_frame(chunks[0]) if len(chunks) == 1 else b"".join(
-            [sse_frame(c) for c in chunks])
+        blob = (
+            sse_frame(chunks[0]) if len(chunks) == 1 else b"".join([sse_frame(c) for c in chunks])
+        )
         # A continuation's recording replays as a whole message (http/turn/continuity.py).
         recorded = blob if self._ledger is None else self._ledger.record(chunks, blob)
         if done:
@@ -182,24 +206,31 @@ class TurnStream:
         recorder.on_stop(lambda: self.stop("stopped"))
         watched = not self.detached
         self._channel = channel = SSEChannel(
-            send, receive, ping_interval=streaming.ping_interval if watched else None,
-            send_timeout=streaming.send_timeout if watched else None, on_gone=self._on_gone,
-            max_queued=self.settings.limits.max_queued_bytes)
+            send,
+            receive,
+            ping_interval=streaming.ping_interval if watched else None,
+            send_timeout=streaming.send_timeout if watched else None,
+            on_gone=self._on_gone,
+            max_queued=self.settings.limits.max_queued_bytes,
+        )
         await channel.open()
         METRICS.turn_started("sse")
         ceiling = self.settings.limits.max_turn_seconds
         if ceiling is not None:
-            self._ceiling = asyncio.get_running_loop().call_later(ceiling, self.stop,
-                                                                  "too_long")
+            self._ceiling = asyncio.get_running_loop().call_later(ceiling, self.stop, "too_long")
         try:
             await self._produce()
         finally:
             if self._ceiling is not None:
                 self._ceiling.cancel()
             translator = self._translator
-            METRICS.turn_ended("sse", self.outcome, time.perf_counter() - self._received,
-                               tokens=translator.output_tokens,
-                               approvals=translator.approvals_requested)
+            METRICS.turn_ended(
+                "sse",
+                self.outcome,
+                time.perf_counter() - self._received,
+                tokens=translator.output_tokens,
+                approvals=translator.approvals_requested,
+            )
             if self._grace_task is not None:
                 self._grace_task.cancel()
                 await asyncio.gather(self._grace_task, return_exceptions=True)
@@ -207,20 +238,24 @@ class TurnStream:
             # Resumable: nobody received its end (detached: nobody was reading at all), or
             # it waits for the page: a reload shows the pause, its answer continues it.
             resumable = self._reason is None and (
-                channel.gone or self.detached or bool(self._translator.awaiting_client))
+                channel.gone or self.detached or bool(self._translator.awaiting_client)
+            )
             await recorder.end(resumable=resumable)
 
     def _new_translator(self) -> EventTranslator:
         plan = self.plan
-        return EventTranslator(plan.message_id,
-                               confirmation_style=self.settings.pauses.confirmation_style,
-                               denied_call_ids=plan.denied_call_ids,
-                               tools=self.runtime.tools,
-                               awaiting=plan.still_pending,
-                               resumed=plan.resumed_calls,
-                               describe_error=self.settings.describe_error,
-                               surface=self.runtime.surface, steps_before=plan.steps_before,
-                               oauth_redirect=plan.oauth_redirect)
+        return EventTranslator(
+            plan.message_id,
+            confirmation_style=self.settings.pauses.confirmation_style,
+            denied_call_ids=plan.denied_call_ids,
+            tools=self.runtime.tools,
+            awaiting=plan.still_pending,
+            resumed=plan.resumed_calls,
+            describe_error=self.settings.describe_error,
+            surface=self.runtime.surface,
+            steps_before=plan.steps_before,
+            oauth_redirect=plan.oauth_redirect,
+        )
 
     async def _produce(self) -> None:
         plan = self.plan
@@ -235,9 +270,10 @@ class TurnStream:
             return
         out.extend(ToolOutputDenied(tool_call_id=call_id) for call_id in plan.denied_client_calls)
         # A credential the page gave: its copy of the secret is replaced by this output.
-        out.extend(ToolOutputAvailable(tool_call_id=c.call_id,
-                                       output=plan.answered_outputs.get(c.call_id))
-                   for c in plan.credentials)
+        out.extend(
+            ToolOutputAvailable(tool_call_id=c.call_id, output=plan.answered_outputs.get(c.call_id))
+            for c in plan.credentials
+        )
         for call_id, name, args in plan.restated:
             translator.restate_call(call_id, name, args, out)
         for call_id, output in plan.completed.items():
@@ -245,8 +281,14 @@ class TurnStream:
         await self._emit(out)
         runtime = self.runtime
         for handed in plan.credentials:  # for the bridge plugin, when the run starts
-            runtime.credentials.put(self.user_id, self.chat_id, handed.call_id, handed.args,
-                                    handed.secret, handed.redirect_uri)
+            runtime.credentials.put(
+                self.user_id,
+                self.chat_id,
+                handed.call_id,
+                handed.args,
+                handed.secret,
+                handed.redirect_uri,
+            )
         run = runtime.runner.run_async(
             user_id=self.user_id,
             session_id=self.chat_id,
@@ -264,19 +306,24 @@ class TurnStream:
                     if translator.pauses.oauth:
                         await self._register_sign_ins()
                     # Streamed tokens (partial) never save artifacts: one check for them.
-                    if not event.partial and event.actions.artifact_delta \
-                            and not translator.done:
-                        out.extend(await artifacts.files(event, user_id=self.user_id,
-                                                         chat_id=self.chat_id,
-                                                         api_path=self.api_path))
+                    if not event.partial and event.actions.artifact_delta and not translator.done:
+                        out.extend(
+                            await artifacts.files(
+                                event,
+                                user_id=self.user_id,
+                                chat_id=self.chat_id,
+                                api_path=self.api_path,
+                            )
+                        )
                     if out:
                         if not self._answered:
                             self._first_chunk()
                         await self._emit(out)
             finished = True
             if (failure := translator.failure) is not None:
-                log_error_event("ADK reported an error", self.chat_id, failure.code,
-                                failure.message)
+                log_error_event(
+                    "ADK reported an error", self.chat_id, failure.code, failure.message
+                )
         except asyncio.CancelledError:
             if not self._absorb_stuck_cancel():
                 raise
@@ -285,8 +332,11 @@ class TurnStream:
             if session_failure(exc):
                 # A dependency, not a bug: one line, no trace, no text that could quote
                 # the answer (a driver's error can carry the statement's parameters).
-                logger.error("Session store failed during the turn of chat %r; the answer "
-                             "was not saved: %s", self.chat_id, dependency_failure(exc))
+                logger.error(
+                    "Session store failed during the turn of chat %r; the answer was not saved: %s",
+                    self.chat_id,
+                    dependency_failure(exc),
+                )
                 METRICS.store_error("sessions", "turn")
                 not_saved = True
                 out.extend(translator.fail(NOT_SAVED_ERROR))
@@ -309,8 +359,9 @@ class TurnStream:
             out.extend(translator.abort())
         else:
             out.extend(translator.finish())
-        self.outcome = _outcome(reason, translator.failure is not None or not_saved,
-                                bool(translator.awaiting_client))
+        self.outcome = _outcome(
+            reason, translator.failure is not None or not_saved, bool(translator.awaiting_client)
+        )
         await self._emit(out, done=True)
 
     async def _register_sign_ins(self) -> None:
@@ -320,9 +371,15 @@ class TurnStream:
         redirect = self.plan.oauth_redirect
         if redirect is None:
             return
-        await register_sign_ins(self.store, requests, chat_id=self.chat_id,
-                                user_id=self.user_id, message_id=self.plan.message_id,
-                                redirect_uri=redirect, ttl=self.settings.pauses.sign_in_timeout)
+        await register_sign_ins(
+            self.store,
+            requests,
+            chat_id=self.chat_id,
+            user_id=self.user_id,
+            message_id=self.plan.message_id,
+            redirect_uri=redirect,
+            ttl=self.settings.pauses.sign_in_timeout,
+        )
 
     def _first_chunk(self) -> None:
         self._answered = True
@@ -332,17 +389,21 @@ class TurnStream:
         """The stuck-send watchdog's cancel landed outside a send: the client is gone."""
         channel = self._channel
         task = asyncio.current_task()
-        if not (channel is not None and channel.stuck and task is not None
-                and task.cancelling()):
+        if not (channel is not None and channel.stuck and task is not None and task.cancelling()):
             return False
         task.uncancel()
         self.stop("stuck")
         return True
 
 
-_STOPPED: dict[StopReason, Outcome] = {"client": "client_gone", "stuck": "stuck_client",
-                                       "stopped": "stopped", "shutdown": "shutdown",
-                                       "too_long": "limit", "too_large": "limit"}
+_STOPPED: dict[StopReason, Outcome] = {
+    "client": "client_gone",
+    "stuck": "stuck_client",
+    "stopped": "stopped",
+    "shutdown": "shutdown",
+    "too_long": "limit",
+    "too_large": "limit",
+}
 
 
 def _outcome(reason: StopReason | None, failed: bool, awaiting: bool) -> Outcome:

@@ -32,8 +32,7 @@ def replaced(result: Any, new: Any) -> Any:
 
 async def ask_input(gate: LiveGate, call_id: str, tool_args: dict[str, Any]) -> dict[str, Any]:
     """ADK's ``request_input`` tool: the user's answer (checked) is its result."""
-    call = pending_call(types.FunctionCall(id=call_id, name=INPUT_TOOL, args=tool_args),
-                        None, None)
+    call = pending_call(types.FunctionCall(id=call_id, name=INPUT_TOOL, args=tool_args), None, None)
     assert call is not None
     decision = await gate.answer(call)
     if isinstance(decision, str):
@@ -41,15 +40,21 @@ async def ask_input(gate: LiveGate, call_id: str, tool_args: dict[str, Any]) -> 
     return adk_response(call, decision.response)
 
 
-async def ask_credential(gate: LiveGate, tool: BaseTool, tool_args: dict[str, Any],
-                         tool_context: ToolContext, result: Any) -> dict[str, Any] | None:
+async def ask_credential(
+    gate: LiveGate,
+    tool: BaseTool,
+    tool_args: dict[str, Any],
+    tool_context: ToolContext,
+    result: Any,
+) -> dict[str, Any] | None:
     """The tool asked for a credential: ask the user, hand ADK the answer, run it again."""
     from google.adk.auth.auth_tool import AuthToolArguments
 
     call_id = tool_context.function_call_id or ""
     requested = tool_context.actions.requested_auth_configs[call_id]
     args = AuthToolArguments(function_call_id=call_id, auth_config=requested).model_dump(
-        mode="json", by_alias=True, exclude_none=True)
+        mode="json", by_alias=True, exclude_none=True
+    )
     secret = await gate.credential(call_id, args)
     if secret is None:
         await gate.settled(call_id)
@@ -57,8 +62,9 @@ async def ask_credential(gate: LiveGate, tool: BaseTool, tool_args: dict[str, An
     del tool_context.actions.requested_auth_configs[call_id]
     if isinstance(secret, str):
         return {"error": secret}
-    await store_credential(args, secret, gate.redirect_uri,
-                           tool_context._invocation_context.session.state, call_id)
+    await store_credential(
+        args, secret, gate.redirect_uri, tool_context._invocation_context.session.state, call_id
+    )
     again = await tool.run_async(args=tool_args, tool_context=tool_context)
     if call_id in tool_context.actions.requested_auth_configs:
         # Refused by the service: the tool asks again; the model is told it failed.

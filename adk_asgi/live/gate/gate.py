@@ -53,16 +53,21 @@ from ...pauses.notices import (
 
 __all__ = ("CONFIRMATION_HINT", "LiveGate")
 
-CONFIRMATION_HINT: Final = ("Please approve or reject the tool call {name}() by responding with "
-                            "a FunctionResponse with an expected ToolConfirmation payload.")
+CONFIRMATION_HINT: Final = (
+    "Please approve or reject the tool call {name}() by responding with "
+    "a FunctionResponse with an expected ToolConfirmation payload."
+)
 """ADK's own hint for a confirmation, when the tool gives none."""
 
 # Early browser results kept per connection; more is a misbehaving client.
 _MAX_EARLY: Final = 64
-_REFUSED: Final = ("Too many tool calls are already waiting for the user on this "
-                   "connection; this call was not run.")
-_APPROVAL_TIMEOUT: Final = ("The user did not answer the confirmation request in time; "
-                           "the tool call was not run.")
+_REFUSED: Final = (
+    "Too many tool calls are already waiting for the user on this "
+    "connection; this call was not run."
+)
+_APPROVAL_TIMEOUT: Final = (
+    "The user did not answer the confirmation request in time; the tool call was not run."
+)
 _RESULT_TIMEOUT: Final = "The browser did not return a result in time."
 _ANSWER_TIMEOUT: Final = "The user did not answer in time."
 Kind = CallKind
@@ -81,9 +86,16 @@ SignIn = Callable[[CredentialRequest], Awaitable["asyncio.Future[str] | None"]]
 class LiveGate:
     """The waits of one connection (the ``PendingCalls`` of ``core/approvals``)."""
 
-    def __init__(self, notify: Notify, *, timeout: float | None, max_waiting: int = 32,
-                 approval_tools: frozenset[str] = frozenset(),
-                 sign_in: SignIn | None = None, redirect_uri: str | None = None) -> None:
+    def __init__(
+        self,
+        notify: Notify,
+        *,
+        timeout: float | None,
+        max_waiting: int = 32,
+        approval_tools: frozenset[str] = frozenset(),
+        sign_in: SignIn | None = None,
+        redirect_uri: str | None = None,
+    ) -> None:
         self._notify = notify
         self._sign_in = sign_in
         self.redirect_uri = redirect_uri
@@ -95,7 +107,7 @@ class LiveGate:
         self._answered: set[str] = set()
         self._known_calls: set[str] = set()
         # Browser calls the model made whose result may come before the tool waits.
-        self._expected: dict[str, str] = {}   # call id -> tool name
+        self._expected: dict[str, str] = {}  # call id -> tool name
         self._approved: set[str] = set()
         self._early: dict[str, Decision] = {}
         # Approvals applied whose call's outcome the client has not been sent yet:
@@ -125,12 +137,15 @@ class LiveGate:
         if waiter is not None:
             return waiter.call
         name = self._expected.get(answer_id)
-        if name is not None and answer_id not in self._answered \
-                and len(self._early) < _MAX_EARLY:
+        if name is not None and answer_id not in self._answered and len(self._early) < _MAX_EARLY:
             # A browser result that beat the wait (the tool has not run yet).
-            return PendingCall("client-tool", answer_id, answer_id, name,
-                               needs_approval=name in self._approval_tools
-                               and answer_id not in self._approved)
+            return PendingCall(
+                "client-tool",
+                answer_id,
+                answer_id,
+                name,
+                needs_approval=name in self._approval_tools and answer_id not in self._approved,
+            )
         return None
 
     def is_known(self, answer_id: str) -> bool:
@@ -158,31 +173,48 @@ class LiveGate:
             self._early[call.answer_id] = decision
         elif not waiter.future.done():
             waiter.future.set_result(decision)
-        output = client_output(call, decision.response) \
-            if call.kind in ("input", "credential") else None
-        return ResolvedNotice(call.answer_id, call.call_id, call.kind,
-                              call.kind != "approval" or decision.confirmed, output=output)
+        output = (
+            client_output(call, decision.response) if call.kind in ("input", "credential") else None
+        )
+        return ResolvedNotice(
+            call.answer_id,
+            call.call_id,
+            call.kind,
+            call.kind != "approval" or decision.confirmed,
+            output=output,
+        )
 
     # -- the tool callbacks' side --------------------------------------------------
 
-    async def approve(self, call_id: str, name: str, args: dict[str, Any], *,
-                      browser: bool, hint: str | None = None,
-                      payload: Any = None) -> Decision | str:
+    async def approve(
+        self,
+        call_id: str,
+        name: str,
+        args: dict[str, Any],
+        *,
+        browser: bool,
+        hint: str | None = None,
+        payload: Any = None,
+    ) -> Decision | str:
         """Announce an approval request and wait for the user's decision; a ``str`` is the
         error the model gets instead (too many calls wait, or no answer in time)."""
         if len(self._waiting) >= self._max_waiting:
             return _REFUSED
         key = f"adk-{uuid.uuid4()}"
         hint = hint or CONFIRMATION_HINT.format(name=name)
-        waiter = self._register(PendingCall("approval", key, call_id, name, browser=browser,
-                                            payload=payload))
+        waiter = self._register(
+            PendingCall("approval", key, call_id, name, browser=browser, payload=payload)
+        )
         METRICS.approval_waiting(key)
         decided = "cancelled"
         try:
             await self._notify(ApprovalNotice(key, call_id, name, args, hint, payload))
             decision = await self._wait(waiter, _APPROVAL_TIMEOUT)
-            decided = "timed_out" if isinstance(decision, str) else (
-                "approved" if decision.confirmed else "denied")
+            decided = (
+                "timed_out"
+                if isinstance(decision, str)
+                else ("approved" if decision.confirmed else "denied")
+            )
             return decision
         finally:
             METRICS.approval_done(key, decided)
@@ -216,8 +248,7 @@ class LiveGate:
         ADK's ``adk_request_credential`` arguments); the secret, the error the model gets
         instead, or None when the page cannot answer this kind."""
         key = f"adk-{uuid.uuid4()}"
-        call = pending_call(types.FunctionCall(id=key, name=CREDENTIAL_TOOL, args=args), None,
-                            None)
+        call = pending_call(types.FunctionCall(id=key, name=CREDENTIAL_TOOL, args=args), None, None)
         request = call.pause if call is not None else None
         if call is None or not isinstance(request, CredentialRequest):
             return None
@@ -233,8 +264,9 @@ class LiveGate:
         waiter = self._register(call)
         self._known_calls.add(key)
         try:
-            await self._notify(AskNotice(key, call_id, CREDENTIAL_TOOL,
-                                         request.presented(self.redirect_uri)))
+            await self._notify(
+                AskNotice(key, call_id, CREDENTIAL_TOOL, request.presented(self.redirect_uri))
+            )
             if signed_in is not None:
                 return await self._signed_in(waiter, signed_in)
             decision = await self._wait(waiter, _ANSWER_TIMEOUT)
@@ -250,16 +282,20 @@ class LiveGate:
             uri = await asyncio.wait_for(asyncio.shield(signed_in), self._timeout)
         except TimeoutError:
             self._answered.add(call.answer_id)
-            await self._notify(ResolvedNotice(call.answer_id, call.call_id, call.kind, False,
-                                              timed_out=True))
+            await self._notify(
+                ResolvedNotice(call.answer_id, call.call_id, call.kind, False, timed_out=True)
+            )
             return _ANSWER_TIMEOUT
         finally:
             self._waiting.pop(call.answer_id, None)
             if not waiter.future.done():
                 waiter.future.cancel()
         self._answered.add(call.answer_id)
-        await self._notify(ResolvedNotice(call.answer_id, call.call_id, call.kind, True,
-                                          output={"status": "connected"}))
+        await self._notify(
+            ResolvedNotice(
+                call.answer_id, call.call_id, call.kind, True, output={"status": "connected"}
+            )
+        )
         return Secret("authResponse", uri)
 
     async def settled(self, call_id: str) -> None:
@@ -284,8 +320,9 @@ class LiveGate:
                 return waiter.future.result()  # answered at the very last moment
             waiter.future.cancel()
             self._answered.add(call.answer_id)
-            await self._notify(ResolvedNotice(call.answer_id, call.call_id, call.kind, False,
-                                              timed_out=True))
+            await self._notify(
+                ResolvedNotice(call.answer_id, call.call_id, call.kind, False, timed_out=True)
+            )
             return timed_out
         finally:
             self._waiting.pop(call.answer_id, None)

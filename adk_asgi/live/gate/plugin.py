@@ -34,8 +34,7 @@ class LiveGatePlugin(BasePlugin):
         # identifies the connection.
         self._gates: dict[int, tuple[LiveRequestQueue, LiveGate]] = {}
         # Denied calls' reasons, from the approval to the call's result.
-        self._reasons: weakref.WeakKeyDictionary[ToolContext, str] = \
-            weakref.WeakKeyDictionary()
+        self._reasons: weakref.WeakKeyDictionary[ToolContext, str] = weakref.WeakKeyDictionary()
 
     def attach(self, queue: LiveRequestQueue, gate: LiveGate) -> None:
         self._gates[id(queue)] = (queue, gate)
@@ -50,15 +49,17 @@ class LiveGatePlugin(BasePlugin):
         entry = self._gates.get(id(queue))
         return entry[1] if entry is not None and entry[0] is queue else None
 
-    async def before_tool_callback(self, *, tool: BaseTool, tool_args: dict[str, Any],
-                                   tool_context: ToolContext) -> dict[str, Any] | None:
+    async def before_tool_callback(
+        self, *, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext
+    ) -> dict[str, Any] | None:
         gate = self._gate(tool_context)
         if gate is None or tool_context.tool_confirmation is not None:
             return None
         call_id = tool_context.function_call_id or ""
         browser = isinstance(tool, FrontendTool) and tool.require_approval
         if not browser and (
-                await tool.check_require_confirmation(tool_args, tool_context) is not True):
+            await tool.check_require_confirmation(tool_args, tool_context) is not True
+        ):
             return None
         decision = await gate.approve(call_id, tool.name, dict(tool_args), browser=browser)
         if isinstance(decision, str):
@@ -74,13 +75,19 @@ class LiveGatePlugin(BasePlugin):
 
     def _confirm(self, tool_context: ToolContext, decision: Decision, hint: str) -> None:
         tool_context.tool_confirmation = ToolConfirmation(
-            hint=hint, confirmed=decision.confirmed, payload=decision.response.get("payload"))
+            hint=hint, confirmed=decision.confirmed, payload=decision.response.get("payload")
+        )
         if not decision.confirmed and decision.reason:
             self._reasons[tool_context] = decision.reason
 
-    async def after_tool_callback(self, *, tool: BaseTool, tool_args: dict[str, Any],
-                                  tool_context: ToolContext,
-                                  result: dict[str, Any]) -> dict[str, Any] | None:
+    async def after_tool_callback(
+        self,
+        *,
+        tool: BaseTool,
+        tool_args: dict[str, Any],
+        tool_context: ToolContext,
+        result: dict[str, Any],
+    ) -> dict[str, Any] | None:
         gate = self._gate(tool_context)
         if gate is None:
             return None
@@ -95,14 +102,21 @@ class LiveGatePlugin(BasePlugin):
             # The tool asked itself (``tool_context.request_confirmation``): ask the user
             # as for ``require_confirmation``, then run it again with the answer, as ADK
             # resumes a paused call.
-            decision = await gate.approve(call_id, tool.name, dict(tool_args), browser=False,
-                                          hint=asked.hint or None, payload=asked.payload)
+            decision = await gate.approve(
+                call_id,
+                tool.name,
+                dict(tool_args),
+                browser=False,
+                hint=asked.hint or None,
+                payload=asked.payload,
+            )
             if isinstance(decision, str):
                 final = replaced(final, {"error": decision})
             else:
                 self._confirm(tool_context, decision, asked.hint)
-                final = replaced(final, await tool.run_async(args=tool_args,
-                                                              tool_context=tool_context))
+                final = replaced(
+                    final, await tool.run_async(args=tool_args, tool_context=tool_context)
+                )
         reason = self._reasons.pop(tool_context, None)
         if reason is not None:
             final = with_reason(final, reason) or final

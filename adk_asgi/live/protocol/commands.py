@@ -99,8 +99,7 @@ class Abort:
     request_id: str
 
 
-Command = (Messages | ToolResult | Audio | Image | AudioControl | Interrupt | Ping | Resume
-           | Abort)
+Command = Messages | ToolResult | Audio | Image | AudioControl | Interrupt | Ping | Resume | Abort
 
 
 @dataclass(slots=True)

@@ -49,6 +49,7 @@ def refused(code: str, message: str) -> InputRefused:
 
 # -- what the bytes are -----------------------------------------------------------------
 
+
 def _riff(kind: bytes) -> Callable[[bytes], bool]:
     return lambda data: data[:4] == b"RIFF" and data[8:12] == kind
 
@@ -82,15 +83,17 @@ def check_pcm(data: bytes) -> None:
     """Refuse audio that is not raw 16-bit PCM."""
     kind = file_type(data)
     if kind is not None:
-        raise refused("not_pcm_audio",
-                      f"Audio must be raw 16-bit PCM; this is {kind} data. Send camera and "
-                      "screen frames as `image_frame`.")
+        raise refused(
+            "not_pcm_audio",
+            f"Audio must be raw 16-bit PCM; this is {kind} data. Send camera and "
+            "screen frames as `image_frame`.",
+        )
     if len(data) % 2:
-        raise refused("not_pcm_audio",
-                      "Audio must be raw 16-bit PCM: an even number of bytes.")
+        raise refused("not_pcm_audio", "Audio must be raw 16-bit PCM: an even number of bytes.")
 
 
 # -- images -------------------------------------------------------------------------------
+
 
 class ImageAdmission:
     """One connection's image frames: their type and size, and a token bucket for their
@@ -107,13 +110,17 @@ class ImageAdmission:
         check_image(image, self._limits)
         limits = self._limits
         now = self._clock()
-        self._tokens = min(float(limits.image_burst),
-                           self._tokens + (now - self._refilled) * limits.images_per_second)
+        self._tokens = min(
+            float(limits.image_burst),
+            self._tokens + (now - self._refilled) * limits.images_per_second,
+        )
         self._refilled = now
         if self._tokens < 1:
-            raise refused("image_rate_exceeded",
-                          f"Image frames are limited to {limits.images_per_second:g} per "
-                          "second; this one was dropped.")
+            raise refused(
+                "image_rate_exceeded",
+                f"Image frames are limited to {limits.images_per_second:g} per "
+                "second; this one was dropped.",
+            )
         self._tokens -= 1
 
 
@@ -121,14 +128,20 @@ def check_image(image: Image, limits: Limits) -> None:
     """Refuse a frame that is not a JPEG or PNG of at most ``limits.max_image_bytes``."""
     expected = _TYPE_NAMES.get(image.mime_type)
     if expected is None:
-        raise refused("unsupported_image_type",
-                      f"Image frames are {' or '.join(IMAGE_TYPES)}, not {image.mime_type!r}.")
+        raise refused(
+            "unsupported_image_type",
+            f"Image frames are {' or '.join(IMAGE_TYPES)}, not {image.mime_type!r}.",
+        )
     if len(image.data) > limits.max_image_bytes:
-        raise refused("image_too_large",
-                      f"An image frame is limited to {limits.max_image_bytes} bytes; this one "
-                      f"has {len(image.data)}.")
+        raise refused(
+            "image_too_large",
+            f"An image frame is limited to {limits.max_image_bytes} bytes; this one "
+            f"has {len(image.data)}.",
+        )
     actual = file_type(image.data)
     if actual != expected:
-        raise refused("unsupported_image_type",
-                      f"The frame says {image.mime_type} but holds "
-                      f"{actual + ' data' if actual else 'no image'}.")
+        raise refused(
+            "unsupported_image_type",
+            f"The frame says {image.mime_type} but holds "
+            f"{actual + ' data' if actual else 'no image'}.",
+        )

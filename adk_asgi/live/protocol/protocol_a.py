@@ -70,8 +70,9 @@ class ProtocolA:
         data = _payload(frame)
         if kind == "message":
             chat_id = data.get("id") or data.get("chatId")
-            return Messages(ui_messages(data.get("messages")),
-                            chat_id if isinstance(chat_id, str) else None)
+            return Messages(
+                ui_messages(data.get("messages")), chat_id if isinstance(chat_id, str) else None
+            )
         if kind == "tool_result":
             call_id = data.get("toolCallId")
             if not isinstance(call_id, str) or not call_id:
@@ -84,7 +85,7 @@ class ProtocolA:
         if kind == "audio_control":
             action = data.get("action")
             if action not in ("start", "stop"):
-                raise bad_frame("`audio_control` needs `action` \"start\" or \"stop\".")
+                raise bad_frame('`audio_control` needs `action` "start" or "stop".')
             return AudioControl(action)
         if kind == "interrupt":
             return Interrupt()
@@ -125,9 +126,11 @@ def _check_version(version: Any) -> None:
         return
     major = str(version).split(".", 1)[0]
     if major != VERSION.split(".", 1)[0]:
-        raise RequestError(400, "unsupported_version",
-                           f"Protocol version {version!r} is not supported; "
-                           f"this server speaks {VERSION}.")
+        raise RequestError(
+            400,
+            "unsupported_version",
+            f"Protocol version {version!r} is not supported; this server speaks {VERSION}.",
+        )
 
 
 def _payload(frame: dict[str, Any]) -> dict[str, Any]:
@@ -154,9 +157,11 @@ def _audio(data: dict[str, Any]) -> Audio:
 def _image(data: dict[str, Any]) -> Image:
     mime_type, encoded = data.get("mimeType"), data.get("chunk")
     if not isinstance(mime_type, str) or not isinstance(encoded, str):
-        raise refused("invalid_frame",
-                      f"`image_frame` needs `mimeType` ({' or '.join(IMAGE_TYPES)}) and "
-                      "the base64 image in `chunk`.")
+        raise refused(
+            "invalid_frame",
+            f"`image_frame` needs `mimeType` ({' or '.join(IMAGE_TYPES)}) and "
+            "the base64 image in `chunk`.",
+        )
     return Image(_base64(encoded, "image_frame"), mime_type.lower())
 
 

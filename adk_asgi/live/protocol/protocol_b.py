@@ -17,8 +17,8 @@ from .commands import Abort, Command, Listener, Messages, Resume, bad_frame, ui_
 
 __all__ = ("ProtocolB",)
 
-class _Frame(msgspec.Struct, tag_field="type", rename="camel", omit_defaults=True,
-             kw_only=True):
+
+class _Frame(msgspec.Struct, tag_field="type", rename="camel", omit_defaults=True, kw_only=True):
     pass
 
 
@@ -63,9 +63,11 @@ class ProtocolB:
     def decode(frame: dict[str, Any]) -> Command:
         kind = frame["type"]
         if kind in _PROTOCOL_A_INPUT:
-            raise bad_frame(f"`{kind}` is a protocol A frame: ai@7's WebSocketChatTransport "
-                            "(protocol B) carries no realtime input; use protocol A "
-                            "(AdkLiveTransport) for audio and camera frames.")
+            raise bad_frame(
+                f"`{kind}` is a protocol A frame: ai@7's WebSocketChatTransport "
+                "(protocol B) carries no realtime input; use protocol A "
+                "(AdkLiveTransport) for audio and camera frames."
+            )
         request_id = frame.get("requestId")
         if not isinstance(request_id, str) or not request_id:
             raise bad_frame("Every frame needs a `requestId`.")
@@ -77,8 +79,9 @@ class ProtocolB:
         if kind == "resume":
             return Resume(request_id, chat_id)
         if kind == "send":
-            return Messages(ui_messages(frame.get("messages")), chat_id, request_id,
-                            frame.get("body"))
+            return Messages(
+                ui_messages(frame.get("messages")), chat_id, request_id, frame.get("body")
+            )
         raise bad_frame(f"Unknown frame type {kind!r}.")
 
     @staticmethod
@@ -98,9 +101,15 @@ class ProtocolB:
         frames: list[str] = []
         for listener in listeners:
             for data in encoded:
-                frames.append(_text(ChunkFrame(request_id=listener.request_id,
-                                               sequence=listener.sequence,
-                                               chunk=msgspec.Raw(data))))
+                frames.append(
+                    _text(
+                        ChunkFrame(
+                            request_id=listener.request_id,
+                            sequence=listener.sequence,
+                            chunk=msgspec.Raw(data),
+                        )
+                    )
+                )
                 listener.sequence += 1
         return frames
 

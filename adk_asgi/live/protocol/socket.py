@@ -35,20 +35,27 @@ logger = logging.getLogger("adk_asgi")
 
 # Close codes (RFC 6455 + IANA registry).
 CLOSE_NORMAL: Final = 1000
-CLOSE_GOING_AWAY: Final = 1001       # idle timeout
-CLOSE_POLICY: Final = 1008           # not authenticated, foreign origin, chat not found, rate
-CLOSE_TOO_BIG: Final = 1009          # frame over Limits.max_frame_bytes
-CLOSE_ERROR: Final = 1011            # the server failed
-CLOSE_RESTART: Final = 1012          # the server is shutting down
-CLOSE_TRY_AGAIN: Final = 1013        # a dependency is down: try again later
+CLOSE_GOING_AWAY: Final = 1001  # idle timeout
+CLOSE_POLICY: Final = 1008  # not authenticated, foreign origin, chat not found, rate
+CLOSE_TOO_BIG: Final = 1009  # frame over Limits.max_frame_bytes
+CLOSE_ERROR: Final = 1011  # the server failed
+CLOSE_RESTART: Final = 1012  # the server is shutting down
+CLOSE_TRY_AGAIN: Final = 1013  # a dependency is down: try again later
 UNAVAILABLE_REASON: Final = "The chat service is temporarily unavailable. Please try again."
 
 
 class LiveSocket:
     """The transport half of a live connection."""
 
-    def __init__(self, receive: Receive, send: Send, limits: Limits, *,
-                 send_timeout: float | None, idle_timeout: float | None) -> None:
+    def __init__(
+        self,
+        receive: Receive,
+        send: Send,
+        limits: Limits,
+        *,
+        send_timeout: float | None,
+        idle_timeout: float | None,
+    ) -> None:
         self._receive = receive
         self._send = send
         self._limits = limits
@@ -85,11 +92,14 @@ class LiveSocket:
     def _admit(self, size: int) -> None:
         limits = self._limits
         if size > limits.max_frame_bytes:
-            raise self.close_with(CLOSE_TOO_BIG,
-                                  f"Frames are limited to {limits.max_frame_bytes} bytes.")
+            raise self.close_with(
+                CLOSE_TOO_BIG, f"Frames are limited to {limits.max_frame_bytes} bytes."
+            )
         now = self._loop.time()
-        self._tokens = min(float(limits.frame_burst),
-                           self._tokens + (now - self._refilled) * limits.frames_per_second)
+        self._tokens = min(
+            float(limits.frame_burst),
+            self._tokens + (now - self._refilled) * limits.frames_per_second,
+        )
         self._refilled = now
         self._tokens -= 1
         if self._tokens < 0:

@@ -110,7 +110,7 @@ class Link:
 
     def issued(self, handle: str) -> None:
         """A resumable handle: the session now holds everything up to the boundary."""
-        del self.said[:self.boundary]
+        del self.said[: self.boundary]
         self.boundary = 0
         self.overflow = False
         self.replays = 0
@@ -139,17 +139,22 @@ class Link:
                 contents[-1].parts.append(said.part)
             else:
                 contents.append(types.Content(role=said.role, parts=[said.part]))
-        calls = {s.part.function_call.id for s in self.said
-                 if s.part.function_call is not None and s.part.function_call.id}
-        answered = {s.part.function_response.id for s in self.said
-                    if s.part.function_response is not None}
+        calls = {
+            s.part.function_call.id
+            for s in self.said
+            if s.part.function_call is not None and s.part.function_call.id
+        }
+        answered = {
+            s.part.function_response.id for s in self.said if s.part.function_response is not None
+        }
         pending = calls - answered
         cut = not pending and bool(contents) and contents[-1].role == "model"
         return contents, pending, cut
 
 
 CURRENT_LINK: Final[contextvars.ContextVar[Link | None]] = contextvars.ContextVar(
-    "adk_asgi_live_link", default=None)
+    "adk_asgi_live_link", default=None
+)
 """The link of the live run in this context (``run.py`` sets it; ADK's tasks inherit it)."""
 
 
@@ -256,8 +261,7 @@ class LinkedConnection(BaseLlmConnection):
                     # "resumable: false" (the model is busy): ADK would take its empty
                     # handle for the session's; keep the last good one instead.
                     link.resumable = False
-                    response = response.model_copy(
-                        update={"live_session_resumption_update": None})
+                    response = response.model_copy(update={"live_session_resumption_update": None})
                     if _empty(response):
                         continue
                 if response.go_away is not None:
@@ -276,8 +280,9 @@ class LinkedConnection(BaseLlmConnection):
                 raise LiveModelError(f"the model ended the connection: {error}") from error
             if link.handle is not None:
                 if link.replays >= 1:
-                    raise LiveModelError("the model connection dropped twice in one turn"
-                                         ) from error
+                    raise LiveModelError(
+                        "the model connection dropped twice in one turn"
+                    ) from error
                 link.dropped = True
                 link.held = None
             raise

@@ -25,8 +25,14 @@ from google.adk.runners import Runner
 
 from .link import CURRENT_LINK, Link, LinkedConnection
 
-__all__ = ("DEFAULT_GEMINI_LIVE_MODEL", "LiveModel", "audio_only", "converses_live",
-           "first_model_name", "live_runner")
+__all__ = (
+    "DEFAULT_GEMINI_LIVE_MODEL",
+    "LiveModel",
+    "audio_only",
+    "converses_live",
+    "first_model_name",
+    "live_runner",
+)
 
 DEFAULT_GEMINI_LIVE_MODEL: Final = "gemini-2.5-flash-native-audio-latest"
 """The Live API model ``adk-asgi serve`` uses when the demo runs on Gemini."""
@@ -52,8 +58,9 @@ class LiveModel(BaseLlm):
     def capabilities(self) -> LlmCapabilities:
         return self.inner.capabilities
 
-    async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False
-                                     ) -> AsyncGenerator[LlmResponse, None]:
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
         async for response in self.inner.generate_content_async(llm_request, stream):
             yield response
 
@@ -78,8 +85,9 @@ def live_runner(runner: Runner, model: str | BaseLlm | None) -> Runner:
     tree = root.clone()
     # Resolve every model before replacing any: an agent without a model of its own
     # inherits its parent's.
-    models = [(agent, _live_model(agent, model)) for agent in _agents(tree)
-              if isinstance(agent, LlmAgent)]
+    models = [
+        (agent, _live_model(agent, model)) for agent in _agents(tree) if isinstance(agent, LlmAgent)
+    ]
     for agent, linked in models:
         agent.model = linked
     copied = copy.copy(runner)

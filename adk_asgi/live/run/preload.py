@@ -45,8 +45,9 @@ class LivePreload:
         """An agent of the app has ``preload_memory`` (and there is a memory service)."""
         return self._tool is not None
 
-    async def contents(self, user_id: str, chat_id: str,
-                       message: types.Content) -> list[types.Content]:
+    async def contents(
+        self, user_id: str, chat_id: str, message: types.Content
+    ) -> list[types.Content]:
         """The contents to send before ``message`` (none when memory finds nothing)."""
         tool, runner = self._tool, self._runner
         if tool is None:
@@ -54,14 +55,16 @@ class LivePreload:
         # The tool reads the user's message and the memory service from its context, and
         # the user from the session: a context for this message, nothing else.
         context = InvocationContext(
-            session_service=runner.session_service, memory_service=runner.memory_service,
-            invocation_id=f"e-preload-{uuid.uuid4().hex[:12]}", agent=runner.agent,
+            session_service=runner.session_service,
+            memory_service=runner.memory_service,
+            invocation_id=f"e-preload-{uuid.uuid4().hex[:12]}",
+            agent=runner.agent,
             session=Session(id=chat_id, app_name=runner.app_name, user_id=user_id),
-            user_content=message)
+            user_content=message,
+        )
         request = LlmRequest()
         try:
-            await tool.process_llm_request(tool_context=ToolContext(context),
-                                           llm_request=request)
+            await tool.process_llm_request(tool_context=ToolContext(context), llm_request=request)
         except Exception as exc:  # the message goes on without memory, as in ADK's tool
             logger.warning("preload_memory failed for chat %r: %s", chat_id, failure(exc))
             return []

@@ -49,8 +49,16 @@ from ..gate.plugin import LiveGatePlugin
 from .link import CURRENT_LINK, Link
 from .models import converses_live
 
-__all__ = ("FAILED_ANSWER", "MAX_RESTARTS", "LiveRun", "RunEnded", "RunFailed", "RunItem",
-           "TurnDone", "resumable_handle")
+__all__ = (
+    "FAILED_ANSWER",
+    "MAX_RESTARTS",
+    "LiveRun",
+    "RunEnded",
+    "RunFailed",
+    "RunItem",
+    "TurnDone",
+    "resumable_handle",
+)
 
 logger = logging.getLogger("adk_asgi")
 
@@ -82,9 +90,18 @@ RunItem = Event | RunFailed | RunEnded | TurnDone
 class LiveRun:
     """One connection's live run (not started until ``start``)."""
 
-    def __init__(self, runtime: AgentRuntime, plugin: LiveGatePlugin, gate: LiveGate,
-                 store: StreamStore, *, user_id: str, runner: Runner, config: RunConfig,
-                 deliver: Callable[[RunItem], Awaitable[None]]) -> None:
+    def __init__(
+        self,
+        runtime: AgentRuntime,
+        plugin: LiveGatePlugin,
+        gate: LiveGate,
+        store: StreamStore,
+        *,
+        user_id: str,
+        runner: Runner,
+        config: RunConfig,
+        deliver: Callable[[RunItem], Awaitable[None]],
+    ) -> None:
         self._runtime = runtime
         self._runner = runner
         self._plugin = plugin
@@ -149,8 +166,9 @@ class LiveRun:
             return problem
         runtime = self._runtime
         try:
-            await get_or_create_session(runtime.session_service, runtime.app_name,
-                                        self._user_id, chat_id)
+            await get_or_create_session(
+                runtime.session_service, runtime.app_name, self._user_id, chat_id
+            )
         except Exception as exc:
             raise SessionUnavailable(failure(exc)) from exc
         self.chat_id = chat_id
@@ -192,8 +210,11 @@ class LiveRun:
                     # The service refused the stored handle (expired, unknown): start over
                     # from the session's history, and tell nobody. Nothing read the queue
                     # (no connection was made): what the page sent is still in it.
-                    logger.info("Live session of chat %r could not be resumed (%s); "
-                                "starting a new one", self.chat_id, type(exc).__name__)
+                    logger.info(
+                        "Live session of chat %r could not be resumed (%s); starting a new one",
+                        self.chat_id,
+                        type(exc).__name__,
+                    )
                     resume = False
                     continue
                 if session_failure(exc):
@@ -215,8 +236,12 @@ class LiveRun:
         if self.turn_based:
             await self._pump_turns(queue)
             return
-        run = self._runner.run_live(user_id=self._user_id, session_id=self.chat_id,
-                                    live_request_queue=queue, run_config=config)
+        run = self._runner.run_live(
+            user_id=self._user_id,
+            session_id=self.chat_id,
+            live_request_queue=queue,
+            run_config=config,
+        )
         with serving():
             async with contextlib.aclosing(run) as events:
                 async for event in events:
@@ -234,15 +259,22 @@ class LiveRun:
             if request.content is None:
                 if not dropped:
                     dropped = True
-                    logger.warning("Chat %r: %s runs turn by turn (not on a live model); "
-                                   "its audio and activity signals are dropped",
-                                   self.chat_id, type(self._runner.agent).__name__)
+                    logger.warning(
+                        "Chat %r: %s runs turn by turn (not on a live model); "
+                        "its audio and activity signals are dropped",
+                        self.chat_id,
+                        type(self._runner.agent).__name__,
+                    )
                 continue
             abort = self._turn_abort = asyncio.Event()
-            run = self._runner.run_async(user_id=self._user_id, session_id=self.chat_id or "",
-                                         new_message=request.content,
-                                         state_delta=request.state_delta, run_config=config,
-                                         abort_signal=abort)
+            run = self._runner.run_async(
+                user_id=self._user_id,
+                session_id=self.chat_id or "",
+                new_message=request.content,
+                state_delta=request.state_delta,
+                run_config=config,
+                abort_signal=abort,
+            )
             try:
                 with serving():
                     async with contextlib.aclosing(run) as events:
@@ -265,7 +297,8 @@ class LiveRun:
         runtime = self._runtime
         assert self.chat_id is not None
         session = await runtime.session_service.get_session(
-            app_name=runtime.app_name, user_id=self._user_id, session_id=self.chat_id)
+            app_name=runtime.app_name, user_id=self._user_id, session_id=self.chat_id
+        )
         handle = resumable_handle(session)
         if handle is None:
             return config
@@ -278,15 +311,19 @@ class LiveRun:
         runtime = self._runtime
         assert self.chat_id is not None
         session = await runtime.session_service.get_session(
-            app_name=runtime.app_name, user_id=self._user_id, session_id=self.chat_id)
+            app_name=runtime.app_name, user_id=self._user_id, session_id=self.chat_id
+        )
         if session is None or not session.events or session.events[-1].author != "user":
             return
-        await runtime.session_service.append_event(session, Event(
-            invocation_id=session.events[-1].invocation_id,
-            author=runtime.agent_name,
-            content=types.Content(role="model", parts=[types.Part(text=FAILED_ANSWER)]),
-            custom_metadata={META_KEY: {"liveError": True}},
-        ))
+        await runtime.session_service.append_event(
+            session,
+            Event(
+                invocation_id=session.events[-1].invocation_id,
+                author=runtime.agent_name,
+                content=types.Content(role="model", parts=[types.Part(text=FAILED_ANSWER)]),
+                custom_metadata={META_KEY: {"liveError": True}},
+            ),
+        )
 
 
 def resumable_handle(session: Session | None) -> str | None:
@@ -299,7 +336,10 @@ def resumable_handle(session: Session | None) -> str | None:
             if update.new_handle and update.resumable is not False:
                 return update.new_handle
             continue
-        if event.content is not None or event.input_transcription is not None \
-                or event.output_transcription is not None:
+        if (
+            event.content is not None
+            or event.input_transcription is not None
+            or event.output_transcription is not None
+        ):
             return None
     return None

@@ -47,8 +47,6 @@ from .turn import LiveTurn
 __all__ = ("Conversation",)
 
 
-
-
 @dataclass(frozen=True, slots=True)
 class _Queued:
     chat_id: str
@@ -58,11 +56,19 @@ class _Queued:
 
 
 class Conversation:
-    def __init__(self, output: TurnOutput, *, run: LiveRun, gate: LiveGate,
-                 store: StreamStore, new_translator: Callable[[], LiveTranslator],
-                 artifacts: ChatArtifacts | None = None, api_path: str = "",
-                 turn_ended: Callable[[str, str], None] | None = None,
-                 preload: LivePreload | None = None) -> None:
+    def __init__(
+        self,
+        output: TurnOutput,
+        *,
+        run: LiveRun,
+        gate: LiveGate,
+        store: StreamStore,
+        new_translator: Callable[[], LiveTranslator],
+        artifacts: ChatArtifacts | None = None,
+        api_path: str = "",
+        turn_ended: Callable[[str, str], None] | None = None,
+        preload: LivePreload | None = None,
+    ) -> None:
         self.output = output
         self._run = run
         # The file parts of the artifacts the agent saves (their URLs start with the
@@ -86,9 +92,13 @@ class Conversation:
 
     # -- the client -------------------------------------------------------------------
 
-    async def user_message(self, chat_id: str, content: types.Content,
-                           request_id: str | None,
-                           state_delta: dict[str, Any] | None = None) -> None:
+    async def user_message(
+        self,
+        chat_id: str,
+        content: types.Content,
+        request_id: str | None,
+        state_delta: dict[str, Any] | None = None,
+    ) -> None:
         if self.draining:
             await self.output.error(SHUTDOWN_ERROR, request_id)
             return
@@ -153,8 +163,12 @@ class Conversation:
             return
         turn = self.turn
         if turn is None:
-            meaningful = (event.content is not None or event.input_transcription is not None
-                          or event.output_transcription is not None or event.error_code)
+            meaningful = (
+                event.content is not None
+                or event.input_transcription is not None
+                or event.output_transcription is not None
+                or event.error_code
+            )
             if not meaningful:
                 return  # a control event between turns
             # The model speaks unprompted (voice input, proactive audio): a new message.
@@ -163,11 +177,17 @@ class Conversation:
         translator = turn.translator
         out: list[UIChunk] = []
         translator.translate(event, out)
-        if not event.partial and event.actions.artifact_delta \
-                and self._artifacts is not None and not translator.done:
-            out.extend(await self._artifacts.files(event, user_id=self._run.user_id,
-                                                   chat_id=turn.chat_id,
-                                                   api_path=self._api_path))
+        if (
+            not event.partial
+            and event.actions.artifact_delta
+            and self._artifacts is not None
+            and not translator.done
+        ):
+            out.extend(
+                await self._artifacts.files(
+                    event, user_id=self._run.user_id, chat_id=turn.chat_id, api_path=self._api_path
+                )
+            )
         if out:
             turn.answering()
         if not event.partial:
@@ -199,8 +219,9 @@ class Conversation:
         if isinstance(error, SessionUnavailable):
             await self._emit(turn.translator.fail(NOT_SAVED_ERROR))
         else:
-            await self._emit(turn.translator.fail(ErrorInfo(type(error).__name__, str(error),
-                                                             error)))
+            await self._emit(
+                turn.translator.fail(ErrorInfo(type(error).__name__, str(error), error))
+            )
         await self._end()
 
     async def shutdown(self) -> None:
@@ -254,8 +275,9 @@ class Conversation:
         run = self._run
         chat_id = chat_id or run.chat_id
         assert chat_id is not None
-        self.turn = await LiveTurn.open(self._store, chat_id, run.user_id,
-                                        self._new_translator(), request_id)
+        self.turn = await LiveTurn.open(
+            self._store, chat_id, run.user_id, self._new_translator(), request_id
+        )
         return self.turn
 
     async def _end(self, outcome: Outcome | None = None) -> None:
@@ -272,8 +294,9 @@ class Conversation:
         self.turn = None
         if self.queued:
             queued = self.queued.popleft()
-            await self.user_message(queued.chat_id, queued.content, queued.request_id,
-                                    queued.state_delta)
+            await self.user_message(
+                queued.chat_id, queued.content, queued.request_id, queued.state_delta
+            )
 
     async def close(self, outcome: Outcome = "client_gone") -> None:
         """The connection is gone: end the open turn (``outcome``), its recording and its

@@ -45,8 +45,10 @@ class TurnOutput:
         if not self.codec.suspends:
             ids = turn.unannounced()
             if ids is not None:
-                await self.emit(turn, [DataChunk(type=AWAITING_CLIENT_CHUNK_TYPE,
-                                                 transient=True, data={"ids": ids})])
+                await self.emit(
+                    turn,
+                    [DataChunk(type=AWAITING_CLIENT_CHUNK_TYPE, transient=True, data={"ids": ids})],
+                )
             return
         await self.emit(turn, turn.translator.suspend(turn.waiting))
         turn.recorder.append(DONE_FRAME)

@@ -45,8 +45,14 @@ class LiveTurn:
     stopped: bool = False
 
     @classmethod
-    async def open(cls, store: StreamStore, chat_id: str, user_id: str,
-                   translator: LiveTranslator, request_id: str | None) -> LiveTurn:
+    async def open(
+        cls,
+        store: StreamStore,
+        chat_id: str,
+        user_id: str,
+        translator: LiveTranslator,
+        request_id: str | None,
+    ) -> LiveTurn:
         # The chat's turn lock, as an HTTP turn holds it: a turn on another socket (or a
         # POST) for this chat waits for this one to end, so the session's history does not
         # interleave. Held while the turn waits for the client, too: the invocation runs.
@@ -57,8 +63,13 @@ class LiveTurn:
         except BaseException:
             await lock.aclose()
             raise
-        turn = cls(chat_id, translator, recorder, lock,
-                   span=start_span(LIVE_TURN, "websocket", chat_id, user_id))
+        turn = cls(
+            chat_id,
+            translator,
+            recorder,
+            lock,
+            span=start_span(LIVE_TURN, "websocket", chat_id, user_id),
+        )
         METRICS.turn_started("websocket")
         if request_id is not None:
             turn.listeners.append(Listener(request_id))
@@ -141,8 +152,13 @@ class LiveTurn:
     def waits_for_client(self) -> bool:
         """Every call of the step ran on the server or waits for the client, and some wait
         (so the turn can go no further without the client), and it is not suspended yet."""
-        return (not self.suspended and bool(self.waiting) and not self.deferred
-                and bool(self.step_calls) and self.step_calls <= self.waiting | self.settled)
+        return (
+            not self.suspended
+            and bool(self.waiting)
+            and not self.deferred
+            and bool(self.step_calls)
+            and self.step_calls <= self.waiting | self.settled
+        )
 
     def ended(self, outcome: Outcome | None, *, log_failure: bool = False) -> None:
         """Count the turn and end its span (``None``: from how the translator ended);
@@ -151,14 +167,20 @@ class LiveTurn:
         translator = self.translator
         failure = translator.failure
         if log_failure and failure is not None and failure.exception is None:
-            log_error_event("ADK reported an error", self.chat_id, failure.code,
-                            failure.message)
+            log_error_event("ADK reported an error", self.chat_id, failure.code, failure.message)
         if outcome is None or (outcome == "interrupted" and self.stopped):
-            outcome = "error" if translator.failure is not None else (
-                "stopped" if self.stopped else "completed")
-        METRICS.turn_ended("websocket", outcome, time.perf_counter() - self.started,
-                           tokens=translator.output_tokens,
-                           approvals=translator.approvals_requested)
+            outcome = (
+                "error"
+                if translator.failure is not None
+                else ("stopped" if self.stopped else "completed")
+            )
+        METRICS.turn_ended(
+            "websocket",
+            outcome,
+            time.perf_counter() - self.started,
+            tokens=translator.output_tokens,
+            approvals=translator.approvals_requested,
+        )
         end_span(self.span, outcome)
 
     async def release(self) -> None:

@@ -221,8 +221,10 @@ def _load_script(spec: str) -> ScriptFn:
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
-        raise SystemExit(f"--script {spec}: cannot import {module_name} from the current "
-                         f"directory or the installed packages: {error}") from None
+        raise SystemExit(
+            f"--script {spec}: cannot import {module_name} from the current "
+            f"directory or the installed packages: {error}"
+        ) from None
     script = getattr(module, attribute, None)
     if script is None:
         raise SystemExit(f"--script {spec}: {module_name} has no {attribute}")
@@ -273,10 +275,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.env_file:
             emulator.write_env_file(args.env_file)
-        doing = (f", recording to {args.record}" if args.record
-                 else f", replaying {args.replay}" if args.replay else "")
-        print(f"Gemini emulator listening on {emulator.base_url}{doing}", file=sys.stderr,
-              flush=True)
+        doing = (
+            f", recording to {args.record}"
+            if args.record
+            else f", replaying {args.replay}"
+            if args.replay
+            else ""
+        )
+        print(
+            f"Gemini emulator listening on {emulator.base_url}{doing}", file=sys.stderr, flush=True
+        )
         stop.wait()
     finally:
         emulator.stop()

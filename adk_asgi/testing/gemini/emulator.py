@@ -110,8 +110,9 @@ class GeminiEmulator:
         if isinstance(mode, Recording):
             mode = Recording(mode.path, mode.upstream.with_key())
         app = build_app(self.settings, mode, self.journal)
-        server = EmulatorServer(app, self._host, self._requested_port, tls=self._tls_enabled,
-                                cert_dir=self._cert_dir)
+        server = EmulatorServer(
+            app, self._host, self._requested_port, tls=self._tls_enabled, cert_dir=self._cert_dir
+        )
         server.start()
         self._server = server
         self._port = server.port

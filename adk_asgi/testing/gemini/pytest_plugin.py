@@ -43,12 +43,15 @@ _MARKER = "gemini_cassette"
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("gemini", "Gemini API cassettes (adk-asgi)")
     group.addoption(
-        "--gemini-record", action="store_true",
+        "--gemini-record",
+        action="store_true",
         help="record the cassettes of the tests that use gemini_cassette from the real Gemini "
         "API (the key of GOOGLE_API_KEY or GEMINI_API_KEY) instead of replaying them",
     )
     group.addoption(
-        "--gemini-upstream", metavar="URL", default=None,
+        "--gemini-upstream",
+        metavar="URL",
+        default=None,
         help="where --gemini-record forwards (default: the Gemini API)",
     )
 
@@ -86,15 +89,21 @@ def gemini_cassette(
     if request.config.getoption("--gemini-record", default=False):
         key = real_api_key()
         if not key:
-            pytest.fail("--gemini-record forwards to the real Gemini API: set GOOGLE_API_KEY "
-                        "(or GEMINI_API_KEY)", pytrace=False)
+            pytest.fail(
+                "--gemini-record forwards to the real Gemini API: set GOOGLE_API_KEY "
+                "(or GEMINI_API_KEY)",
+                pytrace=False,
+            )
         url = request.config.getoption("--gemini-upstream", default=None)
         upstream = Upstream(url, api_key=key) if url else Upstream(api_key=key)
         emulator = GeminiEmulator(record=path, upstream=upstream)
     else:
         if not path.is_file():
-            pytest.fail(f"no Gemini cassette {path}: record it with `pytest --gemini-record` "
-                        "(it needs GOOGLE_API_KEY and the network)", pytrace=False)
+            pytest.fail(
+                f"no Gemini cassette {path}: record it with `pytest --gemini-record` "
+                "(it needs GOOGLE_API_KEY and the network)",
+                pytrace=False,
+            )
         emulator = GeminiEmulator(replay=path, replay_timing=timing)
     with emulator:
         for name in ("GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"):
@@ -104,6 +113,8 @@ def gemini_cassette(
         yield emulator
         misses = emulator.replay_misses
     if misses:
-        pytest.fail(f"{path.name}: {len(misses)} request(s) had no recording:\n"
-                    + "\n".join(f"- {miss}" for miss in misses), pytrace=False)
-
+        pytest.fail(
+            f"{path.name}: {len(misses)} request(s) had no recording:\n"
+            + "\n".join(f"- {miss}" for miss in misses),
+            pytrace=False,
+        )

@@ -84,8 +84,7 @@ class EmulatorSettings:
         if self.api_key == "":
             raise ValueError("api_key must not be empty (use None to accept any key)")
         object.__setattr__(self, "_live_model_re", re.compile(self.live_model_pattern, re.I))
-        object.__setattr__(self, "_audio_only_re",
-                           re.compile(self.audio_only_model_pattern, re.I))
+        object.__setattr__(self, "_audio_only_re", re.compile(self.audio_only_model_pattern, re.I))
 
     def is_live_model(self, model: str) -> bool:
         """Whether ``model`` (with or without ``models/``) is a Live-capable model."""

@@ -6,5 +6,7 @@ import os
 
 from adk_asgi.demo import build_demo_agent
 
-root_agent = build_demo_agent(model=os.environ.get("BENCH_MODEL") or None,
-                              token_delay=float(os.environ.get("BENCH_TOKEN_DELAY", "0")))
+root_agent = build_demo_agent(
+    model=os.environ.get("BENCH_MODEL") or None,
+    token_delay=float(os.environ.get("BENCH_TOKEN_DELAY", "0")),
+)

@@ -50,48 +50,69 @@ def _tools(provider: str) -> list[BaseTool]:
     async def get_weather(city: str, credential: AuthCredential) -> dict[str, Any]:
         """The weather in a city (the user's weather API key)."""
         async with httpx.AsyncClient() as client:
-            answer = await client.get(f"{provider}/api/weather", params={"city": city},
-                                      headers={"X-Weather-Key": credential.api_key or ""})
+            answer = await client.get(
+                f"{provider}/api/weather",
+                params={"city": city},
+                headers={"X-Weather-Key": credential.api_key or ""},
+            )
         return answer.json() if answer.status_code == 200 else {"error": "weather API refused"}
 
     async def list_notes(credential: AuthCredential) -> dict[str, Any]:
         """The user's notes (their personal access token)."""
         token = credential.http.credentials.token if credential.http else ""
         async with httpx.AsyncClient() as client:
-            answer = await client.get(f"{provider}/api/notes",
-                                      headers={"Authorization": f"Bearer {token}"})
+            answer = await client.get(
+                f"{provider}/api/notes", headers={"Authorization": f"Bearer {token}"}
+            )
         return answer.json() if answer.status_code == 200 else {"error": "notes API refused"}
 
     async def list_repos(credential: AuthCredential) -> dict[str, Any]:
         """The user's repositories (they sign in with OAuth2)."""
         token = credential.oauth2.access_token if credential.oauth2 else ""
         async with httpx.AsyncClient() as client:
-            answer = await client.get(f"{provider}/api/repos",
-                                      headers={"Authorization": f"Bearer {token}"})
+            answer = await client.get(
+                f"{provider}/api/repos", headers={"Authorization": f"Bearer {token}"}
+            )
         return answer.json() if answer.status_code == 200 else {"error": "repos API refused"}
 
-    weather_auth = AuthConfig(auth_scheme=APIKey(**{"in": APIKeyIn.header,
-                                                    "name": "X-Weather-Key"}))
+    weather_auth = AuthConfig(
+        auth_scheme=APIKey(**{"in": APIKeyIn.header, "name": "X-Weather-Key"})
+    )
     notes_auth = AuthConfig(auth_scheme=HTTPBearer(bearerFormat="opaque"))
     repos_auth = AuthConfig(
-        auth_scheme=OAuth2(flows=OAuthFlows(authorizationCode=OAuthFlowAuthorizationCode(
-            authorizationUrl=f"{provider}/authorize", tokenUrl=f"{provider}/token",
-            scopes={"repo:read": "Read your repositories"}))),
+        auth_scheme=OAuth2(
+            flows=OAuthFlows(
+                authorizationCode=OAuthFlowAuthorizationCode(
+                    authorizationUrl=f"{provider}/authorize",
+                    tokenUrl=f"{provider}/token",
+                    scopes={"repo:read": "Read your repositories"},
+                )
+            )
+        ),
         raw_auth_credential=AuthCredential(
             auth_type=AuthCredentialTypes.OAUTH2,
-            oauth2=OAuth2Auth(client_id=os.environ.get("ACCOUNTS_CLIENT_ID", "adk-asgi-tests"),
-                              client_secret=os.environ.get("ACCOUNTS_CLIENT_SECRET",
-                                                           "client-secret-9f2c1e"))))
+            oauth2=OAuth2Auth(
+                client_id=os.environ.get("ACCOUNTS_CLIENT_ID", "adk-asgi-tests"),
+                client_secret=os.environ.get("ACCOUNTS_CLIENT_SECRET", "client-secret-9f2c1e"),
+            ),
+        ),
+    )
     return [
-        AuthenticatedFunctionTool(func=get_weather, auth_config=weather_auth,
-                                  response_for_auth_required={
-                                      "pending": "Waiting for your weather API key."}),
-        AuthenticatedFunctionTool(func=list_notes, auth_config=notes_auth,
-                                  response_for_auth_required={
-                                      "pending": "Waiting for your notes token."}),
-        AuthenticatedFunctionTool(func=list_repos, auth_config=repos_auth,
-                                  response_for_auth_required={
-                                      "pending": "Waiting for you to connect your account."}),
+        AuthenticatedFunctionTool(
+            func=get_weather,
+            auth_config=weather_auth,
+            response_for_auth_required={"pending": "Waiting for your weather API key."},
+        ),
+        AuthenticatedFunctionTool(
+            func=list_notes,
+            auth_config=notes_auth,
+            response_for_auth_required={"pending": "Waiting for your notes token."},
+        ),
+        AuthenticatedFunctionTool(
+            func=list_repos,
+            auth_config=repos_auth,
+            response_for_auth_required={"pending": "Waiting for you to connect your account."},
+        ),
         request_input,
     ]
 
@@ -109,22 +130,36 @@ def _plan(contents: Sequence[types.Content]) -> Reply | None:
         return Reply(text="Here you go: " + json.dumps(results[0], sort_keys=True))
     text = said.text or ""
     if (city := _CITY.search(text)) is not None:
-        return Reply(text=f"Let me check the weather in {city.group(1)}.",
-                     calls=(("get_weather", {"city": city.group(1)}),))
+        return Reply(
+            text=f"Let me check the weather in {city.group(1)}.",
+            calls=(("get_weather", {"city": city.group(1)}),),
+        )
     if "notes" in text.lower():
         return Reply(calls=(("list_notes", {}),))
     if "ask me" in text.lower():
-        return Reply(calls=(("adk_request_input", {
-            "message": "How many nights?",
-            "response_schema": {"type": "integer", "minimum": 1, "maximum": 14}}),))
+        return Reply(
+            calls=(
+                (
+                    "adk_request_input",
+                    {
+                        "message": "How many nights?",
+                        "response_schema": {"type": "integer", "minimum": 1, "maximum": 14},
+                    },
+                ),
+            )
+        )
     if "repos" in text.lower():
         return Reply(text="Let me look at your repositories.", calls=(("list_repos", {}),))
     return Reply(text="Ask me about the weather, your notes or your repos.")
 
 
 def build_root_agent(provider: str) -> LlmAgent:
-    return LlmAgent(name="assistant", model=ScriptedModel(planner=_plan),
-                    instruction="Help with the user's accounts.", tools=_tools(provider))
+    return LlmAgent(
+        name="assistant",
+        model=ScriptedModel(planner=_plan),
+        instruction="Help with the user's accounts.",
+        tools=_tools(provider),
+    )
 
 
 def build_app(provider: str) -> App:

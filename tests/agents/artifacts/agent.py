@@ -29,8 +29,15 @@ from google.genai import types
 
 from ..team.scripted import Reply, ScriptedModel, latest, summary
 
-__all__ = ("CHART_SIZE", "app", "build_app", "build_root_agent", "chart_png", "root_agent",
-           "table_csv")
+__all__ = (
+    "CHART_SIZE",
+    "app",
+    "build_app",
+    "build_root_agent",
+    "chart_png",
+    "root_agent",
+    "table_csv",
+)
 
 CHART_SIZE: Final = (96, 48)
 _UPLOADED = re.compile(r'\[Uploaded Artifact: "([^"]+)"\]')
@@ -50,12 +57,20 @@ def chart_png(title: str, size: tuple[int, int] = CHART_SIZE) -> bytes:
         rows.append(bytes(row))
 
     def chunk(kind: bytes, data: bytes) -> bytes:
-        return (struct.pack(">I", len(data)) + kind + data
-                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+        return (
+            struct.pack(">I", len(data))
+            + kind
+            + data
+            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+        )
 
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
-            + chunk(b"IDAT", zlib.compress(b"".join(rows))) + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"".join(rows)))
+        + chunk(b"IEND", b"")
+    )
 
 
 def table_csv(rows: int) -> bytes:
@@ -87,8 +102,11 @@ async def save_notes(callback_context: CallbackContext) -> types.Content | None:
     text = "".join(p.text or "" for p in (said.parts or [])) if said is not None else ""
     if "notes" in text.lower():
         await callback_context.save_artifact(
-            "notes.md", types.Part(inline_data=types.Blob(mime_type="text/markdown",
-                                                           data=b"# Notes\n\n- saved\n")))
+            "notes.md",
+            types.Part(
+                inline_data=types.Blob(mime_type="text/markdown", data=b"# Notes\n\n- saved\n")
+            ),
+        )
     return None
 
 
@@ -105,7 +123,7 @@ def analyst(contents: Sequence[types.Content]) -> Reply | None:
     read = _opened(contents)
     if read is not None:
         return Reply(text=f"I read {read[0]}: {read[1]}")
-    if (uploaded := _UPLOADED.findall(text)):
+    if uploaded := _UPLOADED.findall(text):
         return Reply(calls=(("load_artifacts", {"artifact_names": uploaded}),))
     low = text.lower()
     if low.startswith("chart"):
@@ -135,16 +153,22 @@ def _opened(contents: Sequence[types.Content]) -> tuple[str, str] | None:
 
 
 def build_root_agent(delay: float = 0.0, *, model: BaseLlm | None = None) -> LlmAgent:
-    return LlmAgent(name="analyst", model=model or ScriptedModel(planner=analyst, delay=delay),
-                    description="Draws charts and exports tables.",
-                    instruction="Answer with charts and tables.",
-                    tools=[draw_chart, export_table, load_artifacts],
-                    after_agent_callback=save_notes)
+    return LlmAgent(
+        name="analyst",
+        model=model or ScriptedModel(planner=analyst, delay=delay),
+        description="Draws charts and exports tables.",
+        instruction="Answer with charts and tables.",
+        tools=[draw_chart, export_table, load_artifacts],
+        after_agent_callback=save_notes,
+    )
 
 
 def build_app(delay: float = 0.0) -> App:
-    return App(name="artifacts", root_agent=build_root_agent(delay),
-               resumability_config=ResumabilityConfig(is_resumable=True))
+    return App(
+        name="artifacts",
+        root_agent=build_root_agent(delay),
+        resumability_config=ResumabilityConfig(is_resumable=True),
+    )
 
 
 root_agent = build_root_agent()

@@ -30,17 +30,28 @@ from ..team.scripted import Reply, ScriptedModel, latest
 __all__ = ("DIVIDED", "GEMINI_SCRIPT", "SUM", "build_root_agent", "root_agent")
 
 MODEL: Final = "gemini-2.5-flash"  # BuiltInCodeExecutor accepts Gemini models only
-SUM: Final = (types.Part(text="Let me compute that. "),
-              types.Part(executable_code=types.ExecutableCode(
-                  language=types.Language.PYTHON, code="print(2 + 2)")),
-              types.Part(code_execution_result=types.CodeExecutionResult(
-                  outcome=types.Outcome.OUTCOME_OK, output="4\n")))
+SUM: Final = (
+    types.Part(text="Let me compute that. "),
+    types.Part(
+        executable_code=types.ExecutableCode(language=types.Language.PYTHON, code="print(2 + 2)")
+    ),
+    types.Part(
+        code_execution_result=types.CodeExecutionResult(
+            outcome=types.Outcome.OUTCOME_OK, output="4\n"
+        )
+    ),
+)
 SUM_TEXT: Final = "The answer is 4."
-DIVIDED: Final = (types.Part(executable_code=types.ExecutableCode(
-                      language=types.Language.PYTHON, code="print(1 / 0)")),
-                  types.Part(code_execution_result=types.CodeExecutionResult(
-                      outcome=types.Outcome.OUTCOME_FAILED,
-                      output="ZeroDivisionError: division by zero")))
+DIVIDED: Final = (
+    types.Part(
+        executable_code=types.ExecutableCode(language=types.Language.PYTHON, code="print(1 / 0)")
+    ),
+    types.Part(
+        code_execution_result=types.CodeExecutionResult(
+            outcome=types.Outcome.OUTCOME_FAILED, output="ZeroDivisionError: division by zero"
+        )
+    ),
+)
 DIVIDED_TEXT: Final = "Dividing by zero fails."
 
 
@@ -63,20 +74,27 @@ def calculator(contents: Sequence[types.Content]) -> Reply | None:
 def build_root_agent(delay: float = 0.0, *, model: BaseLlm | None = None) -> LlmAgent:
     return LlmAgent(
         name="calculator",
-        model=model if model is not None else ScriptedModel(model=MODEL, planner=calculator,
-                                                            delay=delay),
+        model=model
+        if model is not None
+        else ScriptedModel(model=MODEL, planner=calculator, delay=delay),
         instruction="Answer with Python: run code for any arithmetic.",
-        code_executor=BuiltInCodeExecutor())
+        code_executor=BuiltInCodeExecutor(),
+    )
 
 
 def _emulated(request: Request) -> EmulatedReply:
     said = request.text.lower()
     if "divide" in said:
-        return EmulatedReply.code("print(1 / 0)", "ZeroDivisionError: division by zero",
-                                  text=DIVIDED_TEXT, outcome="OUTCOME_FAILED")
+        return EmulatedReply.code(
+            "print(1 / 0)",
+            "ZeroDivisionError: division by zero",
+            text=DIVIDED_TEXT,
+            outcome="OUTCOME_FAILED",
+        )
     if "compute" in said:
-        return EmulatedReply.code("print(2 + 2)", "4\n", text=SUM_TEXT,
-                                  before="Let me compute that. ")
+        return EmulatedReply.code(
+            "print(2 + 2)", "4\n", text=SUM_TEXT, before="Let me compute that. "
+        )
     return EmulatedReply(f"You said: {request.text}")
 
 

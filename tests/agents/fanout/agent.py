@@ -28,8 +28,10 @@ __all__ = ("CONS", "GEMINI_SCRIPT", "PROS", "build_workflow", "root_agent", "ver
 
 PROS: Final = "Trains are quiet, punctual and let you read all the way."
 CONS: Final = "Tickets cost more and the last train leaves far too early."
-_INSTRUCTIONS: Final = {"pros": "List the advantages in one sentence.",
-                        "cons": "List the drawbacks in one sentence."}
+_INSTRUCTIONS: Final = {
+    "pros": "List the advantages in one sentence.",
+    "cons": "List the drawbacks in one sentence.",
+}
 _ANSWERS: Final = {"pros": PROS, "cons": CONS}
 
 
@@ -48,23 +50,22 @@ def _says(text: str) -> Planner:
 
 def build_workflow(delay: float = 0.004, *, model: BaseLlm | None = None) -> Workflow:
     def llm(name: str, pace: float) -> BaseLlm:
-        return model if model is not None else ScriptedModel(planner=_says(_ANSWERS[name]),
-                                                             delay=pace)
+        return (
+            model if model is not None else ScriptedModel(planner=_says(_ANSWERS[name]), delay=pace)
+        )
 
     pros = LlmAgent(name="pros", model=llm("pros", delay), instruction=_INSTRUCTIONS["pros"])
-    cons = LlmAgent(name="cons", model=llm("cons", delay * 1.3),
-                    instruction=_INSTRUCTIONS["cons"])
-    return Workflow(name="fanout", edges=[
-        ("START", (pros, cons), JoinNode(name="join"), verdict)])
+    cons = LlmAgent(name="cons", model=llm("cons", delay * 1.3), instruction=_INSTRUCTIONS["cons"])
+    return Workflow(name="fanout", edges=[("START", (pros, cons), JoinNode(name="join"), verdict)])
 
 
 def _node_of(request: Request) -> str:
-    return next((name for name, text in _INSTRUCTIONS.items()
-                 if text in request.system_instruction), "pros")
+    return next(
+        (name for name, text in _INSTRUCTIONS.items() if text in request.system_instruction), "pros"
+    )
 
 
-GEMINI_SCRIPT: Final = Script(
-    fallback=lambda request: EmulatedReply(_ANSWERS[_node_of(request)]))
+GEMINI_SCRIPT: Final = Script(fallback=lambda request: EmulatedReply(_ANSWERS[_node_of(request)]))
 """The two nodes' answers on the Gemini API emulator: ``GeminiEmulator(GEMINI_SCRIPT)``."""
 
 root_agent = build_workflow()

@@ -53,22 +53,29 @@ def librarian(contents: Sequence[types.Content]) -> Reply | None:
     if low.startswith("recall"):
         return Reply(calls=(("load_memory", {"query": text[6:].strip()}),))
     if "what do you know" in low:
-        past = [m[1] for c in contents for p in c.parts or () if p.text
-                and (m := _PAST.search(p.text))]
-        return Reply(text="Preloaded: " + (" | ".join(past).replace("\n", " | ")
-                                           or "nothing"))
+        past = [
+            m[1] for c in contents for p in c.parts or () if p.text and (m := _PAST.search(p.text))
+        ]
+        return Reply(text="Preloaded: " + (" | ".join(past).replace("\n", " | ") or "nothing"))
     return Reply(text=f"Noted: {text}")
 
 
 def build_root_agent(delay: float = 0.0) -> LlmAgent:
-    return LlmAgent(name="librarian", model=ScriptedModel(planner=librarian, delay=delay),
-                    description="Remembers what the user said in earlier chats.",
-                    instruction="Use memory to answer.", tools=[load_memory, preload_memory])
+    return LlmAgent(
+        name="librarian",
+        model=ScriptedModel(planner=librarian, delay=delay),
+        description="Remembers what the user said in earlier chats.",
+        instruction="Use memory to answer.",
+        tools=[load_memory, preload_memory],
+    )
 
 
 def build_app(delay: float = 0.0) -> App:
-    return App(name="memory", root_agent=build_root_agent(delay),
-               resumability_config=ResumabilityConfig(is_resumable=True))
+    return App(
+        name="memory",
+        root_agent=build_root_agent(delay),
+        resumability_config=ResumabilityConfig(is_resumable=True),
+    )
 
 
 root_agent = build_root_agent()

@@ -28,8 +28,15 @@ from adk_asgi.testing.gemini import Request, Script
 
 from ..team.scripted import Planner, Reply, ScriptedModel
 
-__all__ = ("FUTURE", "GEMINI_SCRIPT", "HISTORY", "MERGED", "WRITTEN", "build_root_agent",
-           "root_agent")
+__all__ = (
+    "FUTURE",
+    "GEMINI_SCRIPT",
+    "HISTORY",
+    "MERGED",
+    "WRITTEN",
+    "build_root_agent",
+    "root_agent",
+)
 
 HISTORY: Final = "Ships were built of oak and tar for a thousand years before steel came."
 FUTURE: Final = "Hulls will be printed from recycled carbon and sail on wind and sun."
@@ -56,17 +63,27 @@ def _says(text: str) -> Planner:
 def build_root_agent(delay: float = 0.004, *, model: BaseLlm | None = None) -> SequentialAgent:
     """The pipeline on scripted models (``delay`` seconds per word; the futurist a little
     slower, so the two interleave), or every agent on ``model``."""
+
     def llm(name: str, pace: float) -> BaseLlm:
         if model is not None:
             return model
         return ScriptedModel(planner=_says(_ANSWERS[name]), delay=pace)
 
-    historian = LlmAgent(name="historian", model=llm("historian", delay),
-                         instruction=_INSTRUCTIONS["historian"], output_key="history_notes")
-    futurist = LlmAgent(name="futurist", model=llm("futurist", delay * 1.3),
-                        instruction=_INSTRUCTIONS["futurist"], output_key="future_notes")
-    writer = LlmAgent(name="writer", model=llm("writer", delay),
-                      instruction=_INSTRUCTIONS["writer"])
+    historian = LlmAgent(
+        name="historian",
+        model=llm("historian", delay),
+        instruction=_INSTRUCTIONS["historian"],
+        output_key="history_notes",
+    )
+    futurist = LlmAgent(
+        name="futurist",
+        model=llm("futurist", delay * 1.3),
+        instruction=_INSTRUCTIONS["futurist"],
+        output_key="future_notes",
+    )
+    writer = LlmAgent(
+        name="writer", model=llm("writer", delay), instruction=_INSTRUCTIONS["writer"]
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # ADK 2 prefers Workflows
         research = ParallelAgent(name="research", sub_agents=[historian, futurist])
@@ -80,8 +97,7 @@ def _agent_of(request: Request) -> str:
     return "writer"
 
 
-GEMINI_SCRIPT: Final = Script(
-    fallback=lambda request: EmulatedReply(_ANSWERS[_agent_of(request)]))
+GEMINI_SCRIPT: Final = Script(fallback=lambda request: EmulatedReply(_ANSWERS[_agent_of(request)]))
 """The pipeline's answers on the Gemini API emulator: ``GeminiEmulator(GEMINI_SCRIPT)``."""
 
 root_agent = build_root_agent()

@@ -33,16 +33,32 @@ from pydantic import BaseModel
 
 from ..team.scripted import Reply, ScriptedModel, latest
 
-__all__ = ("APP_NAME", "CHECKED_AT", "MEMORY", "THUMBNAIL", "Shipment", "Status",
-           "build_root_agent", "remembered", "root_agent")
+__all__ = (
+    "APP_NAME",
+    "CHECKED_AT",
+    "MEMORY",
+    "THUMBNAIL",
+    "Shipment",
+    "Status",
+    "build_root_agent",
+    "remembered",
+    "root_agent",
+)
 
 APP_NAME: Final = "archive"
 CHECKED_AT: Final = datetime.datetime(2031, 5, 6, 7, 8, 9, tzinfo=datetime.UTC)
 THUMBNAIL: Final = b"\x89PNG\r\n\x1a\n\x00\x00"
 MEMORY: Final = "My favourite city is Lisbon."
-_TOOLS: Final = {"quote": "get_quote", "shipment": "get_shipment", "time": "server_time",
-                 "thumbnail": "get_thumbnail", "tags": "get_tags", "status": "get_status",
-                 "remember": "load_memory", "handle": "get_handle"}
+_TOOLS: Final = {
+    "quote": "get_quote",
+    "shipment": "get_shipment",
+    "time": "server_time",
+    "thumbnail": "get_thumbnail",
+    "tags": "get_tags",
+    "status": "get_status",
+    "remember": "load_memory",
+    "handle": "get_handle",
+}
 
 
 class Status(enum.Enum):
@@ -67,14 +83,20 @@ class Shipment:
 
 def get_quote() -> Quote:
     """The price of the archive box."""
-    return Quote(item="archive box", total=Decimal("12.50"), valid_until=CHECKED_AT,
-                 status=Status.SHIPPED, tags={"fragile"})
+    return Quote(
+        item="archive box",
+        total=Decimal("12.50"),
+        valid_until=CHECKED_AT,
+        status=Status.SHIPPED,
+        tags={"fragile"},
+    )
 
 
 def get_shipment() -> Shipment:
     """The user's latest shipment."""
-    return Shipment(id="S-1", items=("box", "tape"), shipped_on=CHECKED_AT.date(),
-                    status=Status.SHIPPED)
+    return Shipment(
+        id="S-1", items=("box", "tape"), shipped_on=CHECKED_AT.date(), status=Status.SHIPPED
+    )
 
 
 def server_time(tool_context: ToolContext) -> datetime.datetime:
@@ -112,8 +134,9 @@ def archivist(contents: Sequence[types.Content]) -> Reply | None:
     if said is None:
         return None
     if said.responses:
-        told = " ".join(f"{r.name} returned {json.dumps(r.response, default=str)}."
-                        for r in said.responses)
+        told = " ".join(
+            f"{r.name} returned {json.dumps(r.response, default=str)}." for r in said.responses
+        )
         return Reply(text=f"Noted. {told}")
     text = (said.text or "").lower()
     for word, tool in _TOOLS.items():
@@ -124,19 +147,40 @@ def archivist(contents: Sequence[types.Content]) -> Reply | None:
 
 def build_root_agent(delay: float = 0.0) -> LlmAgent:
     return LlmAgent(
-        name="archivist", model=ScriptedModel(planner=archivist, delay=delay),
+        name="archivist",
+        model=ScriptedModel(planner=archivist, delay=delay),
         instruction="Answer with the tools' results.",
-        tools=[get_quote, get_shipment, server_time, get_thumbnail, get_tags, get_status,
-               load_memory, get_handle])
+        tools=[
+            get_quote,
+            get_shipment,
+            server_time,
+            get_thumbnail,
+            get_tags,
+            get_status,
+            load_memory,
+            get_handle,
+        ],
+    )
 
 
 async def remembered(user_id: str = "anonymous") -> InMemoryMemoryService:
     """ADK's in-memory memory, holding one earlier chat of ``user_id``."""
     memory = InMemoryMemoryService()
     said = types.Content(role="user", parts=[types.Part(text=MEMORY)])
-    session = Session(id="earlier", app_name=APP_NAME, user_id=user_id, events=[
-        Event(id="m1", invocation_id="i", author="user", content=said,
-              timestamp=CHECKED_AT.timestamp())])
+    session = Session(
+        id="earlier",
+        app_name=APP_NAME,
+        user_id=user_id,
+        events=[
+            Event(
+                id="m1",
+                invocation_id="i",
+                author="user",
+                content=said,
+                timestamp=CHECKED_AT.timestamp(),
+            )
+        ],
+    )
     await memory.add_session_to_memory(session)
     return memory
 

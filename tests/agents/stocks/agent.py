@@ -40,8 +40,13 @@ def place_order(symbol: str, quantity: int, side: Literal["buy", "sell"] = "buy"
     """
     code = symbol.strip().upper()
     order_id = f"ord-{zlib.crc32(f'{code}:{quantity}:{side}'.encode()):08x}"
-    return {"order_id": order_id, "symbol": code, "quantity": quantity, "side": side,
-            "status": "placed"}
+    return {
+        "order_id": order_id,
+        "symbol": code,
+        "quantity": quantity,
+        "side": side,
+        "status": "placed",
+    }
 
 
 def build_agent(model: Any = "gemini-2.5-flash") -> LlmAgent:

@@ -38,8 +38,15 @@ from adk_asgi import frontend_tool
 
 from .scripted import Reply, ScriptedModel, latest, summary
 
-__all__ = ("LEDGER", "MODEL_SECRET", "TOOL_SECRET", "app", "build_app", "build_root_agent",
-           "root_agent")
+__all__ = (
+    "LEDGER",
+    "MODEL_SECRET",
+    "TOOL_SECRET",
+    "app",
+    "build_app",
+    "build_root_agent",
+    "root_agent",
+)
 
 TOOL_SECRET: Final = "SECRET-tool-7f3a9c"
 MODEL_SECRET: Final = "SECRET-model-41be02"
@@ -61,8 +68,13 @@ def remember(key: str, value: str, tool_context: ToolContext) -> dict[str, Any]:
 
 def recall(tool_context: ToolContext) -> dict[str, Any]:
     """Everything remembered in this chat."""
-    return {"facts": {k: v for k, v in tool_context.state.to_dict().items()
-                      if not k.startswith(("app:", "user:", "temp:"))}}
+    return {
+        "facts": {
+            k: v
+            for k, v in tool_context.state.to_dict().items()
+            if not k.startswith(("app:", "user:", "temp:"))
+        }
+    }
 
 
 def explode(tool_context: ToolContext) -> dict[str, Any]:
@@ -80,8 +92,9 @@ def send_money(amount: float, to: str, tool_context: ToolContext) -> dict[str, A
     """Send money; asks the user to confirm the amount and recipient (they may edit them)."""
     confirmation = tool_context.tool_confirmation
     if confirmation is None:
-        tool_context.request_confirmation(hint=f"Send {amount:g} to {to}?",
-                                          payload={"amount": amount, "to": to})
+        tool_context.request_confirmation(
+            hint=f"Send {amount:g} to {to}?", payload={"amount": amount, "to": to}
+        )
         return {"status": "awaiting confirmation"}
     if not confirmation.confirmed:
         return {"status": "cancelled"}
@@ -108,18 +121,21 @@ get_location = frontend_tool("get_location", "The user's current position (the b
 # -- callbacks ------------------------------------------------------------------------------
 
 
-def refuse_forbidden(callback_context: CallbackContext, llm_request: LlmRequest
-                     ) -> LlmResponse | None:
+def refuse_forbidden(
+    callback_context: CallbackContext, llm_request: LlmRequest
+) -> LlmResponse | None:
     """before_model_callback: some requests never reach the model."""
     said = latest(llm_request.contents)
     if said is not None and said.text and "forbidden" in said.text.lower():
-        return LlmResponse(content=types.Content(role="model", parts=[
-            types.Part(text="I cannot help with that.")]))
+        return LlmResponse(
+            content=types.Content(role="model", parts=[types.Part(text="I cannot help with that.")])
+        )
     return None
 
 
-def stamp_remember(tool: BaseTool, args: dict[str, Any], tool_context: ToolContext,
-                   tool_response: dict[str, Any]) -> dict[str, Any] | None:
+def stamp_remember(
+    tool: BaseTool, args: dict[str, Any], tool_context: ToolContext, tool_response: dict[str, Any]
+) -> dict[str, Any] | None:
     """after_tool_callback: the concierge stamps what remember returned."""
     if tool.name == "remember":
         return {**tool_response, "stamped": True}
@@ -146,7 +162,7 @@ def concierge(contents: Sequence[types.Content]) -> Reply | None:
     if any(w in low for w in ("trip", "travel", "where am i")):
         return _transfer("travel")
     if low.startswith("research"):
-        return Reply(calls=(("researcher", {"request": text[len("research"):].strip()}),))
+        return Reply(calls=(("researcher", {"request": text[len("research") :].strip()}),))
     if low.startswith("remember"):
         return Reply(calls=(("remember", {"key": "fact", "value": text[8:].strip()}),))
     if "recall" in low:
@@ -154,8 +170,11 @@ def concierge(contents: Sequence[types.Content]) -> Reply | None:
     if "explode" in low:
         return Reply(text="Trying the reactor.", calls=(("explode", {}),))
     if "crash" in low:
-        return Reply(text="This answer will break halfway through", raise_after=3,
-                     raise_text=f"model crashed: {MODEL_SECRET}")
+        return Reply(
+            text="This answer will break halfway through",
+            raise_after=3,
+            raise_text=f"model crashed: {MODEL_SECRET}",
+        )
     if "fail" in low:
         return Reply(error=("RESOURCE_EXHAUSTED", f"quota gone: {MODEL_SECRET}"))
     if "think" in low:
@@ -208,32 +227,55 @@ def researcher(contents: Sequence[types.Content]) -> Reply | None:
 def build_root_agent(delay: float = 0.0, *, model: BaseLlm | None = None) -> LlmAgent:
     """The agents on scripted models, or every one on ``model`` (e.g. ADK's ``Gemini``
     against the Gemini API emulator, scripted by ``gemini_script.py``)."""
+
     def llm(planner: Any) -> BaseLlm:
         return model if model is not None else ScriptedModel(planner=planner, delay=delay)
 
-    research = LlmAgent(name="researcher", model=llm(researcher),
-                        description="Looks things up.", instruction="Research the request.")
+    research = LlmAgent(
+        name="researcher",
+        model=llm(researcher),
+        description="Looks things up.",
+        instruction="Research the request.",
+    )
     billing_agent = LlmAgent(
-        name="billing", model=llm(billing), description="Refunds, payments and tickets.",
-        instruction="Handle billing.", output_key="billing_note",
-        tools=[FunctionTool(refund, require_confirmation=True), send_money,
-               LongRunningFunctionTool(open_ticket), explode])
+        name="billing",
+        model=llm(billing),
+        description="Refunds, payments and tickets.",
+        instruction="Handle billing.",
+        output_key="billing_note",
+        tools=[
+            FunctionTool(refund, require_confirmation=True),
+            send_money,
+            LongRunningFunctionTool(open_ticket),
+            explode,
+        ],
+    )
     travel_agent = LlmAgent(
-        name="travel", model=llm(travel), description="Trips and where the user is.",
-        instruction="Handle travel.", output_key="trip_summary",
-        tools=[LongRunningFunctionTool(book_trip), get_location])
+        name="travel",
+        model=llm(travel),
+        description="Trips and where the user is.",
+        instruction="Handle travel.",
+        output_key="trip_summary",
+        tools=[LongRunningFunctionTool(book_trip), get_location],
+    )
     return LlmAgent(
-        name="concierge", model=llm(concierge), description="The front desk.",
+        name="concierge",
+        model=llm(concierge),
+        description="The front desk.",
         instruction="Help the user or hand over to billing or travel.",
         sub_agents=[billing_agent, travel_agent],
         tools=[AgentTool(research), remember, recall, explode],
-        before_model_callback=refuse_forbidden, after_tool_callback=stamp_remember)
+        before_model_callback=refuse_forbidden,
+        after_tool_callback=stamp_remember,
+    )
 
 
-def build_app(delay: float = 0.0, *, resumable: bool = True, model: BaseLlm | None = None
-              ) -> App:
-    return App(name="team", root_agent=build_root_agent(delay, model=model),
-               resumability_config=ResumabilityConfig(is_resumable=resumable))
+def build_app(delay: float = 0.0, *, resumable: bool = True, model: BaseLlm | None = None) -> App:
+    return App(
+        name="team",
+        root_agent=build_root_agent(delay, model=model),
+        resumability_config=ResumabilityConfig(is_resumable=resumable),
+    )
 
 
 root_agent = build_root_agent()

@@ -29,7 +29,9 @@ __all__ = ("TEAM_SCRIPT", "agent_of")
 Planner = Callable[[Sequence[types.Content]], scripted.Reply | None]
 
 _PLANNERS: Final[dict[str, Planner]] = {
-    "billing": agent.billing, "travel": agent.travel, "concierge": agent.concierge,
+    "billing": agent.billing,
+    "travel": agent.travel,
+    "concierge": agent.concierge,
     "researcher": agent.researcher,
 }
 _NAMED_BY: Final = (("refund", "billing"), ("book_trip", "travel"), ("recall", "concierge"))
@@ -49,8 +51,11 @@ def _emulated(reply: scripted.Reply) -> Reply:
         code = 429 if reply.error[0] == "RESOURCE_EXHAUSTED" else 500
         return Reply.fail(code, reply.error[1])
     if reply.raise_after is not None:
-        return Reply(text=reply.text, fail_after=reply.raise_after,
-                     error=Reply.fail(500, reply.raise_text).error)
+        return Reply(
+            text=reply.text,
+            fail_after=reply.raise_after,
+            error=Reply.fail(500, reply.raise_text).error,
+        )
     return Reply(text=reply.text, thought=reply.thought, calls=tuple(reply.function_calls()))
 
 
@@ -68,8 +73,14 @@ def _is(name: str) -> Callable[[Request], bool]:
 
 
 TEAM_SCRIPT: Final = Script(
-    *(rule for name in _PLANNERS for rule in (
-        Rule(_is(name), _answer_as(name)), Rule.tool_result(_is(name), _answer_as(name)))),
+    *(
+        rule
+        for name in _PLANNERS
+        for rule in (
+            Rule(_is(name), _answer_as(name)),
+            Rule.tool_result(_is(name), _answer_as(name)),
+        )
+    ),
     fallback=Reply("The team script has no answer."),
 )
 """The team's replies: ``GeminiEmulator(TEAM_SCRIPT)``."""

@@ -47,9 +47,15 @@ class Reply:
 
     def __post_init__(self) -> None:
         words = self.text.split(" ")
-        object.__setattr__(self, "tokens", tuple(
-            w + (" " if i < len(words) - 1 else "") for i, w in enumerate(words) if w or i == 0
-        ) if self.text else ())
+        object.__setattr__(
+            self,
+            "tokens",
+            tuple(
+                w + (" " if i < len(words) - 1 else "") for i, w in enumerate(words) if w or i == 0
+            )
+            if self.text
+            else (),
+        )
 
     def function_calls(self) -> list[types.FunctionCall]:
         return [types.FunctionCall(name=name, args=args) for name, args in self.calls]
@@ -84,8 +90,9 @@ def latest(contents: Sequence[types.Content]) -> Latest | None:
 
 def summary(responses: Sequence[types.FunctionResponse]) -> str:
     """A deterministic text about tool results (tests read what the model was told)."""
-    return " ".join(f"{r.name} returned {json.dumps(r.response, sort_keys=True)}."
-                    for r in responses)
+    return " ".join(
+        f"{r.name} returned {json.dumps(r.response, sort_keys=True)}." for r in responses
+    )
 
 
 class ScriptedModel(BaseLlm):
@@ -100,40 +107,57 @@ class ScriptedModel(BaseLlm):
     def capabilities(self) -> LlmCapabilities:
         return LlmCapabilities(output_schema_and_tools=True)
 
-    async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False
-                                     ) -> AsyncGenerator[LlmResponse, None]:
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
         reply = self.planner(llm_request.contents) or Reply()
         if reply.error is not None:
-            yield LlmResponse(error_code=reply.error[0], error_message=reply.error[1],
-                              model_version=self.model)
+            yield LlmResponse(
+                error_code=reply.error[0], error_message=reply.error[1], model_version=self.model
+            )
             return
         if stream:
             if reply.thought:  # Gemini streams thoughts first, as partial thought parts
-                yield LlmResponse(content=types.Content(role="model", parts=[
-                    types.Part(text=reply.thought, thought=True)]), partial=True,
-                    model_version=self.model)
+                yield LlmResponse(
+                    content=types.Content(
+                        role="model", parts=[types.Part(text=reply.thought, thought=True)]
+                    ),
+                    partial=True,
+                    model_version=self.model,
+                )
             for part in reply.parts:
                 await asyncio.sleep(self.delay)
-                yield LlmResponse(content=types.Content(role="model", parts=[part]),
-                                  partial=True, model_version=self.model)
+                yield LlmResponse(
+                    content=types.Content(role="model", parts=[part]),
+                    partial=True,
+                    model_version=self.model,
+                )
             for index, token in enumerate(reply.tokens):
                 if reply.raise_after is not None and index >= reply.raise_after:
                     break
                 await asyncio.sleep(self.delay)
-                yield LlmResponse(content=types.Content(role="model",
-                                                        parts=[types.Part(text=token)]),
-                                  partial=True, model_version=self.model)
+                yield LlmResponse(
+                    content=types.Content(role="model", parts=[types.Part(text=token)]),
+                    partial=True,
+                    model_version=self.model,
+                )
         if reply.raise_after is not None:
             raise ScriptedModelError(reply.raise_text)
         parts = [types.Part(text=reply.thought, thought=True)] if reply.thought else []
         parts += list(reply.parts)
         parts += [types.Part(text=reply.text)] if reply.text else []
         parts += [types.Part(function_call=call) for call in reply.function_calls()]
-        yield LlmResponse(content=types.Content(role="model", parts=parts), partial=False,
-                          finish_reason=types.FinishReason.STOP, model_version=self.model,
-                          usage_metadata=types.GenerateContentResponseUsageMetadata(
-                              prompt_token_count=10, candidates_token_count=len(reply.tokens),
-                              total_token_count=10 + len(reply.tokens)))
+        yield LlmResponse(
+            content=types.Content(role="model", parts=parts),
+            partial=False,
+            finish_reason=types.FinishReason.STOP,
+            model_version=self.model,
+            usage_metadata=types.GenerateContentResponseUsageMetadata(
+                prompt_token_count=10,
+                candidates_token_count=len(reply.tokens),
+                total_token_count=10 + len(reply.tokens),
+            ),
+        )
 
     @contextlib.asynccontextmanager
     async def connect(self, llm_request: LlmRequest) -> AsyncIterator[ScriptedConnection]:
@@ -159,8 +183,7 @@ class ScriptedConnection(BaseLlmConnection):
 
     async def send_history(self, history: list[types.Content]) -> None:
         self.history = list(history)
-        self._calls = [p.function_call for c in history for p in c.parts or ()
-                       if p.function_call]
+        self._calls = [p.function_call for c in history for p in c.parts or () if p.function_call]
         if history and history[-1].role == "user":
             self._schedule()
 
@@ -230,36 +253,48 @@ class ScriptedConnection(BaseLlmConnection):
         if reply is None:
             return
         if reply.error is not None:
-            self._out.put_nowait(LlmResponse(error_code=reply.error[0],
-                                             error_message=reply.error[1],
-                                             model_version=model))
+            self._out.put_nowait(
+                LlmResponse(
+                    error_code=reply.error[0], error_message=reply.error[1], model_version=model
+                )
+            )
             self._out.put_nowait(LlmResponse(turn_complete=True, model_version=model))
             return
         for part in reply.parts:  # the Live API sends each in a message of its own
-            self._out.put_nowait(LlmResponse(content=types.Content(role="model", parts=[part]),
-                                             model_version=model))
+            self._out.put_nowait(
+                LlmResponse(content=types.Content(role="model", parts=[part]), model_version=model)
+            )
         for index, token in enumerate(reply.tokens):
             if reply.raise_after is not None and index >= reply.raise_after:
                 raise ScriptedModelError(reply.raise_text)
             await asyncio.sleep(self._model.delay)
-            self._out.put_nowait(LlmResponse(
-                content=types.Content(role="model", parts=[types.Part(text=token)]),
-                partial=True, model_version=model))
+            self._out.put_nowait(
+                LlmResponse(
+                    content=types.Content(role="model", parts=[types.Part(text=token)]),
+                    partial=True,
+                    model_version=model,
+                )
+            )
         if reply.raise_after is not None:
             raise ScriptedModelError(reply.raise_text)
         said: list[types.Part] = list(reply.parts)
         if reply.text:
             said.append(types.Part(text=reply.text))
-            self._out.put_nowait(LlmResponse(
-                content=types.Content(role="model", parts=[types.Part(text=reply.text)]),
-                partial=False, model_version=model))
+            self._out.put_nowait(
+                LlmResponse(
+                    content=types.Content(role="model", parts=[types.Part(text=reply.text)]),
+                    partial=False,
+                    model_version=model,
+                )
+            )
         calls = [types.Part(function_call=call) for call in reply.function_calls()]
         # ADK gives the calls their ids when it receives them (these objects).
         self._calls += [call.function_call for call in calls if call.function_call]
         if calls:
             said += calls
-            self._out.put_nowait(LlmResponse(content=types.Content(role="model", parts=calls),
-                                             model_version=model))
+            self._out.put_nowait(
+                LlmResponse(content=types.Content(role="model", parts=calls), model_version=model)
+            )
         self._out.put_nowait(LlmResponse(turn_complete=True, model_version=model))
         if said:
             self.history.append(types.Content(role="model", parts=said))

@@ -44,30 +44,51 @@ HOTELS = (("Casa do Rio", 90), ("Hotel Alfama", 160), ("Palácio Grande", 420))
 
 
 def ask_budget(node_input: Any) -> RequestInput:
-    return RequestInput(interrupt_id="ask_budget",
-                        message="How much may we spend on the Lisbon trip?",
-                        payload={"destination": "Lisbon", "nights": 3},
-                        response_schema=Budget)
+    return RequestInput(
+        interrupt_id="ask_budget",
+        message="How much may we spend on the Lisbon trip?",
+        payload={"destination": "Lisbon", "nights": 3},
+        response_schema=Budget,
+    )
 
 
 def choose_hotel(node_input: dict[str, Any]) -> dict[str, Any]:
     # ADK hands optional fields the user left out as None.
     budget = Budget.model_validate({k: v for k, v in node_input.items() if v is not None})
     nightly = budget.amount / 3
-    name, price = max((h for h in HOTELS if h[1] <= nightly), key=lambda h: h[1],
-                      default=HOTELS[0])
-    return {"hotel": name, "nights": 3, "price_per_night": price,
-            "currency": budget.currency, "guests": max(1, len(budget.travellers))}
+    name, price = max((h for h in HOTELS if h[1] <= nightly), key=lambda h: h[1], default=HOTELS[0])
+    return {
+        "hotel": name,
+        "nights": 3,
+        "price_per_night": price,
+        "currency": budget.currency,
+        "guests": max(1, len(budget.travellers)),
+    }
 
 
-def book_hotel(hotel: str, nights: int, price_per_night: int, currency: str, guests: int,
-               tool_context: ToolContext) -> dict[str, Any]:
+def book_hotel(
+    hotel: str,
+    nights: int,
+    price_per_night: int,
+    currency: str,
+    guests: int,
+    tool_context: ToolContext,
+) -> dict[str, Any]:
     """Book the hotel (asks the user first)."""
     confirmation = tool_context.tool_confirmation
-    note = confirmation.payload.get("note") if confirmation is not None \
-        and isinstance(confirmation.payload, dict) else None
-    booking = {"booking": f"BK-{len(BOOKINGS) + 1:04d}", "hotel": hotel, "nights": nights,
-               "total": price_per_night * nights, "currency": currency, "guests": guests}
+    note = (
+        confirmation.payload.get("note")
+        if confirmation is not None and isinstance(confirmation.payload, dict)
+        else None
+    )
+    booking = {
+        "booking": f"BK-{len(BOOKINGS) + 1:04d}",
+        "hotel": hotel,
+        "nights": nights,
+        "total": price_per_night * nights,
+        "currency": currency,
+        "guests": guests,
+    }
     if note:
         booking["note"] = note
     BOOKINGS.append(booking)
@@ -77,13 +98,22 @@ def book_hotel(hotel: str, nights: int, price_per_night: int, currency: str, gue
 def summarize(node_input: dict[str, Any]) -> str:
     if "error" in node_input:
         return f"Nothing was booked: {node_input['error']}"
-    return (f"Booked {node_input['hotel']} for {node_input['nights']} nights "
-            f"({node_input['total']} {node_input['currency']}), {node_input['booking']}.")
+    return (
+        f"Booked {node_input['hotel']} for {node_input['nights']} nights "
+        f"({node_input['total']} {node_input['currency']}), {node_input['booking']}."
+    )
 
 
 root_agent = Workflow(
     name="trip_planner",
-    edges=[("START", ask_budget, choose_hotel,
-            FunctionTool(book_hotel, require_confirmation=True), summarize)],
+    edges=[
+        (
+            "START",
+            ask_budget,
+            choose_hotel,
+            FunctionTool(book_hotel, require_confirmation=True),
+            summarize,
+        )
+    ],
 )
 app = App(name="trips", root_agent=root_agent)

@@ -59,14 +59,20 @@ def parse_order(node_input: dict[str, Any]) -> dict[str, Any]:
 
 def price(node_input: dict[str, Any]) -> Quote:
     quantity = int(node_input["quantity"])
-    return Quote(item=node_input["item"], quantity=quantity,
-                 total=Decimal("1.50") * quantity, currency=Currency.EUR,
-                 valid_until=VALID_UNTIL)
+    return Quote(
+        item=node_input["item"],
+        quantity=quantity,
+        total=Decimal("1.50") * quantity,
+        currency=Currency.EUR,
+        valid_until=VALID_UNTIL,
+    )
 
 
 def confirm(node_input: dict[str, Any]) -> str:
-    return (f"Your order: {node_input['quantity']} {node_input['item']} for "
-            f"{node_input['total']} {node_input['currency'].value}.")
+    return (
+        f"Your order: {node_input['quantity']} {node_input['item']} for "
+        f"{node_input['total']} {node_input['currency'].value}."
+    )
 
 
 def check_stock(ctx: Context, node_input: dict[str, Any]) -> str:
@@ -86,14 +92,21 @@ async def call_warehouse(node_input: dict[str, Any]) -> str:
 
 
 def build_workflow() -> Workflow:
-    stock = FunctionNode(func=check_stock, retry_config=RetryConfig(
-        max_attempts=3, initial_delay=0.01, jitter=0.0))
+    stock = FunctionNode(
+        func=check_stock, retry_config=RetryConfig(max_attempts=3, initial_delay=0.01, jitter=0.0)
+    )
     warehouse = FunctionNode(func=call_warehouse, timeout=0.3)
-    return Workflow(name="orders", edges=[
-        ("START", triage, {"order": parse_order, "stock": stock, "pay": charge_card,
-                           "track": warehouse}),
-        (parse_order, price, confirm),
-    ])
+    return Workflow(
+        name="orders",
+        edges=[
+            (
+                "START",
+                triage,
+                {"order": parse_order, "stock": stock, "pay": charge_card, "track": warehouse},
+            ),
+            (parse_order, price, confirm),
+        ],
+    )
 
 
 workflow = build_workflow()

@@ -164,7 +164,8 @@ class HttpExchange:
     def describe(self) -> str:
         said = _first_text(self.request.get("contents"))
         return f"{self.method} for {self.model} on line {self.line}" + (
-            f' (last user text "{said}")' if said else "")
+            f' (last user text "{said}")' if said else ""
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,8 +230,10 @@ class Cassette:
         if not isinstance(header, dict) or header.get("cassette") != FORMAT:
             raise CassetteError(f"{self.path} is not a cassette (no {FORMAT} header line)")
         if header.get("version") != _VERSION:
-            raise CassetteError(f"{self.path}: cassette version {header.get('version')} is "
-                                f"not supported (this emulator reads version {_VERSION})")
+            raise CassetteError(
+                f"{self.path}: cassette version {header.get('version')} is "
+                f"not supported (this emulator reads version {_VERSION})"
+            )
         for number, line in enumerate(lines[1:], start=2):
             if not line.strip():
                 continue
@@ -244,24 +247,42 @@ class Cassette:
     def _add(self, raw: dict[str, Any], line: int) -> None:
         if raw["type"] == "http":
             events = raw.get("events")
-            self.http.append(HttpExchange(
-                id=int(raw["id"]), line=line, model=str(raw["model"]), method=str(raw["method"]),
-                request=dict(raw["request"]), status=int(raw["status"]),
-                content_type=str(raw.get("content_type") or "application/json"),
-                events=None if events is None else tuple(
-                    (float(e["t"]), e["data"]) for e in events),
-                body=raw.get("body"), key=canonical(raw["request"].get("contents")),
-            ))
+            self.http.append(
+                HttpExchange(
+                    id=int(raw["id"]),
+                    line=line,
+                    model=str(raw["model"]),
+                    method=str(raw["method"]),
+                    request=dict(raw["request"]),
+                    status=int(raw["status"]),
+                    content_type=str(raw.get("content_type") or "application/json"),
+                    events=None
+                    if events is None
+                    else tuple((float(e["t"]), e["data"]) for e in events),
+                    body=raw.get("body"),
+                    key=canonical(raw["request"].get("contents")),
+                )
+            )
         elif raw["type"] == "live":
             frames = tuple(
-                LiveFrame(float(f["t"]), "client" if f["from"] == "client" else "server",
-                          f["message"], canonical(f["message"]))
+                LiveFrame(
+                    float(f["t"]),
+                    "client" if f["from"] == "client" else "server",
+                    f["message"],
+                    canonical(f["message"]),
+                )
                 for f in raw["frames"]
             )
-            self.live.append(LiveExchange(
-                id=int(raw["id"]), line=line, method=str(raw.get("method", "")),
-                model=str(raw["model"]), frames=frames, close=raw.get("close"),
-            ))
+            self.live.append(
+                LiveExchange(
+                    id=int(raw["id"]),
+                    line=line,
+                    method=str(raw.get("method", "")),
+                    model=str(raw["model"]),
+                    frames=frames,
+                    close=raw.get("close"),
+                )
+            )
         else:
             raise ValueError(f"unknown exchange type {raw['type']!r}")
 
@@ -280,8 +301,10 @@ class Cassette:
         return chosen
 
     def _explain_http(self, method: str, model: str, key: Any) -> str:
-        head = (f"No recorded exchange in {self.path.name} matches this {method} request for "
-                f"{model} (matched by method, model and contents).")
+        head = (
+            f"No recorded exchange in {self.path.name} matches this {method} request for "
+            f"{model} (matched by method, model and contents)."
+        )
         if not self.http:
             return head + " The cassette holds no HTTP exchange."
 
@@ -305,9 +328,14 @@ class Cassette:
         """The recorded sessions a connection with this ``setup`` may replay, unreplayed
         ones first, in the order they were recorded."""
         wanted = _setup_key(canonical(setup))
-        found = [e for e in self.live if e.method == method and e.frames
-                 and e.frames[0].sender == "client"
-                 and _setup_key(e.frames[0].key.get("setup")) == wanted]
+        found = [
+            e
+            for e in self.live
+            if e.method == method
+            and e.frames
+            and e.frames[0].sender == "client"
+            and _setup_key(e.frames[0].key.get("setup")) == wanted
+        ]
         with self._lock:
             return sorted(found, key=lambda e: (e.id in self._used, e.id))
 
@@ -315,25 +343,35 @@ class Cassette:
         with self._lock:
             self._used[exchange.id] = self._used.get(exchange.id, 0) + 1
 
-    def explain_live(self, setup: Any, candidates: Sequence[LiveExchange], index: int,
-                     sent: Any) -> str:
+    def explain_live(
+        self, setup: Any, candidates: Sequence[LiveExchange], index: int, sent: Any
+    ) -> str:
         """Why the ``index``-th client message (0: the setup) matched no recorded session."""
         model = _setup_key(canonical(setup))[0]
         if index == 0:
-            head = (f"No recorded Live API session in {self.path.name} matches a setup for "
-                    f"{model} (matched by model and resumption handle).")
+            head = (
+                f"No recorded Live API session in {self.path.name} matches a setup for "
+                f"{model} (matched by model and resumption handle)."
+            )
             others = sorted({e.model for e in self.live})
-            return head + (f" Recorded sessions are for {', '.join(others)}." if others
-                           else " The cassette holds no Live API session.")
-        head = (f"No recorded Live API session in {self.path.name} matches client message "
-                f"#{index} of this connection (a session is matched message by message).")
+            return head + (
+                f" Recorded sessions are for {', '.join(others)}."
+                if others
+                else " The cassette holds no Live API session."
+            )
+        head = (
+            f"No recorded Live API session in {self.path.name} matches client message "
+            f"#{index} of this connection (a session is matched message by message)."
+        )
         if not candidates:
             return head
         nearest = candidates[0]
         recorded = nearest.client_frames
         if index >= len(recorded):
-            return (f"{head} The nearest, {nearest.describe()}, ends after "
-                    f"{len(recorded) - 1} client messages; this one is {_shown(sent)}.")
+            return (
+                f"{head} The nearest, {nearest.describe()}, ends after "
+                f"{len(recorded) - 1} client messages; this one is {_shown(sent)}."
+            )
         where = difference(recorded[index].key, canonical(sent)) or "the message"
         return f"{head} The nearest is {nearest.describe()}: it differs at {where}."
 

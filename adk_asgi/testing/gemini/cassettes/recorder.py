@@ -43,10 +43,24 @@ DEFAULT_UPSTREAM = "https://generativelanguage.googleapis.com"
 
 # Request headers never forwarded: hop-by-hop ones, what the proxy sets itself, and the
 # client's credentials (replaced by the real key).
-_DROPPED = frozenset({"host", "content-length", "connection", "keep-alive", "transfer-encoding",
-                      "upgrade", "accept-encoding", "x-goog-api-key", "authorization", "cookie",
-                      "sec-websocket-key", "sec-websocket-version", "sec-websocket-extensions",
-                      "sec-websocket-protocol"})
+_DROPPED = frozenset(
+    {
+        "host",
+        "content-length",
+        "connection",
+        "keep-alive",
+        "transfer-encoding",
+        "upgrade",
+        "accept-encoding",
+        "x-goog-api-key",
+        "authorization",
+        "cookie",
+        "sec-websocket-key",
+        "sec-websocket-version",
+        "sec-websocket-extensions",
+        "sec-websocket-protocol",
+    }
+)
 _SENDABLE_CLOSE = frozenset({1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011})
 
 
@@ -123,8 +137,13 @@ def _forwarded_query(query: str, writer: CassetteWriter) -> str:
 class RestRecorder:
     """Forwards ``generateContent`` and ``streamGenerateContent``, recording each."""
 
-    def __init__(self, settings: EmulatorSettings, upstream: Upstream, writer: CassetteWriter,
-                 journal: Journal) -> None:
+    def __init__(
+        self,
+        settings: EmulatorSettings,
+        upstream: Upstream,
+        writer: CassetteWriter,
+        journal: Journal,
+    ) -> None:
         self._settings = settings
         self._upstream = upstream
         self._writer = writer
@@ -147,31 +166,39 @@ class RestRecorder:
         headers = {k: v for k, v in http.headers.items() if k.lower() not in _DROPPED}
         headers["x-goog-api-key"] = self._upstream.key
         exchange: dict[str, Any] = {
-            "type": "http", "id": self._writer.next_id(), "version": version, "model": model,
-            "method": method, "request": body,
+            "type": "http",
+            "id": self._writer.next_id(),
+            "version": version,
+            "model": model,
+            "method": method,
+            "request": body,
         }
-        client = httpx.AsyncClient(verify=self._upstream.context(), timeout=httpx.Timeout(
-            600, connect=30))
+        client = httpx.AsyncClient(
+            verify=self._upstream.context(), timeout=httpx.Timeout(600, connect=30)
+        )
         start = time.monotonic()
         try:
             request = client.build_request(
-                "POST", self._upstream.http_url(http.url.path, query), content=raw,
-                headers=headers)
+                "POST", self._upstream.http_url(http.url.path, query), content=raw, headers=headers
+            )
             answer = await client.send(request, stream=True)
         except httpx.HTTPError as error:
             await client.aclose()
             # The error's type only: its text may hold the URL, and the URL a token.
             where = public_url(self._upstream.url)
-            logger.warning("recording: the upstream %s is unreachable (%s)", where,
-                           type(error).__name__)
+            logger.warning(
+                "recording: the upstream %s is unreachable (%s)", where, type(error).__name__
+            )
             failed = ApiError(503, f"The upstream {where} is unreachable.")
             return Response(failed.body(), failed.code, media_type="application/json")
         content_type = answer.headers.get("content-type", "application/json")
         exchange.update(status=answer.status_code, content_type=content_type)
         if answer.status_code == 200 and "text/event-stream" in content_type:
-            return StreamingResponse(self._relay_sse(client, answer, exchange, start),
-                                     media_type="text/event-stream",
-                                     headers={"cache-control": "no-cache"})
+            return StreamingResponse(
+                self._relay_sse(client, answer, exchange, start),
+                media_type="text/event-stream",
+                headers={"cache-control": "no-cache"},
+            )
         try:
             data = await answer.aread()
         finally:
@@ -184,8 +211,13 @@ class RestRecorder:
         self._writer.write(exchange)
         return Response(data, answer.status_code, media_type=content_type)
 
-    async def _relay_sse(self, client: httpx.AsyncClient, answer: httpx.Response,
-                         exchange: dict[str, Any], start: float) -> AsyncIterator[bytes]:
+    async def _relay_sse(
+        self,
+        client: httpx.AsyncClient,
+        answer: httpx.Response,
+        exchange: dict[str, Any],
+        start: float,
+    ) -> AsyncIterator[bytes]:
         events: list[dict[str, Any]] = []
         pending = ""
         try:
@@ -194,8 +226,9 @@ class RestRecorder:
                 pending += chunk.decode("utf-8", errors="replace").replace("\r\n", "\n")
                 while "\n\n" in pending:
                     event, pending = pending.split("\n\n", 1)
-                    data = "\n".join(line[5:].lstrip() for line in event.split("\n")
-                                     if line.startswith("data:"))
+                    data = "\n".join(
+                        line[5:].lstrip() for line in event.split("\n") if line.startswith("data:")
+                    )
                     if data:
                         events.append({"t": monotonic_since(start), "data": _json(data)})
         finally:
@@ -215,8 +248,13 @@ def _json(text: str) -> Any:
 class LiveRecorder:
     """Forwards Live API connections frame by frame, recording each session."""
 
-    def __init__(self, settings: EmulatorSettings, upstream: Upstream, writer: CassetteWriter,
-                 journal: Journal) -> None:
+    def __init__(
+        self,
+        settings: EmulatorSettings,
+        upstream: Upstream,
+        writer: CassetteWriter,
+        journal: Journal,
+    ) -> None:
         self._settings = settings
         self._upstream = upstream
         self._writer = writer
@@ -235,8 +273,9 @@ class LiveRecorder:
         authorization = websocket.headers.get("authorization", "")
         self._writer.secret(authorization.removeprefix("Token ").strip())
         await websocket.accept()
-        if error := check_credentials(websocket.headers, websocket.query_params, self._settings,
-                                      ephemeral=ephemeral):
+        if error := check_credentials(
+            websocket.headers, websocket.query_params, self._settings, ephemeral=ephemeral
+        ):
             await websocket.close(error.close_code, error.close_reason)
             return
         if ephemeral:
@@ -245,19 +284,27 @@ class LiveRecorder:
             headers["x-goog-api-key"] = self._upstream.key
         query = _forwarded_query(websocket.url.query, self._writer)
         if ephemeral and "access_token" in websocket.query_params:
-            query += ("&" if query else "") + "access_token=" + websocket.query_params[
-                "access_token"]
+            query += (
+                ("&" if query else "") + "access_token=" + websocket.query_params["access_token"]
+            )
         url = self._upstream.ws_url(websocket.url.path, query)
         secure = url.startswith("wss://")
         try:
             upstream = await websockets.connect(
-                url, additional_headers=headers, ssl=self._upstream.context() if secure else None,
-                max_size=None, open_timeout=30)
+                url,
+                additional_headers=headers,
+                ssl=self._upstream.context() if secure else None,
+                max_size=None,
+                open_timeout=30,
+            )
         except (OSError, InvalidHandshake, TimeoutError) as error:
             status = getattr(getattr(error, "response", None), "status_code", None)
-            logger.warning("recording: the upstream Live API at %s refused or failed (%s%s)",
-                           public_url(self._upstream.url), type(error).__name__,
-                           f" {status}" if status else "")
+            logger.warning(
+                "recording: the upstream Live API at %s refused or failed (%s%s)",
+                public_url(self._upstream.url),
+                type(error).__name__,
+                f" {status}" if status else "",
+            )
             await websocket.close(1011, "The upstream Live API is unreachable.")
             return
         exchange_id = self._writer.next_id()
@@ -265,17 +312,25 @@ class LiveRecorder:
         try:
             await session.relay()
         finally:
-            self._writer.write({"type": "live", "id": exchange_id,
-                                "version": rpc.split(".")[3] if rpc.count(".") >= 4 else "",
-                                "method": method, "model": session.model,
-                                "frames": session.frames, "close": session.close})
+            self._writer.write(
+                {
+                    "type": "live",
+                    "id": exchange_id,
+                    "version": rpc.split(".")[3] if rpc.count(".") >= 4 else "",
+                    "method": method,
+                    "model": session.model,
+                    "frames": session.frames,
+                    "close": session.close,
+                }
+            )
 
 
 class _LiveSession:
     """One proxied connection: both directions relayed, every frame kept in order."""
 
-    def __init__(self, client: WebSocket, upstream: ClientConnection, number: int,
-                 journal: Journal) -> None:
+    def __init__(
+        self, client: WebSocket, upstream: ClientConnection, number: int, journal: Journal
+    ) -> None:
         self._client = client
         self._upstream = upstream
         self._number = number
@@ -286,8 +341,10 @@ class _LiveSession:
         self.model = ""
 
     async def relay(self) -> None:
-        tasks = [asyncio.create_task(self._from_client()),
-                 asyncio.create_task(self._from_upstream())]
+        tasks = [
+            asyncio.create_task(self._from_client()),
+            asyncio.create_task(self._from_upstream()),
+        ]
         try:
             await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -313,8 +370,12 @@ class _LiveSession:
             if event["type"] == "websocket.disconnect":
                 code = int(event.get("code", 1000))
                 if self.close is None:
-                    self.close = {"t": monotonic_since(self._start), "by": "client",
-                                  "code": code, "reason": str(event.get("reason") or "")}
+                    self.close = {
+                        "t": monotonic_since(self._start),
+                        "by": "client",
+                        "code": code,
+                        "reason": str(event.get("reason") or ""),
+                    }
                 self._journal.add(Record("live", "disconnect", {"code": code}, self._number))
                 await self._upstream.close(code if code in _SENDABLE_CLOSE else 1000)
                 return
@@ -338,9 +399,16 @@ class _LiveSession:
         code = received if received is not None else 1006
         reason = self._upstream.close_reason or ""
         if self.close is None:
-            self.close = {"t": monotonic_since(self._start), "by": "server", "code": code,
-                          "reason": reason}
-        self._journal.add(Record("live", "close", {"code": code, "reason": reason,
-                                                   "detail": reason}, self._number))
+            self.close = {
+                "t": monotonic_since(self._start),
+                "by": "server",
+                "code": code,
+                "reason": reason,
+            }
+        self._journal.add(
+            Record(
+                "live", "close", {"code": code, "reason": reason, "detail": reason}, self._number
+            )
+        )
         with contextlib.suppress(Exception):
             await self._client.close(code if code in _SENDABLE_CLOSE else 1011, reason)

@@ -40,8 +40,9 @@ def _miss(explanation: str) -> ApiError:
 class RestReplayer:
     """Answers ``generateContent`` and ``streamGenerateContent`` from the cassette."""
 
-    def __init__(self, settings: EmulatorSettings, cassette: Cassette, journal: Journal,
-                 timing: bool) -> None:
+    def __init__(
+        self, settings: EmulatorSettings, cassette: Cassette, journal: Journal, timing: bool
+    ) -> None:
         self._settings = settings
         self._cassette = cassette
         self._journal = journal
@@ -63,18 +64,30 @@ class RestReplayer:
         except NoMatch as miss:
             explanation = str(miss)
             logger.warning("replay: %s", explanation)
-            self._journal.add(Record("http", "miss", {"model": model, "method": method,
-                                                      "explanation": explanation}))
+            self._journal.add(
+                Record(
+                    "http", "miss", {"model": model, "method": method, "explanation": explanation}
+                )
+            )
             return _error(_miss(explanation))
         if exchange.events is None:
-            return Response(json.dumps(exchange.body, ensure_ascii=False), exchange.status,
-                            media_type=exchange.content_type)
+            return Response(
+                json.dumps(exchange.body, ensure_ascii=False),
+                exchange.status,
+                media_type=exchange.content_type,
+            )
         if http.query_params.get("alt") != "sse":
-            return Response(json.dumps([data for _, data in exchange.events]), exchange.status,
-                            media_type="application/json")
-        return StreamingResponse(self._events(exchange.events), exchange.status,
-                                 media_type="text/event-stream",
-                                 headers={"cache-control": "no-cache"})
+            return Response(
+                json.dumps([data for _, data in exchange.events]),
+                exchange.status,
+                media_type="application/json",
+            )
+        return StreamingResponse(
+            self._events(exchange.events),
+            exchange.status,
+            media_type="text/event-stream",
+            headers={"cache-control": "no-cache"},
+        )
 
     async def _events(self, events: tuple[tuple[float, Any], ...]) -> AsyncIterator[bytes]:
         start = time.monotonic()
@@ -92,8 +105,9 @@ def _error(error: ApiError) -> Response:
 class LiveReplayer:
     """Replays recorded Live API sessions, message by message."""
 
-    def __init__(self, settings: EmulatorSettings, cassette: Cassette, journal: Journal,
-                 timing: bool) -> None:
+    def __init__(
+        self, settings: EmulatorSettings, cassette: Cassette, journal: Journal, timing: bool
+    ) -> None:
         self._settings = settings
         self._cassette = cassette
         self._journal = journal
@@ -104,16 +118,21 @@ class LiveReplayer:
         self._numbers += 1
         method = websocket.path_params["rpc"].rpartition(".")[2]
         await websocket.accept()
-        if error := check_credentials(websocket.headers, websocket.query_params, self._settings,
-                                      ephemeral=method.endswith("Constrained")):
+        if error := check_credentials(
+            websocket.headers,
+            websocket.query_params,
+            self._settings,
+            ephemeral=method.endswith("Constrained"),
+        ):
             await websocket.close(error.close_code, error.close_reason)
             return
         replay = _Replay(websocket, self._numbers, self._cassette, self._journal, self._timing)
         try:
             await replay.run(method)
         except WebSocketDisconnect as disconnect:
-            self._journal.add(Record("live", "disconnect", {"code": disconnect.code},
-                                     self._numbers))
+            self._journal.add(
+                Record("live", "disconnect", {"code": disconnect.code}, self._numbers)
+            )
         finally:
             if replay.chosen is not None:
                 self._cassette.used(replay.chosen)
@@ -123,8 +142,9 @@ class _Replay:
     """One connection: the recorded sessions it may still be, narrowed by each client
     message; the server messages of the first of them."""
 
-    def __init__(self, websocket: WebSocket, number: int, cassette: Cassette, journal: Journal,
-                 timing: bool) -> None:
+    def __init__(
+        self, websocket: WebSocket, number: int, cassette: Cassette, journal: Journal, timing: bool
+    ) -> None:
         self._ws = websocket
         self._number = number
         self._cassette = cassette
@@ -158,8 +178,10 @@ class _Replay:
                         pause = float(close.get("t", after.t)) - after.t
                         await asyncio.sleep(max(0.0, arrived + pause - time.monotonic()))
                     code = int(close.get("code") or 1000)
-                    await self._ws.close(code if code in _SENDABLE else 1011,
-                                         close_reason(str(close.get("reason") or "")))
+                    await self._ws.close(
+                        code if code in _SENDABLE else 1011,
+                        close_reason(str(close.get("reason") or "")),
+                    )
                     return
             message = await self._receive()
             arrived = time.monotonic()
@@ -167,8 +189,9 @@ class _Replay:
             key = canonical(message)
             narrowed = [c for c in candidates if _matches(c, index, key, self._sent)]
             if not narrowed:
-                await self._refuse(self._cassette.explain_live(setup or {}, candidates, index,
-                                                               message))
+                await self._refuse(
+                    self._cassette.explain_live(setup or {}, candidates, index, message)
+                )
                 return
             candidates = narrowed
 
@@ -191,10 +214,17 @@ class _Replay:
     async def _refuse(self, explanation: str) -> None:
         logger.warning("replay: %s", explanation)
         self._journal.add(Record("live", "miss", {"explanation": explanation}, self._number))
-        self._journal.add(Record("live", "close", {"code": 1008, "reason": "no recording",
-                                                   "detail": explanation}, self._number))
-        await self._ws.close(1008, close_reason(
-            "No recorded Live API session matches; the emulator's log says why."))
+        self._journal.add(
+            Record(
+                "live",
+                "close",
+                {"code": 1008, "reason": "no recording", "detail": explanation},
+                self._number,
+            )
+        )
+        await self._ws.close(
+            1008, close_reason("No recorded Live API session matches; the emulator's log says why.")
+        )
 
 
 _SENDABLE = frozenset({1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011})

@@ -139,7 +139,8 @@ class _Connection:
         speaker = Speaker(self._state)
         self._input = LiveInput(self._state, speaker)
         await self._socket.send(
-            types.LiveServerMessage(setup_complete=types.LiveServerSetupComplete()))
+            types.LiveServerMessage(setup_complete=types.LiveServerSetupComplete())
+        )
         if setup.resumption:
             await speaker.offer_handle()
         self._tasks.append(asyncio.create_task(speaker.run(), name="gemini-emulator-speaker"))

@@ -89,7 +89,8 @@ class Speaker:
                     return
                 logger.error("emulated live turn failed", exc_info=error)
                 await self._state.socket.close(
-                    Closed.of(ApiError(500, "Internal error encountered.")))
+                    Closed.of(ApiError(500, "Internal error encountered."))
+                )
                 return
 
     async def offer_handle(self) -> None:

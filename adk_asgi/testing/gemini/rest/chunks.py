@@ -55,6 +55,8 @@ def ask(script: ScriptFn, request: Request) -> Reply:
     if undeclared:
         # Gemini calls only the functions a request declares; ADK answers any other
         # name with an error the model then sees.
-        logger.warning("the emulator's script calls %s, which the request does not declare",
-                       ", ".join(map(str, undeclared)))
+        logger.warning(
+            "the emulator's script calls %s, which the request does not declare",
+            ", ".join(map(str, undeclared)),
+        )
     return reply

@@ -179,9 +179,14 @@ class _Generator:
             if keyword is None or not schema[keyword]:
                 return schema
             alternatives = schema[keyword]
-            chosen = next((a for a in alternatives
-                           if isinstance(a, Mapping) and _type(self._resolve(a)) != "null"),
-                          alternatives[0])
+            chosen = next(
+                (
+                    a
+                    for a in alternatives
+                    if isinstance(a, Mapping) and _type(self._resolve(a)) != "null"
+                ),
+                alternatives[0],
+            )
             rest = {k: v for k, v in schema.items() if k not in _ALTERNATIVES}
             schema = {**rest, **(chosen if isinstance(chosen, Mapping) else {})}
         return schema

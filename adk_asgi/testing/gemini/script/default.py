@@ -122,13 +122,17 @@ def _named_agent(request: Request) -> str | None:
     if not isinstance(agents, list) or not agents:
         return None
     index, message = _user_message(request)
-    for content in request.contents[index + 1:]:
+    for content in request.contents[index + 1 :]:
         for part in content.parts or ():
             if (part.function_call and part.function_call.name == _TRANSFER) or (
-                    part.text and _TRANSFER in part.text):
+                part.text and _TRANSFER in part.text
+            ):
                 return None
-    found = [(m.start(), str(agent)) for agent in agents
-             if (m := re.search(rf"(?<!\w){re.escape(str(agent))}(?!\w)", message, re.IGNORECASE))]
+    found = [
+        (m.start(), str(agent))
+        for agent in agents
+        if (m := re.search(rf"(?<!\w){re.escape(str(agent))}(?!\w)", message, re.IGNORECASE))
+    ]
     return min(found)[1] if found else None
 
 

@@ -98,7 +98,12 @@ class Reply:
 
     @classmethod
     def call(
-        cls, name: str, args: Mapping[str, Any] | None = None, /, *, text: str = "",
+        cls,
+        name: str,
+        args: Mapping[str, Any] | None = None,
+        /,
+        *,
+        text: str = "",
         **arguments: Any,
     ) -> Reply:
         """Ask for one function call, after ``text`` when given (keyword only).
@@ -146,16 +151,32 @@ function's arguments are a dict or keywords
         )
 
     @classmethod
-    def code(cls, code: str, output: str, /, *, text: str = "", before: str = "",
-             outcome: str = "OUTCOME_OK") -> Reply:
+    def code(
+        cls,
+        code: str,
+        output: str,
+        /,
+        *,
+        text: str = "",
+        before: str = "",
+        outcome: str = "OUTCOME_OK",
+    ) -> Reply:
         """Run ``code`` with Gemini's code execution tool: ``before`` (text), the
         ``executable_code`` part, its ``code_execution_result`` (``outcome``, ``output``),
         then ``text``."""
         parts = [types.Part(text=before)] if before else []
-        parts.append(types.Part(executable_code=types.ExecutableCode(
-            language=types.Language.PYTHON, code=code)))
-        parts.append(types.Part(code_execution_result=types.CodeExecutionResult(
-            outcome=types.Outcome(outcome), output=output)))
+        parts.append(
+            types.Part(
+                executable_code=types.ExecutableCode(language=types.Language.PYTHON, code=code)
+            )
+        )
+        parts.append(
+            types.Part(
+                code_execution_result=types.CodeExecutionResult(
+                    outcome=types.Outcome(outcome), output=output
+                )
+            )
+        )
         return cls(text=text, parts=tuple(parts))
 
     @classmethod
