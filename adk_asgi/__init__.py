@@ -5,8 +5,8 @@
 
 The public API is what this module exports, plus ``adk_asgi.chunks`` (the UI message
 stream chunk types), ``adk_asgi.testing`` (test helpers) and ``adk_asgi.demo`` (the
-offline demo agent). Everything else (``core``, ``http``, ``live``, ``stores``, ``cli``)
-is internal and may change between releases; ARCHITECTURE.md maps it.
+offline demo agent). Everything else is internal and may change between releases;
+ARCHITECTURE.md maps it.
 """
 
 from __future__ import annotations
@@ -30,6 +30,9 @@ from .options import (
 )
 from .pauses.tools import FrontendTool, frontend_tool
 from .stores import MemoryStreamStore, StreamRecorder, StreamStore
+from .translate.lanes import Lane
+from .translate.message import AssistantMessage
+from .translate.translator import EventTranslator
 from .transport.auth import AuthError, bearer_token
 from .wire.errors import ErrorInfo, RequestError, describe_error_generic
 from .wire.parts import EventParts
@@ -40,14 +43,17 @@ if TYPE_CHECKING:
 __all__ = [
     "AdkApp",
     "AdkMiddleware",
+    "AssistantMessage",
     "AuthError",
     "Authenticate",
     "ChatListOptions",
     "ErrorInfo",
     "EventParts",
+    "EventTranslator",
     "FrontendTool",
     "GcTuning",
     "JsonFormatter",
+    "Lane",
     "Limits",
     "LiveOptions",
     "MemoryStreamStore",

@@ -61,6 +61,8 @@ from .options import (
     anonymous,
 )
 from .stores import MemoryStreamStore, StreamStore
+from .translate.factory import Translators
+from .translate.translator import EventTranslator
 from .transport.asgi import Receive, Scope, Send, route_path, send_error
 from .transport.origin import OriginPolicy
 from .wire.errors import DescribeError, chat_not_found, describe_error_generic
@@ -126,6 +128,7 @@ class AdkApp:
         live_options: LiveOptions | None = None,
         chats: ChatListOptions | None = None,
         describe_error: DescribeError = describe_error_generic,
+        translator: type[EventTranslator] = EventTranslator,
         body_fields: Mapping[str, Any] | None = None,
         warm_up: bool = True,
         gc_tuning: GcTuning | None = None,
@@ -160,9 +163,16 @@ class AdkApp:
             self.settings,
         )
         self.store: StreamStore = stream_store or MemoryStreamStore()
-        self.chat = ChatEndpoint(self.runtime, self.settings, self.store)
+        runtime = self.runtime
+        self.translators = Translators(self.settings, lambda: runtime.tools, translator)
+        """How the app's translators are made (``translate/factory.py``)."""
+        self.chat = ChatEndpoint(self.runtime, self.settings, self.store, self.translators)
         self.live = LiveEndpoint(
-            self.runtime, self.settings, store=self.store, origins=OriginPolicy(allowed_origins)
+            self.runtime,
+            self.settings,
+            store=self.store,
+            origins=OriginPolicy(allowed_origins),
+            translators=self.translators,
         )
         self.health = Health(
             self.runtime, self.store, lambda: self.chat.draining or self.live.draining

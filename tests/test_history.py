@@ -20,7 +20,9 @@ from google.genai import types
 from adk_asgi import AdkApp
 from adk_asgi.adk.sessions import META_KEY
 from adk_asgi.history.messages import HistoryOptions, rebuild_messages
+from adk_asgi.options import Settings
 from adk_asgi.pauses.tools import ToolKinds
+from adk_asgi.translate.factory import Translators
 from adk_asgi.wire.ui_message import UIMessageState
 
 from conftest import chat_body, parse_sse, user_message
@@ -56,6 +58,11 @@ def said(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return [(m["role"], "".join(p.get("text", "") for p in m["parts"])) for m in messages]
 
 
+def _options(tools: ToolKinds | None = None) -> HistoryOptions:
+    """The history read with the default app settings (and ``tools``)."""
+    return HistoryOptions(Translators(Settings(), lambda: tools or ToolKinds()))
+
+
 def session(*events: Event) -> Session:
     return Session(id="c", app_name="a", user_id="u", events=list(events))
 
@@ -72,7 +79,7 @@ async def test_rewound_turns_are_gone() -> None:
         turn("i3", "m3", "user", text("second, again"), user_message_id="u2"),
         turn("i3", "m3", "agent", text("two, again")),
     )
-    messages = await rebuild_messages(events, HistoryOptions())
+    messages = await rebuild_messages(events, _options())
     assert said(messages) == [
         ("user", "first"),
         ("assistant", "one"),
@@ -94,7 +101,7 @@ async def test_restored_history_reads_back() -> None:
         )
         for author, words, mid in (("user", "hi", "a"), ("agent", "hello", "b"))
     ]
-    messages = await rebuild_messages(session(*seeded), HistoryOptions())
+    messages = await rebuild_messages(session(*seeded), _options())
     assert messages == [
         {"id": "a", "role": "user", "parts": [{"type": "text", "text": "hi"}]},
         {
@@ -132,7 +139,7 @@ async def test_answers_a_page_does_not_show_stay_hidden() -> None:
         turn("i2", "m2", "user", answer),  # as a completion would look
     )
     messages = await rebuild_messages(
-        events, HistoryOptions(tools=ToolKinds(long_running=frozenset({"open_ticket"})))
+        events, _options(ToolKinds(long_running=frozenset({"open_ticket"})))
     )
     assert SECRET not in json.dumps(messages)
     assert said(messages)[:2] == [("user", "use my key"), ("assistant", "done")]
@@ -161,7 +168,7 @@ async def test_user_files_come_back_as_data_urls() -> None:
     events = session(
         turn("i1", "m1", "user", image, linked, text("what are these?"), user_message_id="u1")
     )
-    [user] = await rebuild_messages(events, HistoryOptions())
+    [user] = await rebuild_messages(events, _options())
     assert user["parts"] == [
         {
             "type": "file",
@@ -192,7 +199,7 @@ async def test_sources_and_model_files() -> None:
     )
     answer.grounding_metadata = grounding
     events = session(turn("i1", "m1", "user", text("chart please"), user_message_id="u1"), answer)
-    _, assistant = await rebuild_messages(events, HistoryOptions())
+    _, assistant = await rebuild_messages(events, _options())
     assert assistant["parts"] == [
         {"type": "step-start"},
         {"type": "text", "text": "see the chart", "state": "done"},

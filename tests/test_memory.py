@@ -152,10 +152,10 @@ def test_a_live_turn_keeps_nothing_per_streamed_token() -> None:
     translator = LiveTranslator("m")
     out: list[Any] = []
     for i in range(1000):
-        translator.translate(_partial(f"w{i} "), out)  # each live event has a fresh id
+        out.extend(translator.translate(_partial(f"w{i} ")))  # each live event has a fresh id
     # One lane, whose "streamed" state is a few bits: nothing kept per token or per id
     # (an id per token was kept until the turn ended, once).
-    [lane] = list(translator._lanes)
+    [lane] = list(translator.lanes)
     assert lane.streamed == TEXT
 
 
@@ -164,9 +164,9 @@ def test_an_sse_response_forgets_its_id_once_final() -> None:
     out: list[Any] = []
     event = _partial("hello ")
     for _ in range(3):  # SSE partials share their final event's id
-        translator.translate(event, out)
+        out.extend(translator.translate(event))
     final = event.model_copy(update={"partial": False})
-    translator.translate(final, out)
+    out.extend(translator.translate(final))
     assert [c.delta for c in out if isinstance(c, TextDelta)] == ["hello "] * 3  # no repeat
-    [lane] = list(translator._lanes)
+    [lane] = list(translator.lanes)
     assert lane.streamed == 0  # what the final event repeated is forgotten

@@ -10,6 +10,7 @@ from google.genai import types
 
 from adk_asgi.chunks import UIChunk, encode_chunk
 from adk_asgi.pauses.tools import ToolKinds
+from adk_asgi.translate.message import MessageContext, MessageSettings
 from adk_asgi.translate.translator import EventTranslator
 
 
@@ -33,9 +34,9 @@ def ev(
 def run(translator: EventTranslator, *events: Event, finish: bool = True) -> list[dict[str, Any]]:
     out: list[UIChunk] = []
     for event in events:
-        translator.translate(event, out)
+        out.extend(translator.translate(event))
     if finish:
-        out.extend(translator.finish())
+        out.extend(translator.message.finish())
     import json
 
     return [json.loads(encode_chunk(c)) for c in out]
@@ -189,11 +190,14 @@ def test_native_approval_request_is_in_the_last_step() -> None:
     assert chunks[3]["providerMetadata"] == {"adk": {"approvalId": "conf1", "hint": "Pay?"}}
     assert chunks[4] == {"type": "tool-approval-request", "approvalId": "conf1", "toolCallId": "c1"}
     assert chunks[-1]["finishReason"] == "tool-calls"
-    assert t.tools.awaiting == {"conf1"}
+    assert t.message.tools.awaiting == {"conf1"}
 
 
 def test_seed_style_shows_the_confirmation_as_a_tool() -> None:
-    chunks = run(EventTranslator("m", confirmation_style="adk-tool"), *_confirmation_events())
+    chunks = run(
+        EventTranslator("m", MessageSettings(confirmation_style="adk-tool")),
+        *_confirmation_events(),
+    )
     names = [(c["type"], c.get("toolName")) for c in chunks]
     assert ("tool-input-available", "adk_request_confirmation") in names
     assert "tool-approval-request" not in types_(chunks)
@@ -202,22 +206,22 @@ def test_seed_style_shows_the_confirmation_as_a_tool() -> None:
 
 def test_denied_call_becomes_output_denied() -> None:
     chunks = run(
-        EventTranslator("m", denied_call_ids={"c1"}),
+        EventTranslator("m", context=MessageContext(denied=frozenset({"c1"}))),
         ev(result("process_payment", "c1", {"error": "This tool call is rejected."}), role="user"),
     )
     assert chunks[0] == {"type": "tool-output-denied", "toolCallId": "c1"}
 
 
 def test_a_browser_tool_call_ends_with_tool_calls() -> None:
-    t = EventTranslator("m", tools=ToolKinds(browser=frozenset({"get_location"})))
+    t = EventTranslator("m", MessageSettings(tools=ToolKinds(browser=frozenset({"get_location"}))))
     chunks = run(t, ev(call("get_location", "c9"), partial=False, long_running_tool_ids={"c9"}))
     assert "providerExecuted" not in chunks[1]
     assert chunks[-1]["finishReason"] == "tool-calls"
-    assert t.tools.awaiting == {"c9"}
+    assert t.message.tools.awaiting == {"c9"}
 
 
 def test_a_long_running_server_call_is_provider_executed_with_an_interim_result() -> None:
-    t = EventTranslator("m", tools=ToolKinds(browser=frozenset({"get_location"})))
+    t = EventTranslator("m", MessageSettings(tools=ToolKinds(browser=frozenset({"get_location"}))))
     chunks = run(
         t,
         ev(call("open_ticket", "c8"), partial=False, long_running_tool_ids={"c8"}),
@@ -230,7 +234,7 @@ def test_a_long_running_server_call_is_provider_executed_with_an_interim_result(
         "output": {"status": "pending"},
         "preliminary": True,
     }
-    assert chunks[-1]["finishReason"] == "stop" and not t.tools.awaiting
+    assert chunks[-1]["finishReason"] == "stop" and not t.message.tools.awaiting
 
 
 def test_error_event_is_the_one_terminal_chunk() -> None:
@@ -245,7 +249,7 @@ def test_error_event_is_the_one_terminal_chunk() -> None:
     assert types_(out) == ["start-step", "text-start", "text-delta", "text-end", "error"]
     # Never the event's own message (it may hold an exception's text): the generic text.
     assert out[-1]["errorText"] == "The agent failed to answer. Please try again. (BOOM)"
-    assert t.fail("again") == []  # never two terminal chunks
+    assert t.message.fail("again") == []  # never two terminal chunks
 
 
 def test_aborted_run_emits_no_error() -> None:

@@ -17,6 +17,7 @@ from google.genai import types
 from adk_asgi.chunks import UIChunk, encode_chunk
 from adk_asgi.options import SurfaceOptions
 from adk_asgi.translate.live import LiveTranslator
+from adk_asgi.translate.message import MessageSettings
 from adk_asgi.translate.translator import EventTranslator
 
 
@@ -44,8 +45,8 @@ def ev(
 def run(translator: EventTranslator, *events: Event) -> list[dict[str, Any]]:
     out: list[UIChunk] = []
     for event in events:
-        translator.translate(event, out)
-    out.extend(translator.finish())
+        out.extend(translator.translate(event))
+    out.extend(translator.message.finish())
     return [json.loads(encode_chunk(c)) for c in out]
 
 
@@ -92,7 +93,10 @@ def branch_events() -> list[Event]:
 
 
 def test_parallel_branches_write_their_own_blocks_in_one_step() -> None:
-    chunks = run(EventTranslator("m", surface=SurfaceOptions(agent_names=True)), *branch_events())
+    chunks = run(
+        EventTranslator("m", MessageSettings(surface=SurfaceOptions(agent_names=True))),
+        *branch_events(),
+    )
     assert list(said(chunks).values()) == ["one two", "UNO DOS", "merged"]
     starts = [c for c in chunks if c["type"] == "text-start"]
     assert [s.get("providerMetadata") for s in starts] == [
@@ -127,7 +131,7 @@ def test_workflow_nodes_are_named_by_their_node_path() -> None:
         )
 
     chunks = run(
-        EventTranslator("m", surface=SurfaceOptions()),
+        EventTranslator("m", MessageSettings(surface=SurfaceOptions())),
         node("yes", "pros"),
         node("no", "cons"),
         node("yes", "pros", False),
@@ -227,7 +231,7 @@ def output(value: Any, name: str = "step", **kw: Any) -> Event:
 def test_node_outputs_a_string_as_text_and_the_rest_as_data_converted() -> None:
     when = datetime.datetime(2030, 1, 2, tzinfo=datetime.UTC)
     chunks = run(
-        EventTranslator("m", surface=SurfaceOptions()),
+        EventTranslator("m", MessageSettings(surface=SurfaceOptions())),
         output({"at": when, "tags": ("a",)}, "plan"),
         output("Done.", "say"),
     )
@@ -247,7 +251,7 @@ def test_node_outputs_a_string_as_text_and_the_rest_as_data_converted() -> None:
 
 def test_node_outputs_can_be_turned_off() -> None:
     chunks = run(
-        EventTranslator("m", surface=SurfaceOptions(node_outputs=False)),
+        EventTranslator("m", MessageSettings(surface=SurfaceOptions(node_outputs=False))),
         output({"x": 1}),
         output("text"),
     )
@@ -264,7 +268,7 @@ def test_a_node_retried_after_its_error_event_goes_on() -> None:
     )
     t = EventTranslator("m")
     chunks = run(t, error, output("In stock.", "stock"))
-    assert chunks[-1]["type"] == "finish" and t.failure is None
+    assert chunks[-1]["type"] == "finish" and t.message.failure is None
     # Another node's output does not make the failure go away.
     t = EventTranslator("m")
     chunks = run(t, error, output("Other.", "other"))
@@ -320,8 +324,8 @@ def test_stored_events_without_partials_give_the_same_message() -> None:
         ]
 
     surface = SurfaceOptions()
-    streamed = run(EventTranslator("m", surface=surface), *live)
-    replayed = run(EventTranslator("m", surface=surface), *stored)
+    streamed = run(EventTranslator("m", MessageSettings(surface=surface)), *live)
+    replayed = run(EventTranslator("m", MessageSettings(surface=surface)), *stored)
     assert "".join(c["delta"] for c in streamed if c["type"] == "text-delta") == "".join(
         c["delta"] for c in replayed if c["type"] == "text-delta"
     )
@@ -374,7 +378,7 @@ def test_state_and_data_parts_without_json_form_are_left_out(
         actions=EventActions(state_delta={"when": datetime.date(2030, 1, 2), "handle": object()}),
     )
     with caplog.at_level(logging.ERROR, "adk_asgi"):
-        chunks = run(EventTranslator("m", surface=surface), changed)
+        chunks = run(EventTranslator("m", MessageSettings(surface=surface)), changed)
     assert [c["data"] for c in chunks if c["type"] == "data-state"] == [{"when": "2030-01-02"}]
     assert not [c for c in chunks if c["type"] == "data-handle"]
     messages = [r.getMessage() for r in caplog.records]

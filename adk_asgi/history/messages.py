@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 from google.adk.events import Event
@@ -42,12 +42,12 @@ from google.genai import types
 
 from ..adk.plugin import LANE_ORDER
 from ..adk.sessions import event_meta
-from ..options import ConfirmationStyle, SurfaceOptions
 from ..pauses.approvals import CONFIRMATION_TOOL
-from ..pauses.tools import ToolKinds
+from ..translate.factory import Translators
+from ..translate.live import LiveTranslator
+from ..translate.message import MessageContext
 from ..translate.translator import EventTranslator
 from ..wire.chunks import ToolOutputDenied, UIChunk
-from ..wire.errors import DescribeError, describe_error_generic
 from ..wire.ui_message import UIMessageState
 from .answers import PageAnswers, page_output
 
@@ -58,15 +58,12 @@ _ABORTED: Final = "INVOCATION_ABORTED"
 
 @dataclass(frozen=True, slots=True)
 class HistoryOptions:
-    """What the stream's translators were built with (the app's settings)."""
+    """How the history is read: the app's translators (those its streams used), and the
+    files of the chat's artifacts."""
 
-    tools: ToolKinds = field(default_factory=ToolKinds)
-    confirmation_style: ConfirmationStyle = "native"
-    describe_error: DescribeError = describe_error_generic
-    surface: SurfaceOptions | None = None
-    live_translator: Callable[[str], EventTranslator] | None = None
-    """The translator of a live turn's message (``translate/live.py``); None: the
-    session's live turns are not shown."""
+    translators: Translators
+    live_turns: bool = True
+    """Show the session's live turns (each through a live translator)."""
     files: Callable[[Event, bool], Awaitable[list[Any]]] | None = None
     """``(event, uploads) -> file chunks``: the artifacts an agent saved in the event, or
     (``uploads``) the user's files it records (``adk/artifacts.py``); None: none."""
@@ -237,9 +234,7 @@ class _History:
         assert self._translator is not None and self._message is not None
         if event.error_code == _ABORTED:
             self._aborted = True
-        out: list[UIChunk] = []
-        self._translator.translate(event, out)
-        self._message.apply_all(out)
+        self._message.apply_all(self._translator.translate(event))
 
     def end(self) -> list[dict[str, Any]]:
         self._end_message()
@@ -249,8 +244,7 @@ class _History:
         """A live turn's event: the connection's run carries no message ids, so each user
         message (untagged, as ``LiveRequestQueue`` writes it) starts a new pair of
         messages, named after their first event."""
-        factory = self.options.live_translator
-        if factory is None:
+        if not self.options.live_turns:
             return
         message = self._message
         live = message is not None and self._live_message
@@ -271,16 +265,14 @@ class _History:
             self._message = UIMessageState(f"msg-{event.id}")
             self._live_message = True
             self.messages.append(self._message.message)
-            self._translator = factory(self._message.message["id"])
+            self._translator = self.options.translators.live_history(self._message.message["id"])
             self._aborted = False
-            self._message.apply_all(self._translator.start())
-        assert self._translator is not None and self._message is not None
-        out: list[UIChunk] = []
-        self._translator.translate(event, out)
-        self._message.apply_all(out)
-        end_turn = getattr(self._translator, "end_model_turn", None)
-        if event.turn_complete and callable(end_turn):
-            end_turn()
+            self._message.apply_all(self._translator.message.start())
+        translator = self._translator
+        assert translator is not None and self._message is not None
+        self._message.apply_all(translator.translate(event))
+        if event.turn_complete and isinstance(translator, LiveTranslator):
+            translator.end_model_turn()
 
     async def artifacts(
         self, event: Event, files: Callable[[Event, bool], Awaitable[list[Any]]]
@@ -289,7 +281,7 @@ class _History:
         parts after the event's own; and the user's files saved as artifacts, in place of
         ADK's placeholders in the user's message (the session keeps no bytes of them)."""
         message, translator = self._message, self._translator
-        if message is not None and translator is not None and not translator.done:
+        if message is not None and translator is not None and not translator.message.done:
             message.apply_all(await files(event, False))
         user = self._users.get(event.invocation_id)
         if user is None:
@@ -356,31 +348,28 @@ class _History:
             self.messages.append(message)
             self._users[event.invocation_id] = message
 
-    def _open(self, message_id: str, **plan: Any) -> list[UIChunk]:
+    def _open(
+        self,
+        message_id: str,
+        denied: frozenset[str] = frozenset(),
+        resumed: frozenset[str] = frozenset(),
+    ) -> list[UIChunk]:
         """A new assistant message, or a new request of the open one: a fresh translator,
         as the stream builds one per request."""
         if self._message is None:
             self._message = UIMessageState(message_id)
             self.messages.append(self._message.message)
-        options = self.options
-        self._translator = EventTranslator(
-            message_id,
-            confirmation_style=options.confirmation_style,
-            tools=options.tools,
-            describe_error=options.describe_error,
-            surface=options.surface,
-            steps_before=self._message.steps,
-            **plan,
-        )
+        context = MessageContext(denied=denied, resumed=resumed, steps_before=self._message.steps)
+        self._translator = self.options.translators.turn(message_id, context)
         self._aborted = False
-        out = self._translator.start()
-        return out
+        return self._translator.message.start()
 
     def _end_request(self) -> None:
         translator, message = self._translator, self._message
         if translator is None or message is None:
             return
-        message.apply_all(translator.abort() if self._aborted else translator.finish())
+        written = translator.message
+        message.apply_all(written.abort() if self._aborted else written.finish())
         self._translator = None
 
     def _end_message(self) -> None:
@@ -398,16 +387,17 @@ class _History:
         message = self._message
         assert message is not None
         self._end_request()
-        answers = PageAnswers(message, self.options.tools, meta.get("denialReasons") or {})
+        tools = self.options.translators.settings.tools
+        answers = PageAnswers(message, tools, meta.get("denialReasons") or {})
         for response in responses:
             answers.read(response, self._calls, self._approvals)
         out = self._open(
-            message.message["id"], denied_call_ids=answers.denied, resumed=answers.resumed
+            message.message["id"], frozenset(answers.denied), frozenset(answers.resumed)
         )
         assert self._translator is not None
         out.extend(ToolOutputDenied(tool_call_id=call_id) for call_id in answers.denied_browser)
         for call_id, result in answers.completed.items():
-            self._translator.tools.outcome(call_id, result, out)
+            out.extend(self._translator.message.tool_outcome(call_id, result))
         message.apply_all(out)
 
     def _completion(self, message_id: str, responses: Iterable[types.FunctionResponse]) -> None:
@@ -420,8 +410,8 @@ class _History:
         for response in responses:
             call_id = response.id or ""
             name, args = self._calls.get(call_id, (response.name or "", {}))
-            if name not in self.options.tools.long_running:
+            if name not in self.options.translators.settings.tools.long_running:
                 continue
-            translator.restate_call(call_id, name, args, out)
-            translator.tools.outcome(call_id, response.response, out)
+            out.extend(translator.message.restate_call(call_id, name, args))
+            out.extend(translator.message.tool_outcome(call_id, response.response))
         self._message.apply_all(out)

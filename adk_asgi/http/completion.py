@@ -191,6 +191,7 @@ async def _locked_run(
             chat.store,
             chat.settings,
             plan,
+            chat.translators.turn(plan.message_id, plan.message_context()),
             user_id,
             chat_id,
             detached=True,

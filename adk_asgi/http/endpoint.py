@@ -23,6 +23,7 @@ from ..observability.tracing import TURN, current, end_span, start_span
 from ..options import Settings
 from ..pauses.signin import callback_url
 from ..stores import StoreUnavailable, StreamRecorder, StreamStore
+from ..translate.factory import Translators
 from ..transport.asgi import ClientGone, Receive, Scope, Send, read_body, send_error, send_json
 from ..transport.auth import AuthError, resolve_user
 from ..transport.limits import check_limits
@@ -48,10 +49,18 @@ logger = logging.getLogger("adk_asgi")
 class ChatEndpoint:
     """The HTTP side of the app: one instance serves every chat."""
 
-    def __init__(self, runtime: AgentRuntime, settings: Settings, store: StreamStore) -> None:
+    def __init__(
+        self,
+        runtime: AgentRuntime,
+        settings: Settings,
+        store: StreamStore,
+        translators: Translators,
+    ) -> None:
         self.runtime = runtime
         self.settings = settings
         self.store = store
+        self.translators = translators
+        """How the app's translators are made (``translate/factory.py``)."""
         self.turns: set[TurnStream] = set()
         self.draining = False
         self.api_path = ""
@@ -172,6 +181,7 @@ class ChatEndpoint:
                 self.store,
                 self.settings,
                 plan,
+                self.translators.turn(plan.message_id, plan.message_context()),
                 user_id,
                 request.id,
                 received=received,

@@ -17,8 +17,6 @@ from google.adk.sessions import Session
 from ..adk.sessions import failure
 from ..history.messages import HistoryOptions, rebuild_messages
 from ..observability.metrics import METRICS
-from ..translate.live import LiveTranslator
-from ..translate.translator import EventTranslator
 from ..transport.asgi import Receive, Scope, Send, send_error, send_json
 from ..wire.chunks import File
 from ..wire.errors import (
@@ -65,36 +63,15 @@ class ChatHistory:
         self.chat = chat
 
     def options(self, user_id: str, chat_id: str, api_path: str) -> HistoryOptions:
-        """What the stream's translators are built with (``http/turn/stream.py``, and
-        ``live/connection.py`` for live turns)."""
-        chat = self.chat
-        style = chat.settings.pauses.confirmation_style
-
-        def live(message_id: str) -> EventTranslator:
-            return LiveTranslator(
-                message_id,
-                audio_out=False,
-                confirmation_style=style,
-                describe_error=chat.settings.describe_error,
-                tools=chat.runtime.tools,
-                surface=chat.runtime.surface,
-            )
-
-        artifacts = chat.runtime.artifacts
+        """How the history is read: through the app's translators, as its streams were."""
+        artifacts = self.chat.runtime.artifacts
 
         async def files(event: Event, uploads: bool) -> list[File]:
             return await artifacts.files(
                 event, user_id=user_id, chat_id=chat_id, api_path=api_path, uploads=uploads
             )
 
-        return HistoryOptions(
-            tools=chat.runtime.tools,
-            confirmation_style=style,
-            describe_error=chat.settings.describe_error,
-            surface=chat.runtime.surface,
-            live_translator=live,
-            files=files,
-        )
+        return HistoryOptions(translators=self.chat.translators, files=files)
 
     async def get(self, scope: Scope, receive: Receive, send: Send, chat_id: str) -> None:
         found = await owned_session(self.chat, scope, send, chat_id)

@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from google.adk.agents import RunConfig
 from google.adk.events import Event
@@ -44,6 +44,7 @@ from ..pauses.notices import (
 )
 from ..pauses.signin import LIVE_SIGN_INS, register_sign_ins
 from ..stores import StoreUnavailable, StreamStore
+from ..translate.factory import Translators
 from ..translate.live import LiveTranslator
 from ..transport.asgi import ClientGone, Receive, Send
 from .gate.gate import LiveGate
@@ -79,6 +80,7 @@ class LiveServices:
     store: StreamStore
     runner: Runner
     plugin: LiveGatePlugin
+    translators: Translators
 
 
 class Connection:
@@ -144,21 +146,14 @@ class Connection:
         self.followers = Followers(self.socket, self.store, user_id)
 
     def _conversation(self) -> Conversation:
-        settings = self.services.settings
-
-        # No approval tools: in live mode the gate asks for those approvals itself.
         runtime = self.services.runtime
-        tools = replace(runtime.tools, approval=frozenset())
+        translators = self.services.translators
 
         def new_translator() -> LiveTranslator:
-            return LiveTranslator(
+            return translators.live(
                 f"msg-{uuid.uuid4().hex[:20]}",
                 audio_out=self.audio,
                 turn_based=self.run.turn_based,
-                confirmation_style=settings.pauses.confirmation_style,
-                describe_error=settings.describe_error,
-                tools=tools,
-                surface=runtime.surface,
             )
 
         return Conversation(

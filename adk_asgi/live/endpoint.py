@@ -24,6 +24,7 @@ from ..observability.tracing import LIVE_CONNECTION, current, end_span, start_sp
 from ..options import ActivityDetection, Settings
 from ..pauses.signin import callback_url
 from ..stores import StoreUnavailable, StreamStore
+from ..translate.factory import Translators
 from ..transport.asgi import Receive, Scope, Send
 from ..transport.auth import AuthError, resolve_user
 from ..transport.origin import OriginPolicy
@@ -69,11 +70,13 @@ class LiveEndpoint:
         *,
         store: StreamStore,
         origins: OriginPolicy,
+        translators: Translators,
     ) -> None:
         self.runtime = runtime
         self.settings = settings
         self.store = store
         self.origins = origins
+        self.translators = translators
         self.connections: set[Connection] = set()
         self.draining = False
         self._plugin: LiveGatePlugin | None = None
@@ -124,7 +127,9 @@ class LiveEndpoint:
                 }
             )
             return
-        services = LiveServices(self.runtime, self.settings, self.store, self.runner, self.plugin)
+        services = LiveServices(
+            self.runtime, self.settings, self.store, self.runner, self.plugin, self.translators
+        )
         connection = Connection(
             services,
             receive,

@@ -4,24 +4,24 @@ Live events differ from SSE events in four ways, handled here through the transl
 hooks (``translate/translator.py`` documents the contract):
 
 - a model turn sends its text and its calls as separate final events and ends at
-  ``turn_complete`` (``_final_ends_call``: no; the turn layer calls ``end_model_turn``);
+  ``turn_complete`` (``final_ends_call``: no; the turn layer calls ``end_model_turn``);
   the aggregated final text has a *new* event id, which the lanes' "streamed since the last
   final" already handles;
-- model audio arrives as ``inline_data`` PCM chunks (``_on_file``): each becomes a
+- model audio arrives as ``inline_data`` PCM chunks (``on_file``): each becomes a
   transient ``data-pcm`` chunk (never a ``file`` part: the page plays it, it is not kept);
-- transcriptions (``_on_event``): the output transcription is what the model *says*, so it
+- transcriptions (``on_event``): the output transcription is what the model *says*, so it
   is the assistant message's text (``text-*`` blocks of the speaking agent's lane); the
   input transcription is what the user said, a transient ``data-transcription`` chunk;
 - ``turn_complete`` / ``interrupted`` are control events that end a turn (the turn layer
-  decides when; see ``turns.py``), and the gate's approval requests and resolutions are
-  injected between events.
+  decides when: ``live/turns/conversation.py``), and the gate's approval requests and
+  resolutions are injected between events.
 """
 
 from __future__ import annotations
 
 import base64
 import re
-from typing import Any, Final
+from typing import Final
 
 from google.adk.events import Event
 from google.genai import types
@@ -30,7 +30,8 @@ from ..pauses.approvals import CONFIRMATION_TOOL
 from ..pauses.notices import ApprovalNotice, AskNotice, ResolvedNotice
 from ..wire.chunks import DataChunk, ToolOutputAvailable, UIChunk
 from .lanes import TEXT, Lane
-from .translator import EventTranslator
+from .message import MessageSettings
+from .translator import Chunks, EventTranslator
 
 __all__ = ("PCM_CHUNK_TYPE", "TRANSCRIPTION_CHUNK_TYPE", "LiveTranslator")
 
@@ -40,29 +41,35 @@ _RATE: Final = re.compile(r"rate=(\d+)")
 
 
 class LiveTranslator(EventTranslator):
-    """One assistant message of a live conversation (one model turn, tools included)."""
+    """One assistant message of a live conversation (one model turn, tools included).
 
-    __slots__ = ("_audio_out", "_turn_based", "emitted_calls", "model_called_tools")
+    No ``__slots__`` of its own, so that an application's translator (a subclass of
+    ``EventTranslator``) combines with it for live turns (``Translators``)."""
 
     def __init__(
-        self, message_id: str, *, audio_out: bool = True, turn_based: bool = False, **options: Any
+        self,
+        message_id: str,
+        settings: MessageSettings | None = None,
+        *,
+        audio_out: bool = True,
+        turn_based: bool = False,
     ) -> None:
-        super().__init__(message_id, **options)
+        super().__init__(message_id, settings)
         # False: a text connection on a model that only speaks; its transcript is the text.
         self._audio_out = audio_out
         # The run answers each message with run_async (run.py): SSE's events.
         self._turn_based = turn_based
-        # Tool calls whose `tool-input-available` went out (approvals wait for it).
         self.emitted_calls: set[str] = set()
-        # The model called tools in the current model turn: its `turn_complete` does not
-        # end the message, the model answers the results next.
+        """Tool calls whose ``tool-input-available`` went out (approvals wait for it)."""
         self.model_called_tools = False
+        """The model called tools in its current turn: its ``turn_complete`` does not end
+        the message, the model answers the results next."""
         self.pauses.live = True
 
     # -- hooks --------------------------------------------------------------------------
 
-    def _on_event(self, event: Event, lane: Lane, out: list[UIChunk]) -> None:
-        super()._on_event(event, lane, out)
+    def on_event(self, event: Event, lane: Lane) -> Chunks:
+        out = list(super().on_event(event, lane))
         heard = event.input_transcription
         if heard is not None and heard.text:
             out.append(
@@ -74,111 +81,109 @@ class LiveTranslator(EventTranslator):
             )
         said = event.output_transcription
         if said is not None and said.text:
-            self._spoken(event, lane, said.text, out)
+            out.extend(self._spoken(event, lane, said.text))
         if event.turn_complete and event.content is None:
-            self._record_response(event, out)  # usage arrives on the turn_complete event
+            # Usage arrives on the turn_complete event.
+            out.extend(self.message.record_response(event))
         if event.actions is not None and event.actions.transfer_to_agent:
             # ADK closes the calling agent's model connection without its turn_complete;
             # the next agent starts a model turn of its own, in this message.
             self.end_model_turn()
+        return out
 
-    def _final_ends_call(self) -> bool:
+    def final_ends_call(self) -> bool:
         # A live model turn ends at turn_complete (end_model_turn); a turn-by-turn run's
         # events are SSE's.
         return self._turn_based
 
-    def _on_file(self, part: types.Part, lane: Lane, partial: bool, out: list[UIChunk]) -> None:
+    def on_file(self, part: types.Part, lane: Lane, *, partial: bool) -> Chunks:
         blob = part.inline_data
         if blob is not None and (blob.mime_type or "").startswith("audio/"):
-            if self._audio_out:
-                out.append(_pcm(blob))
-            return
-        super()._on_file(part, lane, partial, out)
+            return [_pcm(blob)] if self._audio_out else ()
+        return super().on_file(part, lane, partial=partial)
 
-    def _on_function_call(
-        self, call: types.FunctionCall, event: Event, lane: Lane, out: list[UIChunk]
-    ) -> None:
+    def on_function_call(self, call: types.FunctionCall, event: Event, lane: Lane) -> Chunks:
         if call.id and call.name != CONFIRMATION_TOOL:
             self.emitted_calls.add(call.id)
             self.model_called_tools = True
-        super()._on_function_call(call, event, lane, out)
+        return super().on_function_call(call, event, lane)
 
-    def _spoken(self, event: Event, lane: Lane, text: str, out: list[UIChunk]) -> None:
-        self._open_step(lane, out)
+    def _spoken(self, event: Event, lane: Lane, text: str) -> list[UIChunk]:
+        """The output transcription: what the model says is the message's text."""
+        message = self.message
+        out = message.open_step(lane)
         if event.partial:
             lane.streamed |= TEXT
-            self._stream_text(lane, text, False, out)
-            return
+            out.extend(message.text(lane, text))
+            return out
         if not lane.streamed & TEXT:
-            self._stream_text(lane, text, False, out)
+            out.extend(message.text(lane, text))
         lane.streamed &= ~TEXT
-        self._close_blocks(out, lane)
+        out.extend(message.close(lane))
+        return out
 
     # -- the gate -----------------------------------------------------------
 
-    def approval_request(self, notice: ApprovalNotice, out: list[UIChunk]) -> None:
+    def approval_request(self, notice: ApprovalNotice) -> list[UIChunk]:
         """The same chunks as an SSE approval request, for a call already on the page."""
-        if self._confirmation_style == "native":
-            self._approval_request(
-                notice.key,
-                notice.call_id,
-                notice.name,
-                notice.args,
-                notice.hint,
-                notice.payload,
-                out,
+        message = self.message
+        if message.settings.confirmation_style == "native":
+            return message.approval_request(
+                notice.key, notice.call_id, notice.name, notice.args, notice.hint, notice.payload
             )
-            return
         confirmation: dict[str, object] = {"hint": notice.hint, "confirmed": False}
         if notice.payload is not None:
             confirmation["payload"] = notice.payload
-        args = {
-            "originalFunctionCall": {
-                "id": notice.call_id,
-                "name": notice.name,
-                "args": notice.args,
-            },
-            "toolConfirmation": confirmation,
-        }
-        self._tool_call(notice.key, CONFIRMATION_TOOL, args, True, out)
+        original = {"id": notice.call_id, "name": notice.name, "args": notice.args}
+        return message.tool_call(
+            notice.key,
+            CONFIRMATION_TOOL,
+            {"originalFunctionCall": original, "toolConfirmation": confirmation},
+            client_side=True,
+        )
 
-    def client_call(self, notice: AskNotice, out: list[UIChunk]) -> None:
+    def client_call(self, notice: AskNotice) -> list[UIChunk]:
         """The gate asks the user (a credential): a client call of its own."""
-        self._tool_call(notice.key, notice.name, notice.shown, True, out)
+        return self.message.tool_call(notice.key, notice.name, notice.shown, client_side=True)
 
-    def resolved(self, notice: ResolvedNotice, out: list[UIChunk]) -> None:
-        self.tools.awaiting.discard(notice.key)
+    def resolved(self, notice: ResolvedNotice) -> list[UIChunk]:
+        """A wait ended: the page answered (or the wait timed out)."""
+        message = self.message
+        tools = message.tools
+        tools.awaiting.discard(notice.key)
         if notice.kind in ("input", "credential") and not notice.timed_out:
             # What the page answered, as it shows it (a credential: only that it was given).
-            self._close_blocks(out)
+            out = message.close()
             out.append(ToolOutputAvailable(tool_call_id=notice.key, output=notice.output))
-            return
+            return out
         if notice.kind != "approval":
-            return
+            return []
         if not notice.confirmed and not notice.timed_out:
             # ADK answers the call with its "rejected" error: shown as denied.
-            self.tools.deny(notice.call_id)
+            tools.deny(notice.call_id)
         elif notice.confirmed:
-            self.tools.expect_outcome(notice.call_id)
-        if self._confirmation_style == "adk-tool" and not notice.timed_out:
+            tools.expect_outcome(notice.call_id)
+        if message.settings.confirmation_style == "adk-tool" and not notice.timed_out:
             # The ADK-tool style: the confirmation call is a tool part of its own; close it.
-            self._close_blocks(out)
+            out = message.close()
             out.append(
                 ToolOutputAvailable(tool_call_id=notice.key, output={"confirmed": notice.confirmed})
             )
+            return out
+        return []
 
     def suspend(self, waiting: set[str]) -> list[UIChunk]:
         """End this request's part of the message while calls wait for the client."""
-        self.tools.awaiting.update(waiting)
-        return self.finish()
+        self.message.tools.awaiting.update(waiting)
+        return self.message.finish()
 
     def end_model_turn(self) -> None:
         """The model's turn ended (with tool calls, whose results it answers next, or with a
         transfer): what comes next is a new model call, in a new step."""
         self.model_called_tools = False
-        for lane in self._lanes:
+        for lane in self.lanes:
             lane.streamed = 0
-        self._model_call_finished()
+        self.message.model_call_finished()
 
 
 def _pcm(blob: types.Blob) -> DataChunk:

@@ -1,17 +1,23 @@
 """AssistantMessage: one assistant message being written as UI chunks — its edges
-(``start``, ``finish``, ``abort``, ``error``), steps and text blocks (``blocks.py``), tool parts
-(``tool_parts.py``) and response metadata (``response_meta.py``). ``EventTranslator``
-(``translator.py``) fills it from ADK events; failures reach the user through
-``describe_error`` only, never as an exception's text.
+(``start``, ``finish``, ``abort``, ``error``), its steps and text blocks (``blocks.py``), its
+tool parts (``tool_parts.py``) and what the model's responses say of it
+(``response_meta.py``). ``EventTranslator`` (``translator.py``) reads ADK events and writes
+through this class's public methods, and so does a translator's subclass: each method
+returns the chunks it wrote, in order. Failures reach the user through ``describe_error``
+only, never as an exception's text.
+
+``MessageSettings`` is what every message of an app is written with; ``MessageContext``
+what one request's part of a message starts from (a continuation carries over the calls
+the page answered or still owes, and the steps the message already has).
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterable
-from typing import Any, Final
+from dataclasses import dataclass, field
+from typing import Any
 
 from google.adk.events import Event
+from google.genai import types
 
 from ..options import ConfirmationStyle, SurfaceOptions
 from ..pauses.tools import ToolKinds
@@ -19,80 +25,100 @@ from ..wire.chunks import Abort, Error, Finish, FinishReason, Start, UIChunk
 from ..wire.errors import DescribeError, ErrorInfo, describe, describe_error_generic
 from .blocks import MessageBlocks
 from .lanes import Lane
-from .pause_parts import PauseParts
 from .response_meta import ResponseMeta
 from .surface import Surface
 from .tool_parts import ToolParts
 
-__all__ = ("AssistantMessage",)
+__all__ = ("AssistantMessage", "MessageContext", "MessageSettings")
 
-logger = logging.getLogger("adk_asgi")
-_NO_TOOLS: Final = ToolKinds()
+
+@dataclass(frozen=True, slots=True)
+class MessageSettings:
+    """What every message of an app is written with (``Translators`` builds it from the
+    app's options)."""
+
+    confirmation_style: ConfirmationStyle = "native"
+    """How ADK's tool confirmations reach the page (``PauseOptions``)."""
+    describe_error: DescribeError = describe_error_generic
+    """What the user reads for a failure."""
+    tools: ToolKinds = field(default_factory=ToolKinds)
+    """The agent's browser, approval and long-running tools."""
+    surface: SurfaceOptions | None = None
+    """What a message carries besides ADK's content; None: nothing."""
+
+
+@dataclass(frozen=True, slots=True)
+class MessageContext:
+    """What one request's part of a message starts from. A new message starts from
+    nothing; a continuation (the page's answers) from the calls they answered."""
+
+    denied: frozenset[str] = frozenset()
+    """Calls the user denied in this request."""
+    resumed: frozenset[str] = frozenset()
+    """Server calls the user approved in this request: they run now."""
+    awaiting: frozenset[str] = frozenset()
+    """Calls (or approvals) that still wait for the page after this request's answers."""
+    steps_before: int = 0
+    """Steps the message already has (its earlier requests')."""
+    oauth_redirect: str | None = None
+    """Where an OAuth2 sign-in of this request returns (adk-asgi's callback)."""
 
 
 class AssistantMessage:
-    """The chunks of one assistant message; ``EventTranslator`` fills it from ADK events."""
+    """The chunks of one assistant message. Every writing method returns what it wrote."""
 
     __slots__ = (
         "_blocks",
-        "_browser_tools",
-        "_confirmation_style",
         "_describe_error",
         "_meta",
-        "_node_outputs",
-        "_surface",
         "ended",
         "failure",
         "message_id",
-        "pauses",
+        "settings",
+        "surface",
         "tools",
     )
 
     def __init__(
         self,
         message_id: str,
-        *,
-        confirmation_style: ConfirmationStyle = "native",
-        denied_call_ids: Iterable[str] = (),
-        tools: ToolKinds = _NO_TOOLS,
-        awaiting: Iterable[str] = (),
-        resumed: Iterable[str] = (),
-        describe_error: DescribeError = describe_error_generic,
-        surface: SurfaceOptions | None = None,
-        steps_before: int = 0,
-        oauth_redirect: str | None = None,
+        settings: MessageSettings | None = None,
+        context: MessageContext | None = None,
     ) -> None:
+        settings = settings or MessageSettings()
+        context = context or MessageContext()
         self.message_id = message_id
+        self.settings = settings
         self.ended = False
+        """A terminal chunk (``finish``, ``abort``, ``error``) was written."""
         self.failure: ErrorInfo | None = None
         """The failure that ends (or ended) the message with ``error``: ADK's error event,
         or the exception ``fail`` was given."""
-        self._confirmation_style = confirmation_style
-        self._describe_error = describe_error
-        self._surface = (
-            Surface(message_id, surface, steps=steps_before) if surface is not None else None
+        self._describe_error = settings.describe_error
+        self.surface = (
+            Surface(message_id, settings.surface, steps=context.steps_before)
+            if settings.surface is not None
+            else None
         )
-        self._node_outputs = surface.node_outputs if surface is not None else True
+        """The message's extras besides ADK's content (``surface.py``); None: none."""
         self._blocks = MessageBlocks(
-            message_id, self._surface.step_author if self._surface is not None else None
+            message_id, self.surface.step_author if self.surface is not None else None
         )
         self._meta = ResponseMeta(message_id)
         self.tools = ToolParts(
-            native=confirmation_style == "native",
-            denied=denied_call_ids,
-            approval_tools=tools.approval,
-            awaiting=awaiting,
-            resumed=resumed,
+            native=settings.confirmation_style == "native",
+            denied=context.denied,
+            approval_tools=settings.tools.approval,
+            awaiting=context.awaiting,
+            resumed=context.resumed,
         )
         """The message's tool parts: which calls wait for the client (``awaiting``), which
-        the user denied or approved, final results (``outcome``)."""
-        self.pauses = PauseParts(style=confirmation_style, redirect_uri=oauth_redirect)
-        """The message's requests for input, credentials and workflow confirmations."""
-        self._browser_tools = tools.browser
+        the user denied or approved, their outcomes."""
 
-    # -- stream edges -----------------------------------------------------
+    # -- edges ---------------------------------------------------------------------------
 
     def start(self) -> list[UIChunk]:
+        """The ``start`` chunk (every request's stream of the message begins with it)."""
         return [Start(message_id=self.message_id)]
 
     def finish(self) -> list[UIChunk]:
@@ -107,7 +133,7 @@ class AssistantMessage:
             "tool-calls" if self.tools.awaiting else (self._meta.finish_reason or "stop")
         )
         metadata = self._meta.metadata()
-        authors = self._surface.metadata() if self._surface is not None else None
+        authors = self.surface.metadata() if self.surface is not None else None
         if authors is not None:
             metadata = {**(metadata or {}), "adk": authors}
         out.append(
@@ -150,6 +176,17 @@ class AssistantMessage:
         out.append(Error(error_text=text))
         return out
 
+    def failed(self, error: ErrorInfo) -> list[UIChunk]:
+        """ADK reported ``error`` (an error event): the message ends with ``error`` at its
+        ``finish``, or at ``fail`` with the exception ADK raises next (``describe_error``
+        then sees both); what is open closes now."""
+        self.failure = error
+        return self.close()
+
+    def recovered(self) -> None:
+        """The agent or node that failed went on (a workflow node retried): not the end."""
+        self.failure = None
+
     def continue_turn(self) -> list[UIChunk]:
         """The same assistant message continues in a new request (the answers to the calls
         it waited for): ``start`` again, same ``messageId``, the calls and denials kept."""
@@ -158,9 +195,11 @@ class AssistantMessage:
         self.tools.awaiting.clear()
         return self.start()
 
+    # -- state ---------------------------------------------------------------------------
+
     @property
     def done(self) -> bool:
-        """Nothing more is translated: the message ended, or ADK reported an error."""
+        """Nothing more is written: the message ended, or ADK reported an error."""
         return self.ended or self.failure is not None
 
     @property
@@ -178,57 +217,117 @@ class AssistantMessage:
         """Tool-call ids (or approval ids) the client has to answer before the run goes on."""
         return frozenset(self.tools.awaiting)
 
-    def restate_call(
-        self, call_id: str, name: str, args: dict[str, Any], out: list[UIChunk]
-    ) -> None:
-        """A server call of an earlier message, stated again (its result follows here)."""
-        self._tool_call(call_id, name, args, False, out)
+    # -- steps and blocks ----------------------------------------------------------------
 
-    # -- writer hooks (see translator.py) ----------------------------------------------
-
-    def _open_step(self, lane: Lane, out: list[UIChunk]) -> None:
+    def open_step(self, lane: Lane) -> list[UIChunk]:
+        """``lane``'s model writes: open a step, or a new one after its finished call (when
+        no other lane of the step still writes), or join the open one."""
+        out: list[UIChunk] = []
         self._blocks.open_step(lane, out)
+        return out
 
-    def _stream_text(self, lane: Lane, text: str, thought: bool, out: list[UIChunk]) -> None:
+    def ensure_step(self, lane: Lane | None = None) -> list[UIChunk]:
+        """A step for chunks that are not a model call's (a tool call out of one)."""
+        out: list[UIChunk] = []
+        self._blocks.ensure_step(out, lane)
+        return out
+
+    def text(self, lane: Lane, text: str, *, thought: bool = False) -> list[UIChunk]:
+        """Stream ``text`` into the lane's text block (``thought``: its reasoning block),
+        opening the block (and closing the other kind) as needed."""
+        out: list[UIChunk] = []
         self._blocks.stream(lane, text, thought, out)
+        return out
 
-    def _close_blocks(self, out: list[UIChunk], lane: Lane | None = None) -> None:
+    def close(self, lane: Lane | None = None) -> list[UIChunk]:
+        """End ``lane``'s open text or reasoning block (None: every open block)."""
+        out: list[UIChunk] = []
         if lane is None:
             self._blocks.close_all(out)
         else:
             self._blocks.close(lane, out)
+        return out
 
-    def _model_call_finished(self) -> None:
+    def model_call_finished(self) -> None:
+        """Every lane's model call ended (a live model turn ended): what comes next is a
+        new call, in a new step."""
         self._blocks.calls_done()
 
-    def _tool_call(
+    def file(self, part: types.Part, lane: Lane) -> list[UIChunk]:
+        """A ``file`` part for inline bytes (a ``data:`` URL) or a file reference."""
+        out = self.close(lane)
+        self._blocks.file(part, out)
+        return out
+
+    # -- tools ---------------------------------------------------------------------------
+
+    def tool_call(
         self,
         call_id: str,
         name: str,
         args: dict[str, Any],
+        *,
         client_side: bool,
-        out: list[UIChunk],
         lane: Lane | None = None,
-    ) -> None:
+    ) -> list[UIChunk]:
+        """A tool call (``tool-input-*``): answered by the page (``client_side``), or
+        provider-executed (its outcome follows from the server)."""
+        out: list[UIChunk] = []
         if lane is not None:
             self._blocks.close(lane, out)
         else:
             self._blocks.close_all(out)
         self._blocks.ensure_step(out, lane)
         self.tools.call(call_id, name, args, client_side, out)
+        return out
 
-    def _approval_request(
+    def restate_call(self, call_id: str, name: str, args: dict[str, Any]) -> list[UIChunk]:
+        """A server call of an earlier message, stated again (its result follows here)."""
+        return self.tool_call(call_id, name, args, client_side=False)
+
+    def approval_request(
         self,
         approval_id: str,
         call_id: str,
         name: str,
         args: dict[str, Any],
-        hint: str | None,
-        payload: Any,
-        out: list[UIChunk],
-    ) -> None:
-        self._blocks.close_all(out)
+        hint: str | None = None,
+        payload: Any = None,
+    ) -> list[UIChunk]:
+        """The user is asked to approve the stated call ``call_id`` (with ADK's ``hint`` and
+        ``payload`` as the call's ``providerMetadata.adk``)."""
+        out = self.close()
         self.tools.approval_request(approval_id, call_id, name, args, hint, payload, out)
+        return out
 
-    def _record_response(self, event: Event, out: list[UIChunk]) -> None:
+    def tool_outcome(
+        self, call_id: str, result: Any, *, lane: Lane | None = None, agent: bool = False
+    ) -> list[UIChunk]:
+        """A call's result: ``tool-output-available``, ``-error`` or ``-denied`` (ADK's
+        ``{"error": ...}`` results are errors); ``agent``: the tool's own result (not an
+        answer the page or the server sent in), interim for a long-running call."""
+        out = self.close(lane) if lane is not None else []
+        self.tools.outcome(call_id, result, out, agent=agent)
+        return out
+
+    def code(self, call_id: str, language: str, code: str, lane: Lane) -> list[UIChunk]:
+        """Code the model runs: a provider-executed ``code_execution`` call."""
+        out = self.close(lane)
+        self._blocks.ensure_step(out, lane)
+        self.tools.code(call_id, language, code, out)
+        return out
+
+    def code_result(self, call_id: str, outcome: str, output: str) -> list[UIChunk]:
+        """What the code printed; a run that failed (or ran out of time) is an error."""
+        out: list[UIChunk] = []
+        self.tools.code_result(call_id, outcome, output, out)
+        return out
+
+    # -- the model's responses -----------------------------------------------------------
+
+    def record_response(self, event: Event) -> list[UIChunk]:
+        """Usage, finish reason and model version of a final model response (for the
+        ``finish`` chunk's metadata), and its grounding sources (``source-url``, each once)."""
+        out: list[UIChunk] = []
         self._meta.record(event, out)
+        return out

@@ -7,7 +7,7 @@ OAuth2 sign-ins the message asked for, and the outcomes of workflow confirmation
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from google.adk.events import Event
 from google.genai import types
@@ -17,35 +17,9 @@ from ..pauses.credentials import CREDENTIAL_TOOL, CredentialRequest
 from ..pauses.kinds import INPUT_TOOL, InputRequest, Pause, WorkflowConfirmation, workflow_call_id
 from ..wire.chunks import UIChunk
 from .lanes import Lane
+from .message import AssistantMessage
 
 __all__ = ("PauseParts",)
-
-
-class _Writer(Protocol):
-    """What ``PauseParts`` writes through (``AssistantMessage``)."""
-
-    def _tool_call(
-        self,
-        call_id: str,
-        name: str,
-        args: dict[str, Any],
-        client_side: bool,
-        out: list[UIChunk],
-        lane: Lane | None = None,
-    ) -> None: ...
-
-    def _approval_request(
-        self,
-        approval_id: str,
-        call_id: str,
-        name: str,
-        args: dict[str, Any],
-        hint: str | None,
-        payload: Any,
-        out: list[UIChunk],
-    ) -> None: ...
-
-    def _close_blocks(self, out: list[UIChunk], lane: Lane | None = None) -> None: ...
 
 
 Style = Literal["native", "adk-tool"]
@@ -70,56 +44,58 @@ class PauseParts:
         self._stated: dict[str, str] = {}  # workflow node path -> stated call id
 
     def state(
-        self, pause: Pause, writer: _Writer, out: list[UIChunk], lane: Lane | None = None
-    ) -> bool:
-        """State the pause's call(s) on the page; False: it cannot be answered here."""
+        self, pause: Pause, message: AssistantMessage, lane: Lane | None = None
+    ) -> list[UIChunk] | None:
+        """The chunks that state the pause's call(s) on the page; None: it cannot be
+        answered here (a workflow's own pause in a live run)."""
         if self.live and (
             isinstance(pause, WorkflowConfirmation)
             or (isinstance(pause, InputRequest) and pause.workflow)
         ):
-            return False
+            return None
         if isinstance(pause, InputRequest):
-            writer._tool_call(pause.call_id, INPUT_TOOL, pause.presented(), True, out, lane)
-        elif isinstance(pause, CredentialRequest):
-            writer._tool_call(
-                pause.call_id, CREDENTIAL_TOOL, pause.presented(self.redirect_uri), True, out, lane
+            return message.tool_call(
+                pause.call_id, INPUT_TOOL, pause.presented(), client_side=True, lane=lane
             )
+        if isinstance(pause, CredentialRequest):
             if pause.state is not None:
                 self.oauth.append(pause)
-        else:
-            call_id = pause.call_id
-            self._stated[pause.path] = call_id
-            writer._tool_call(call_id, pause.tool_name, pause.args, False, out, lane)
-            if self._style == "native":
-                writer._approval_request(
+            return message.tool_call(
+                pause.call_id,
+                CREDENTIAL_TOOL,
+                pause.presented(self.redirect_uri),
+                client_side=True,
+                lane=lane,
+            )
+        call_id = pause.call_id
+        self._stated[pause.path] = call_id
+        out = message.tool_call(call_id, pause.tool_name, pause.args, client_side=False, lane=lane)
+        if self._style == "native":
+            out.extend(
+                message.approval_request(
                     pause.interrupt_id,
                     call_id,
                     pause.tool_name,
                     pause.args,
                     pause.hint,
                     pause.payload,
-                    out,
                 )
-            else:
-                confirmation: dict[str, Any] = {"hint": pause.hint or "", "confirmed": False}
-                if pause.payload is not None:
-                    confirmation["payload"] = pause.payload
-                writer._tool_call(
-                    pause.interrupt_id,
-                    CONFIRMATION_TOOL,
-                    {
-                        "originalFunctionCall": {
-                            "id": call_id,
-                            "name": pause.tool_name,
-                            "args": pause.args,
-                        },
-                        "toolConfirmation": confirmation,
-                    },
-                    True,
-                    out,
-                    lane,
-                )
-        return True
+            )
+            return out
+        confirmation: dict[str, Any] = {"hint": pause.hint or "", "confirmed": False}
+        if pause.payload is not None:
+            confirmation["payload"] = pause.payload
+        original = {"id": call_id, "name": pause.tool_name, "args": pause.args}
+        out.extend(
+            message.tool_call(
+                pause.interrupt_id,
+                CONFIRMATION_TOOL,
+                {"originalFunctionCall": original, "toolConfirmation": confirmation},
+                client_side=True,
+                lane=lane,
+            )
+        )
+        return out
 
     @staticmethod
     def interim(response: types.FunctionResponse, event: Event) -> bool:

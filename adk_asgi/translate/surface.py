@@ -77,8 +77,9 @@ class Surface:
             "authors": dict(self._authors),
         }
 
-    def event(self, event: Event, out: list[UIChunk]) -> None:
-        """State changes and the application's hook, for one event."""
+    def event(self, event: Event) -> list[UIChunk]:
+        """State changes and the application's hook, for one event: their parts."""
+        out: list[UIChunk] = []
         keys = self._options.shows_state
         delta = event.actions.state_delta if event.actions is not None else None
         if keys is not None and delta:
@@ -103,5 +104,6 @@ class Surface:
                 logger.exception(
                     "on_event raised for an event of %r; its parts were skipped", event.author
                 )
-                return
+                return out
             out.extend(added)
+        return out

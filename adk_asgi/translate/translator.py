@@ -18,57 +18,50 @@ The rules the AI SDK client enforces shape this module:
 - one terminal chunk per stream: ``finish``, ``abort`` or ``error``; an ``error`` never
   carries an exception's text (``describe_error`` decides what the user reads).
 
-How an event is read, and the hooks a subclass overrides (``translate/live.py`` is the one
-subclass in the package; pydantic-ai's ``UIEventStream`` is the model). ``translate`` calls,
-in this order:
+**The hooks.** ``translate(event)`` reads an event in a fixed order and hands each piece to
+a hook; a hook returns the chunks it wrote (any iterable: a list, or a generator that
+``yield``\\ s). A subclass overrides a hook and calls ``super()`` for what it keeps
+(pydantic-ai's ``UIEventStream`` is the model; ``translate/live.py`` is the package's own
+subclass). The hooks write through ``self.message`` (``AssistantMessage``), whose methods
+return their chunks too. In order:
 
-``_on_event(event, lane, out)`` (override; call the base)
-    Every event, first: the ``Surface``'s state parts and the application's ``on_event``
-    (``translate/surface.py``); live adds its transcriptions.
-``_on_error(event, lane, out)``
-    An event with ``error_code``: the message ends with ``error`` (see ``fail``), unless
-    the same agent or node goes on (a workflow node retried).
-``_on_content(event, lane, out)``
-    An event's content, part by part, in order (a model call opens or joins a step first).
-    Each part goes to its hook; ``replay`` says the part repeats what the lane already
-    streamed as partials (the final event's aggregate), ``partial`` that the event is one:
+``on_event(event, lane)``
+    Every event, first: the surface's state parts and the application's ``on_event``
+    (``surface.py``); live adds its transcriptions.
+``on_error(event, lane)``
+    An event with ``error_code``: the message ends with ``error``, unless the same agent or
+    node goes on (a workflow node retried).
+Then the event's content, part by part, in order (a model call opens or joins a step
+first); ``replay`` says the part repeats what the lane already streamed as partials (the
+final event's aggregate), ``partial`` that the event is one:
 
-    ``_on_text(text, lane, partial, replay, out)`` and ``_on_reasoning(...)``
-        text and thoughts: streamed into the lane's blocks;
-    ``_on_function_call(call, event, lane, out)``
-        a model's function call (final events only); ``_is_client_call`` is the one rule
-        for which calls the page answers (everything else is provider-executed);
-    ``_on_function_response(response, event, lane, out)``
-        a tool's result, an answer the client or the server sent in;
-    ``_on_executable_code(code, lane, replay, out)`` and ``_on_code_result(...)``
-        code the model runs and what it printed: a provider-executed ``code_execution``
-        call (``tool_parts.py``);
-    ``_on_file(part, lane, partial, out)``
-        inline bytes or a file reference (live overrides it: audio is ``data-pcm``).
-
-``_on_node_output(event, lane, out)``
+``on_text(text, lane, partial=, replay=)``, ``on_reasoning(...)``
+    text and thoughts, streamed into the lane's blocks;
+``on_function_call(call, event, lane)``
+    a model's function call (final events only); ``is_client_call`` is the one rule for
+    which calls the page answers (everything else is provider-executed);
+``on_function_response(response, event, lane)``
+    a tool's result, or an answer the client or the server sent in;
+``on_executable_code(code, lane, replay=)``, ``on_code_result(result, lane, replay=)``
+    code the model runs and what it printed: a provider-executed ``code_execution`` call;
+``on_file(part, lane, partial=)``
+    inline bytes or a file reference (live: model audio is ``data-pcm``).
+``on_node_output(event, lane)``
     A workflow node's output (``event.output``, unless the node's message is its output):
     a string as text, anything else as a ``data-node`` part ``{node, path, output}``.
 
-After a final (non-partial) event's content the lane's text or reasoning block ends, and
-usage, finish reason, model version and grounding sources are recorded
-(``_record_response``).
+After a final (non-partial) event's content the lane's text or reasoning block ends, and the
+response's usage, finish reason, model version and grounding sources are recorded.
 
-One rule a subclass decides: ``_final_ends_call()``, whether a final model event ends the
-lane's model call, so its next model content opens a new step (SSE: yes, one final event per
-call; live: no, a model turn sends its text and its calls as separate final events and ends
-at ``turn_complete``, when the turn layer calls ``_model_call_finished()``).
+One rule a subclass decides: ``final_ends_call()``, whether a final model event ends the
+lane's model call, so that its next model content opens a new step (SSE: yes, one final
+event per call; live: no, a model turn sends its text and its calls as separate final
+events and ends at ``turn_complete``).
 
 How a final event knows what it repeats: each lane keeps the kinds of parts (text,
 reasoning, code, code result) it streamed as partials since its last final event; the next
 final event of the lane holding such parts is their aggregate, so those kinds are not sent
-again (``replay``), whatever the event's id — ADK's code executor gives the final event a new
-one, live events each have their own.
-
-The writer hooks the parts hooks call (``_open_step``, ``_stream_text``, ``_close_blocks``,
-``_tool_call``, ``_approval_request``, ``_record_response``, ``_model_call_finished``) are
-``AssistantMessage``'s in ``message.py``: the message being written (its edges, steps,
-blocks, tool parts and metadata).
+again (``replay``), whatever the event's id.
 
 Nothing here depends on what only a live stream has: lanes come from the event's author,
 branch and node path, tool-call ids from the events (or a counter over the message's
@@ -79,6 +72,7 @@ events, translated in order without partials, give the same message.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any, Final
 
 from google.adk.events import Event
@@ -90,63 +84,73 @@ from ..wire.chunks import DataChunk, UIChunk
 from ..wire.errors import ErrorInfo
 from ..wire.jsonable import NotJson, json_value
 from .lanes import CODE, REASONING, RESULT, TEXT, Lane, Lanes
-from .message import AssistantMessage
+from .message import AssistantMessage, MessageContext, MessageSettings
+from .pause_parts import PauseParts
 
-__all__ = ("NODE_CHUNK_TYPE", "EventTranslator")
+__all__ = ("NODE_CHUNK_TYPE", "Chunks", "EventTranslator")
 
 NODE_CHUNK_TYPE: Final = "data-node"
 # ADK's own marker for a run stopped through abort_signal: the client is gone.
 _ABORTED: Final = "INVOCATION_ABORTED"
+_NONE: Final[tuple[UIChunk, ...]] = ()
+
+Chunks = Iterable[UIChunk]
+"""What a hook returns: the chunks it wrote, in order."""
 
 logger = logging.getLogger("adk_asgi")
 
 
-class EventTranslator(AssistantMessage):
-    """Turns the ADK events of one run into the chunks of one assistant message."""
+class EventTranslator:
+    """Turns the ADK events of one run into the chunks of one assistant message
+    (``message``)."""
 
-    __slots__ = ("_code_calls", "_failed_lane", "_lanes")
+    __slots__ = ("_code_calls", "_failed_lane", "_lanes", "message", "pauses")
 
-    def __init__(self, message_id: str, **options: Any) -> None:
-        super().__init__(message_id, **options)
+    def __init__(
+        self,
+        message_id: str,
+        settings: MessageSettings | None = None,
+        context: MessageContext | None = None,
+    ) -> None:
+        self.message = AssistantMessage(message_id, settings, context)
+        """The message being written; the hooks write through its methods."""
+        message_settings = self.message.settings
+        self.pauses = PauseParts(
+            style=message_settings.confirmation_style,
+            redirect_uri=context.oauth_redirect if context is not None else None,
+        )
+        """The message's requests for input, credentials and workflow confirmations."""
         self._lanes = Lanes()
         self._failed_lane: Lane | None = None
         self._code_calls = 0
 
-    # -- events -----------------------------------------------------------
+    @property
+    def lanes(self) -> Lanes:
+        """The message's lanes so far (one per agent or node on a branch)."""
+        return self._lanes
 
-    def translate(self, event: Event, out: list[UIChunk]) -> None:
-        """Append the chunks for one ADK event to ``out``."""
-        if self.ended:
-            return
+    # -- events --------------------------------------------------------------------------
+
+    def translate(self, event: Event) -> list[UIChunk]:
+        """The chunks of one ADK event."""
+        message = self.message
+        if message.ended:
+            return []
         lane = self._lanes.of(event)
-        if self.failure is not None and not self._recovers(event, lane):
-            return
-        self._on_event(event, lane, out)
+        if message.failure is not None and not self._recovers(event, lane):
+            return []
+        out = list(self.on_event(event, lane))
         if event.error_code:
-            self._on_error(event, lane, out)
-            return
+            out.extend(self.on_error(event, lane))
+            return out
         content = event.content
         if content is not None and content.parts and event.author != "user":
-            self._on_content(event, lane, out)
+            self._content(event, content.parts, lane, out)
         if event.output is not None:
             self._settle_node_call(event, lane, out)
             if not event.node_info.message_as_output:
-                self._on_node_output(event, lane, out)
-
-    # -- event hooks (see the module docstring) ---------------------------------
-
-    def _on_event(self, event: Event, lane: Lane, out: list[UIChunk]) -> None:
-        if self._surface is not None:
-            self._surface.event(event, out)
-
-    def _on_error(self, event: Event, lane: Lane, out: list[UIChunk]) -> None:
-        if event.error_code == _ABORTED:
-            return
-        # Ends the message; the `error` chunk waits for `finish`, or for `fail` with the
-        # exception ADK raises next (describe_error then sees it).
-        self.failure = ErrorInfo(str(event.error_code), event.error_message)
-        self._failed_lane = lane
-        self._close_blocks(out)
+                out.extend(self.on_node_output(event, lane))
+        return out
 
     def _recovers(self, event: Event, lane: Lane) -> bool:
         """After an error event, the agent or node that failed goes on (ADK retries a
@@ -155,18 +159,19 @@ class EventTranslator(AssistantMessage):
             return False
         if event.content is None and event.output is None:
             return False
-        self.failure = None
+        self.message.recovered()
         self._failed_lane = None
         return True
 
-    def _on_content(self, event: Event, lane: Lane, out: list[UIChunk]) -> None:
-        content = event.content
-        assert content is not None and content.parts is not None
-        parts = content.parts
+    def _content(
+        self, event: Event, parts: list[types.Part], lane: Lane, out: list[UIChunk]
+    ) -> None:
+        """An event's content, part by part, to the part hooks (see the module docstring)."""
+        assert event.content is not None
         partial = bool(event.partial)
-        if content.role == "model" and not _is_synthetic(parts):
-            self._open_step(lane, out)
-            if not partial and self._final_ends_call():
+        if event.content.role == "model" and not _is_synthetic(parts):
+            out.extend(self.message.open_step(lane))
+            if not partial and self.final_ends_call():
                 lane.call_done = True
         replay = 0
         if not partial and lane.streamed:
@@ -179,174 +184,209 @@ class EventTranslator(AssistantMessage):
             if part.text is not None and part.function_call is None:
                 if part.thought:
                     streamed |= REASONING
-                    self._on_reasoning(part.text, lane, partial, bool(replay & REASONING), out)
+                    written = self.on_reasoning(
+                        part.text, lane, partial=partial, replay=bool(replay & REASONING)
+                    )
                 else:
                     streamed |= TEXT
-                    self._on_text(part.text, lane, partial, bool(replay & TEXT), out)
+                    written = self.on_text(
+                        part.text, lane, partial=partial, replay=bool(replay & TEXT)
+                    )
             elif part.function_call is not None:
-                if not partial:
-                    self._on_function_call(part.function_call, event, lane, out)
+                if partial:
+                    continue
+                written = self.on_function_call(part.function_call, event, lane)
             elif part.function_response is not None:
-                self._on_function_response(part.function_response, event, lane, out)
+                written = self.on_function_response(part.function_response, event, lane)
             elif part.executable_code is not None:
                 streamed |= CODE
-                self._on_executable_code(part.executable_code, lane, bool(replay & CODE), out)
+                written = self.on_executable_code(
+                    part.executable_code, lane, replay=bool(replay & CODE)
+                )
             elif part.code_execution_result is not None:
                 streamed |= RESULT
-                self._on_code_result(part.code_execution_result, lane, bool(replay & RESULT), out)
+                written = self.on_code_result(
+                    part.code_execution_result, lane, replay=bool(replay & RESULT)
+                )
             elif part.inline_data is not None or part.file_data is not None:
-                self._on_file(part, lane, partial, out)
+                written = self.on_file(part, lane, partial=partial)
+            else:
+                continue
+            out.extend(written)
         if partial:
             lane.streamed |= streamed
             return
         if streamed & (TEXT | REASONING):
-            self._close_blocks(out, lane)  # the model's response is complete
-        self._record_response(event, out)
+            out.extend(self.message.close(lane))  # the model's response is complete
+        out.extend(self.message.record_response(event))
 
-    def _final_ends_call(self) -> bool:
+    # -- event hooks ---------------------------------------------------------------------
+
+    def on_event(self, event: Event, lane: Lane) -> Chunks:
+        """Every event, first: the surface's parts (state, the app's ``on_event``)."""
+        surface = self.message.surface
+        return surface.event(event) if surface is not None else _NONE
+
+    def on_error(self, event: Event, lane: Lane) -> Chunks:
+        """An error event: the message ends with ``error`` (at ``finish``, or at ``fail``
+        with the exception ADK raises next), unless the same lane goes on. ADK's marker of
+        an aborted run is no error (the client is gone)."""
+        if event.error_code == _ABORTED:
+            return _NONE
+        self._failed_lane = lane
+        return self.message.failed(ErrorInfo(str(event.error_code), event.error_message))
+
+    def final_ends_call(self) -> bool:
+        """A final model event ends its lane's model call (see the module docstring)."""
         return True
 
-    # -- part hooks -------------------------------------------------------------
+    # -- part hooks ----------------------------------------------------------------------
 
-    def _on_text(
-        self, text: str, lane: Lane, partial: bool, replay: bool, out: list[UIChunk]
-    ) -> None:
+    def on_text(self, text: str, lane: Lane, *, partial: bool, replay: bool) -> Chunks:
+        """Model text: streamed into the lane's text block (nothing when ``replay``)."""
         if text and not replay:
-            self._stream_text(lane, text, False, out)
+            return self.message.text(lane, text)
+        return _NONE
 
-    def _on_reasoning(
-        self, text: str, lane: Lane, partial: bool, replay: bool, out: list[UIChunk]
-    ) -> None:
+    def on_reasoning(self, text: str, lane: Lane, *, partial: bool, replay: bool) -> Chunks:
+        """A thought: streamed into the lane's reasoning block (nothing when ``replay``)."""
         if text and not replay:
-            self._stream_text(lane, text, True, out)
+            return self.message.text(lane, text, thought=True)
+        return _NONE
 
-    def _on_function_call(
-        self, call: types.FunctionCall, event: Event, lane: Lane, out: list[UIChunk]
-    ) -> None:
+    def on_function_call(self, call: types.FunctionCall, event: Event, lane: Lane) -> Chunks:
+        """A function call: a tool call (provider-executed unless ``is_client_call``), an
+        approval request (ADK's confirmation call, native style) or a pause (a request
+        for input, a credential request, a workflow confirmation)."""
+        message = self.message
         call_id = call.id or ""
         name = call.name or ""
         args: dict[str, Any] = dict(call.args) if call.args else {}
-        if name == CONFIRMATION_TOOL and self._confirmation_style == "native":
+        if name == CONFIRMATION_TOOL and message.settings.confirmation_style == "native":
             original = args.get("originalFunctionCall") or {}
             confirmation = args.get("toolConfirmation") or {}
-            self._approval_request(
+            return message.approval_request(
                 call_id,
                 str(original.get("id", "")),
                 str(original.get("name", "")),
                 original.get("args") or {},
                 confirmation.get("hint"),
                 confirmation.get("payload"),
-                out,
             )
-            return
         long_running = call_id in (event.long_running_tool_ids or ())
         pause = pause_of(call) if long_running else None
-        if pause is not None:  # a request for input, a credential, a workflow confirmation
-            if not self.pauses.state(pause, self, out, lane):
-                out.extend(
-                    self.fail(
-                        ErrorInfo(
-                            LIVE_WORKFLOW_PAUSE,
-                            "A workflow asked the user in a live run, which cannot resume it",
-                        )
+        if pause is not None:
+            stated = self.pauses.state(pause, message, lane)
+            if stated is None:
+                return message.fail(
+                    ErrorInfo(
+                        LIVE_WORKFLOW_PAUSE,
+                        "A workflow asked the user in a live run, which cannot resume it",
                     )
                 )
-            return
-        client_side = self._is_client_call(name, long_running)
-        self._tool_call(call_id, name, args, client_side, out, lane)
+            return stated
+        client_side = self.is_client_call(name, long_running)
+        out = message.tool_call(call_id, name, args, client_side=client_side, lane=lane)
         if long_running and not client_side:
-            self.tools.long_running(call_id)
+            message.tools.long_running(call_id)
+        return out
 
-    def _is_client_call(self, name: str, long_running: bool) -> bool:
-        """The one rule for who answers a call: only the page's own tools (and the ADK-tool
-        style's confirmation call) wait for it; every other call is provider-executed, a
-        long-running server tool included (the server completes it later, or the page when
-        the app allows it)."""
-        return long_running and (name in self._browser_tools or name == CONFIRMATION_TOOL)
+    def is_client_call(self, name: str, long_running: bool) -> bool:
+        """The one rule for who answers a call: only the page's own tools (and the
+        ADK-tool style's confirmation call) wait for it; every other call is
+        provider-executed, a long-running server tool included (the server completes it
+        later, or the page when the app allows it)."""
+        return long_running and (
+            name in self.message.settings.tools.browser or name == CONFIRMATION_TOOL
+        )
 
-    def _on_function_response(
-        self, response: types.FunctionResponse, event: Event, lane: Lane, out: list[UIChunk]
-    ) -> None:
+    def on_function_response(
+        self, response: types.FunctionResponse, event: Event, lane: Lane
+    ) -> Chunks:
+        """A function response: the call's outcome (``tool-output-*``)."""
         call_id = response.id or ""
         if response.name == CONFIRMATION_TOOL:
-            return
+            return _NONE
         requested = event.actions.requested_tool_confirmations if event.actions else None
         if requested and call_id in requested:
-            return  # ADK's placeholder while the call waits for approval
+            return _NONE  # ADK's placeholder while the call waits for approval
         if self.pauses.interim(response, event):
-            self.tools.long_running(call_id)  # the tool waits for a credential
-        self._close_blocks(out, lane)
-        self.tools.outcome(call_id, response.response, out, agent=event.author != "user")
+            self.message.tools.long_running(call_id)  # the tool waits for a credential
+        return self.message.tool_outcome(
+            call_id, response.response, lane=lane, agent=event.author != "user"
+        )
 
     def _settle_node_call(self, event: Event, lane: Lane, out: list[UIChunk]) -> None:
         """A workflow tool node's output settles the call stated for its confirmation
-        (``pauses.py``)."""
-        call_id = self.pauses.settled_call(event, self.tools.expects)
+        (``pause_parts.py``)."""
+        call_id = self.pauses.settled_call(event, self.message.tools.expects)
         if call_id is not None:
-            self._close_blocks(out, lane)
-            self.tools.outcome(call_id, node_result(event.output), out)
+            out.extend(self.message.tool_outcome(call_id, node_result(event.output), lane=lane))
 
-    def _on_executable_code(
-        self, code: types.ExecutableCode, lane: Lane, replay: bool, out: list[UIChunk]
-    ) -> None:
+    def on_executable_code(self, code: types.ExecutableCode, lane: Lane, *, replay: bool) -> Chunks:
+        """Code the model runs: a provider-executed ``code_execution`` call."""
         if replay:
-            return
+            return _NONE
         call_id = code.id or self._code_call_id()
         lane.code_call = call_id
         language = code.language.value if code.language is not None else "LANGUAGE_UNSPECIFIED"
-        self._close_blocks(out, lane)
-        self._blocks.ensure_step(out, lane)
-        self.tools.code(call_id, str(language), code.code or "", out)
+        return self.message.code(call_id, str(language), code.code or "", lane)
 
-    def _on_code_result(
-        self, result: types.CodeExecutionResult, lane: Lane, replay: bool, out: list[UIChunk]
-    ) -> None:
+    def on_code_result(
+        self, result: types.CodeExecutionResult, lane: Lane, *, replay: bool
+    ) -> Chunks:
+        """What the code printed: the outcome of its ``code_execution`` call."""
         if replay:
-            return
+            return _NONE
+        message = self.message
         call_id = result.id or lane.code_call
-        self._close_blocks(out, lane)
+        out = message.close(lane)
         if call_id is None:  # a result without its code: the call stated empty
             call_id = self._code_call_id()
-            self._blocks.ensure_step(out, lane)
-            self.tools.code(call_id, "LANGUAGE_UNSPECIFIED", "", out)
+            out.extend(message.code(call_id, "LANGUAGE_UNSPECIFIED", "", lane))
         lane.code_call = None
         outcome = result.outcome.value if result.outcome is not None else "OUTCOME_UNSPECIFIED"
-        self.tools.code_result(call_id, str(outcome), result.output or "", out)
+        out.extend(message.code_result(call_id, str(outcome), result.output or ""))
+        return out
 
     def _code_call_id(self) -> str:
         self._code_calls += 1
-        return f"{self.message_id}-code{self._code_calls}"
+        return f"{self.message.message_id}-code{self._code_calls}"
 
-    def _on_file(self, part: types.Part, lane: Lane, partial: bool, out: list[UIChunk]) -> None:
+    def on_file(self, part: types.Part, lane: Lane, *, partial: bool) -> Chunks:
+        """Inline bytes or a file reference: a ``file`` part (from the final event)."""
         if partial:
-            return  # the final event holds it
-        self._close_blocks(out, lane)
-        self._blocks.file(part, out)
+            return _NONE  # the final event holds it
+        return self.message.file(part, lane)
 
-    def _on_node_output(self, event: Event, lane: Lane, out: list[UIChunk]) -> None:
-        if not self._node_outputs:
-            return
+    def on_node_output(self, event: Event, lane: Lane) -> Chunks:
+        """A workflow node's output: a string as text, anything else as ``data-node``."""
+        surface = self.message.settings.surface
+        if surface is not None and not surface.node_outputs:
+            return _NONE
+        message = self.message
         output = event.output
-        self._open_step(lane, out)
+        out = message.open_step(lane)
         lane.call_done = True  # a node's output is whole: what comes next is a new step
         if isinstance(output, str):
             if output:
-                self._stream_text(lane, output, False, out)
-                self._close_blocks(out, lane)
-            return
+                out.extend(message.text(lane, output))
+                out.extend(message.close(lane))
+            return out
         try:
             value = json_value(output)
         except NotJson as exc:
             logger.error(
                 "The output of workflow node %s cannot be sent: %s", event.node_info.path, exc
             )
-            return
+            return out
         out.append(
             DataChunk(
                 type=NODE_CHUNK_TYPE,
                 data={"node": lane.author, "path": event.node_info.path, "output": value},
             )
         )
+        return out
 
 
 def _is_synthetic(parts: list[types.Part]) -> bool:

@@ -29,6 +29,7 @@ from ...pauses.approvals import CONFIRMATION_TOOL, Decision, answers_in, decide
 from ...pauses.credentials import CREDENTIAL_ANSWER, CredentialRequest, Secret
 from ...pauses.kinds import adk_response, client_output, secret_of
 from ...pauses.tools import ToolKinds
+from ...translate.message import MessageContext
 from ...wire.errors import RequestError
 from ...wire.request import ChatRequest, UIMessage, user_content
 from .pending import SessionPendingCalls
@@ -102,6 +103,16 @@ class TurnPlan:
     # The recording of the message's earlier request, when the store still holds it
     # (read by the endpoint before this turn's recording replaces it).
     previous: bytes | None = None
+
+    def message_context(self) -> MessageContext:
+        """What the turn's part of its message starts from (its translator's context)."""
+        return MessageContext(
+            denied=self.denied_call_ids,
+            resumed=self.resumed_calls,
+            awaiting=self.still_pending,
+            steps_before=self.steps_before,
+            oauth_redirect=self.oauth_redirect,
+        )
 
     def run_metadata(self) -> dict[str, Any]:
         """The turn's tags in the session (``custom_metadata.adk_asgi``)."""

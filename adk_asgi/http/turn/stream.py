@@ -100,6 +100,7 @@ class TurnStream:
         store: StreamStore,
         settings: Settings,
         plan: TurnPlan,
+        translator: EventTranslator,
         user_id: str,
         chat_id: str,
         *,
@@ -129,7 +130,7 @@ class TurnStream:
         # chunk was sent, how the turn ended.
         self._received = time.perf_counter() if received is None else received
         self._answered = False
-        self._translator = self._new_translator()
+        self._translator = translator
         self._ledger = (
             CallLedger(
                 previous=plan.previous,
@@ -223,13 +224,13 @@ class TurnStream:
         finally:
             if self._ceiling is not None:
                 self._ceiling.cancel()
-            translator = self._translator
+            message = self._translator.message
             METRICS.turn_ended(
                 "sse",
                 self.outcome,
                 time.perf_counter() - self._received,
-                tokens=translator.output_tokens,
-                approvals=translator.approvals_requested,
+                tokens=message.output_tokens,
+                approvals=message.approvals_requested,
             )
             if self._grace_task is not None:
                 self._grace_task.cancel()
@@ -238,34 +239,20 @@ class TurnStream:
             # Resumable: nobody received its end (detached: nobody was reading at all), or
             # it waits for the page: a reload shows the pause, its answer continues it.
             resumable = self._reason is None and (
-                channel.gone or self.detached or bool(self._translator.awaiting_client)
+                channel.gone or self.detached or bool(self._translator.message.awaiting_client)
             )
             await recorder.end(resumable=resumable)
-
-    def _new_translator(self) -> EventTranslator:
-        plan = self.plan
-        return EventTranslator(
-            plan.message_id,
-            confirmation_style=self.settings.pauses.confirmation_style,
-            denied_call_ids=plan.denied_call_ids,
-            tools=self.runtime.tools,
-            awaiting=plan.still_pending,
-            resumed=plan.resumed_calls,
-            describe_error=self.settings.describe_error,
-            surface=self.runtime.surface,
-            steps_before=plan.steps_before,
-            oauth_redirect=plan.oauth_redirect,
-        )
 
     async def _produce(self) -> None:
         plan = self.plan
         translator = self._translator
-        out: list[UIChunk] = translator.start()
+        message = translator.message
+        out: list[UIChunk] = message.start()
         if plan.new_message is None:
             # Only an approval for a browser tool: nothing for ADK until the page sends the
             # tool's result. Acknowledge on the same message.
-            out.extend(translator.finish())
-            self.outcome = "awaiting" if translator.awaiting_client else "completed"
+            out.extend(message.finish())
+            self.outcome = "awaiting" if message.awaiting_client else "completed"
             await self._emit(out, done=True)
             return
         out.extend(ToolOutputDenied(tool_call_id=call_id) for call_id in plan.denied_client_calls)
@@ -275,9 +262,9 @@ class TurnStream:
             for c in plan.credentials
         )
         for call_id, name, args in plan.restated:
-            translator.restate_call(call_id, name, args, out)
+            out.extend(message.restate_call(call_id, name, args))
         for call_id, output in plan.completed.items():
-            translator.tools.outcome(call_id, output, out)
+            out.extend(message.tool_outcome(call_id, output))
         await self._emit(out)
         runtime = self.runtime
         for handed in plan.credentials:  # for the bridge plugin, when the run starts
@@ -302,11 +289,11 @@ class TurnStream:
         try:
             with serving():
                 async for event in run:
-                    translator.translate(event, out)
+                    out.extend(translator.translate(event))
                     if translator.pauses.oauth:
                         await self._register_sign_ins()
                     # Streamed tokens (partial) never save artifacts: one check for them.
-                    if not event.partial and event.actions.artifact_delta and not translator.done:
+                    if not event.partial and event.actions.artifact_delta and not message.done:
                         out.extend(
                             await artifacts.files(
                                 event,
@@ -320,7 +307,7 @@ class TurnStream:
                             self._first_chunk()
                         await self._emit(out)
             finished = True
-            if (failure := translator.failure) is not None:
+            if (failure := message.failure) is not None:
                 log_error_event(
                     "ADK reported an error", self.chat_id, failure.code, failure.message
                 )
@@ -339,10 +326,10 @@ class TurnStream:
                 )
                 METRICS.store_error("sessions", "turn")
                 not_saved = True
-                out.extend(translator.fail(NOT_SAVED_ERROR))
+                out.extend(message.fail(NOT_SAVED_ERROR))
             else:
                 log_exception("ADK run failed", self.chat_id, exc)
-                out.extend(translator.fail(ErrorInfo(type(exc).__name__, str(exc), exc)))
+                out.extend(message.fail(ErrorInfo(type(exc).__name__, str(exc), exc)))
         finally:
             if not finished:
                 self._abort.set()
@@ -354,13 +341,13 @@ class TurnStream:
                 runtime.credentials.drop(self.user_id, self.chat_id)  # never taken: gone
         reason = self._reason
         if reason in _STOP_TEXTS:
-            out.extend(translator.fail(_STOP_TEXTS[reason]))
+            out.extend(message.fail(_STOP_TEXTS[reason]))
         elif reason is not None:
-            out.extend(translator.abort())
+            out.extend(message.abort())
         else:
-            out.extend(translator.finish())
+            out.extend(message.finish())
         self.outcome = _outcome(
-            reason, translator.failure is not None or not_saved, bool(translator.awaiting_client)
+            reason, message.failure is not None or not_saved, bool(message.awaiting_client)
         )
         await self._emit(out, done=True)
 

@@ -113,7 +113,7 @@ class Conversation:
         # Started under the turn lock: a model connection that read the history in the
         # middle of another client's turn would answer that turn's message as well.
         await self._run.start(chat_id)
-        await self._emit(turn.translator.start())
+        await self._emit(turn.translator.message.start())
         if self._preload is not None:
             # What preload_memory finds, in the same model turn (live/run/preload.py).
             for found in await self._preload.contents(self._run.user_id, chat_id, content):
@@ -173,15 +173,14 @@ class Conversation:
                 return  # a control event between turns
             # The model speaks unprompted (voice input, proactive audio): a new message.
             turn = await self._open(None)
-            await self._emit(turn.translator.start())
+            await self._emit(turn.translator.message.start())
         translator = turn.translator
-        out: list[UIChunk] = []
-        translator.translate(event, out)
+        out = translator.translate(event)
         if (
             not event.partial
             and event.actions.artifact_delta
             and self._artifacts is not None
-            and not translator.done
+            and not translator.message.done
         ):
             out.extend(
                 await self._artifacts.files(
@@ -200,7 +199,7 @@ class Conversation:
         for notice in turn.ready_notices():
             await self.approval(notice)
         if event.turn_complete:
-            if event.interrupted or translator.done or not translator.model_called_tools:
+            if event.interrupted or translator.message.done or not translator.model_called_tools:
                 await self._end("interrupted" if event.interrupted else None)
             else:
                 # Tool results go back to the model, which answers in this message.
@@ -215,18 +214,18 @@ class Conversation:
         turn = self.turn
         if turn is None:
             turn = await self._open(None)
-            await self._emit(turn.translator.start())
+            await self._emit(turn.translator.message.start())
         if isinstance(error, SessionUnavailable):
-            await self._emit(turn.translator.fail(NOT_SAVED_ERROR))
+            await self._emit(turn.translator.message.fail(NOT_SAVED_ERROR))
         else:
             await self._emit(
-                turn.translator.fail(ErrorInfo(type(error).__name__, str(error), error))
+                turn.translator.message.fail(ErrorInfo(type(error).__name__, str(error), error))
             )
         await self._end()
 
     async def shutdown(self) -> None:
         if self.turn is not None:
-            await self._emit(self.turn.translator.fail(SHUTDOWN_ERROR))
+            await self._emit(self.turn.translator.message.fail(SHUTDOWN_ERROR))
             await self._end("shutdown")
 
     # -- the gate ---------------------------------------------------------------------
@@ -239,11 +238,10 @@ class Conversation:
         if notice.call_id not in turn.translator.emitted_calls:
             turn.defer(notice)  # its tool call has not reached the client yet
             return
-        out: list[UIChunk] = []
         if isinstance(notice, AskNotice):
-            turn.translator.client_call(notice, out)
+            out = turn.translator.client_call(notice)
         else:
-            turn.translator.approval_request(notice, out)
+            out = turn.translator.approval_request(notice)
         turn.wait_for(notice.call_id)
         await self._emit(out)
         await self._maybe_suspend()
@@ -265,8 +263,7 @@ class Conversation:
         if turn is None:
             return
         turn.resolve(notice.call_id)
-        out: list[UIChunk] = []
-        turn.translator.resolved(notice, out)
+        out = turn.translator.resolved(notice)
         await self._emit(out)
 
     # -- turns ------------------------------------------------------------------------
@@ -284,7 +281,7 @@ class Conversation:
         turn = self.turn
         if turn is None:
             return
-        await self._emit(turn.translator.finish())
+        await self._emit(turn.translator.message.finish())
         turn.ended(outcome, log_failure=True)
         turn.recorder.append(DONE_FRAME)
         await turn.release()

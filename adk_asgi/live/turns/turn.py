@@ -87,10 +87,10 @@ class LiveTurn:
         message in a new recording)."""
         self.listeners = [Listener(request_id)]
         if not self.suspended:
-            return self.translator.start()
+            return self.translator.message.start()
         self.suspended = False
         self.recorder = await store.record(self.chat_id)
-        return self.translator.continue_turn()
+        return self.translator.message.continue_turn()
 
     def stop_for(self, request_id: str) -> bool:
         """Protocol B's abort of ``request_id``: it no longer listens, and the turn counts
@@ -164,22 +164,22 @@ class LiveTurn:
         """Count the turn and end its span (``None``: from how the translator ended);
         ``log_failure``: log an error ADK reported as an event (a raised one was logged by
         the run)."""
-        translator = self.translator
-        failure = translator.failure
+        message = self.translator.message
+        failure = message.failure
         if log_failure and failure is not None and failure.exception is None:
             log_error_event("ADK reported an error", self.chat_id, failure.code, failure.message)
         if outcome is None or (outcome == "interrupted" and self.stopped):
             outcome = (
                 "error"
-                if translator.failure is not None
+                if message.failure is not None
                 else ("stopped" if self.stopped else "completed")
             )
         METRICS.turn_ended(
             "websocket",
             outcome,
             time.perf_counter() - self.started,
-            tokens=translator.output_tokens,
-            approvals=translator.approvals_requested,
+            tokens=message.output_tokens,
+            approvals=message.approvals_requested,
         )
         end_span(self.span, outcome)
 
