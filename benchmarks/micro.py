@@ -300,15 +300,11 @@ def bench_live_translate(quick: bool) -> dict[str, float]:
     number, repeat = (5_000, 5) if quick else (50_000, 7)
     event = _partial_text_event()
     sse, live = EventTranslator(MSG_ID), LiveTranslator(MSG_ID)
-    sse.translate(event, [])  # open the step and the text block first
-    live.translate(event, [])
+    sse.translate(event)  # open the step and the text block first
+    live.translate(event)
     return {
-        "EventTranslator.translate (SSE)": _time_ns(
-            lambda: sse.translate(event, []), number, repeat
-        ),
-        "LiveTranslator.translate (live)": _time_ns(
-            lambda: live.translate(event, []), number, repeat
-        ),
+        "EventTranslator.translate (SSE)": _time_ns(lambda: sse.translate(event), number, repeat),
+        "LiveTranslator.translate (live)": _time_ns(lambda: live.translate(event), number, repeat),
     }
 
 

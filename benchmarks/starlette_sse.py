@@ -72,7 +72,7 @@ class SseStarletteTurn(TurnStream):
         try:
             await response({"type": "http", "method": "POST"}, receive, send)
         finally:
-            translator = self._translator
+            translator = self._translator.message
             METRICS.turn_ended(
                 "sse",
                 self.outcome,
@@ -98,7 +98,7 @@ class SseStarletteTurn(TurnStream):
 
     async def _frames(self) -> AsyncIterator[bytes]:
         plan, translator, runtime = self.plan, self._translator, self.runtime
-        out: list[UIChunk] = translator.start()
+        out: list[UIChunk] = translator.message.start()
         yield self._blob(out)
         run = runtime.runner.run_async(
             user_id=self.user_id,
@@ -112,7 +112,7 @@ class SseStarletteTurn(TurnStream):
         try:
             with serving():
                 async for event in run:
-                    translator.translate(event, out)
+                    out.extend(translator.translate(event))
                     if out:
                         if not self._answered:
                             self._first_chunk()
@@ -122,7 +122,7 @@ class SseStarletteTurn(TurnStream):
             if not finished:
                 self._abort.set()
             await run.aclose()
-        out.extend(translator.finish())
+        out.extend(translator.message.finish())
         self.outcome = "completed"
         yield self._blob(out, done=True)
 

@@ -28,8 +28,9 @@ from adk_asgi.adk.artifacts import artifact_url
 from adk_asgi.adk.memory_artifacts import BoundedMemoryArtifacts
 from adk_asgi.adk.services import artifact_service_from_url, memory_service_from_url
 from adk_asgi.chunks import encode_chunk
-from adk_asgi.cli.main import _warn_per_worker, parser
-from adk_asgi.cli.main import build_app as build_cli_app
+from adk_asgi.cli.build import build_app as build_cli_app
+from adk_asgi.cli.build import warn_per_worker as _warn_per_worker
+from adk_asgi.cli.flags import parser
 from adk_asgi.cli.targets import Target, TargetError
 from adk_asgi.http.artifacts import _disposition, _header_type, _Unsatisfiable, byte_range
 

@@ -101,7 +101,7 @@ def test_serve_subprocess(argv: list[str], tmp_path: Path) -> None:
 
 
 def test_websocket_compression_is_off_unless_asked() -> None:
-    from adk_asgi.cli.main import parser
+    from adk_asgi.cli.flags import parser
     from adk_asgi.cli.server import uvicorn_config
 
     off = parser().parse_args(["serve"])
@@ -115,7 +115,7 @@ def test_serve_runs_uvicorns_sans_io_websocket_implementation() -> None:
     live tests' servers run it too, tests/conftest.py)."""
     import uvicorn.protocols.websockets.websockets_sansio_impl as sansio
 
-    from adk_asgi.cli.main import parser
+    from adk_asgi.cli.flags import parser
     from adk_asgi.cli.server import uvicorn_config
 
     config = uvicorn_config(parser().parse_args(["serve"]), None)
@@ -195,7 +195,8 @@ def test_credential_service_and_oauth_redirect_flags() -> None:
         InMemoryCredentialService,
     )
 
-    from adk_asgi.cli.main import build_app, parser
+    from adk_asgi.cli.build import build_app
+    from adk_asgi.cli.flags import parser
     from adk_asgi.cli.targets import TargetError
 
     args = parser().parse_args(

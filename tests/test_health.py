@@ -16,7 +16,8 @@ import pytest
 from fastapi import FastAPI
 
 from adk_asgi import AdkApp, AdkMiddleware, AuthError, mount
-from adk_asgi.cli.main import build_app, parser
+from adk_asgi.cli.build import build_app
+from adk_asgi.cli.flags import parser
 from adk_asgi.demo import build_demo_agent
 
 from conftest import (

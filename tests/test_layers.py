@@ -162,3 +162,33 @@ def test_no_folder_imports_in_a_circle(folder: tuple[str, ...]) -> None:
             if theirs is not None and theirs != mine:
                 graph[mine].add(theirs)
     assert _cycles(graph) == [], f"import cycles among the children of {'.'.join(folder)}"
+
+
+# -- sizes: split by concept, and the limits that say when to look for one -------------------
+
+MAX_MODULE_LINES = 450
+MAX_CLASS_LINES = 250
+MAX_FOLDER_MODULES = 15
+MAX_README_LINES = 250
+
+
+def test_no_module_class_or_folder_outgrows_its_limit() -> None:
+    over: list[str] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text()
+        name = str(path.relative_to(PACKAGE.parent))
+        if (lines := len(text.splitlines())) > MAX_MODULE_LINES:
+            over.append(f"{name}: {lines} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ClassDef):
+                size = (node.end_lineno or node.lineno) - node.lineno + 1
+                if size > MAX_CLASS_LINES:
+                    over.append(f"{name}: class {node.name} {size} lines")
+    for folder in _folders():
+        path = PACKAGE.parent.joinpath(*folder)
+        if (count := len(list(path.glob("*.py")))) > MAX_FOLDER_MODULES:
+            over.append(f"{'/'.join(folder)}: {count} modules")
+    readme = len((PACKAGE.parent / "README.md").read_text().splitlines())
+    if readme > MAX_README_LINES:
+        over.append(f"README.md: {readme} lines")
+    assert over == [], "over the limits (ARCHITECTURE.md):\n" + "\n".join(over)

@@ -29,7 +29,8 @@ from pg_server import PostgresServer
 
 from adk_asgi import AdkApp
 from adk_asgi.adk.sessions import session_service_from_url
-from adk_asgi.cli.main import build_app, parser
+from adk_asgi.cli.build import build_app
+from adk_asgi.cli.flags import parser
 from adk_asgi.demo import PAYMENT_LOG, build_demo_agent
 from adk_asgi.middleware import AdkMiddleware
 

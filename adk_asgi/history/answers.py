@@ -41,9 +41,9 @@ def _input_value(pause: InputRequest, result: dict[str, Any]) -> Any:
 def page_output(message: UIMessageState, call_id: str, result: Any) -> None:
     """``addToolOutput`` as the page made it: an ``{"error"}`` result was its error text."""
     if _is_error(result):
-        message.add_tool_output(call_id, error_text=str(result["error"]))
+        message.tools.add_tool_output(call_id, error_text=str(result["error"]))
     else:
-        message.add_tool_output(call_id, output=result)
+        message.tools.add_tool_output(call_id, output=result)
 
 
 class PageAnswers:
@@ -77,22 +77,22 @@ class PageAnswers:
             self._confirmation(answer_id, result, pause.call_id, pause.payload)
             return
         if isinstance(pause, InputRequest):
-            self.message.add_tool_output(answer_id, output=_input_value(pause, result))
+            self.message.tools.add_tool_output(answer_id, output=_input_value(pause, result))
             return
         if isinstance(pause, CredentialRequest):  # shown given, never what was given
-            self.message.add_tool_output(answer_id, output={"status": "provided"})
+            self.message.tools.add_tool_output(answer_id, output={"status": "provided"})
             return
         tools, message = self.tools, self.message
         if name in tools.browser:
             gated = name in tools.approval
             if gated and result.get("error") == DENIED_TEXT:
-                message.respond_approval(
+                message.tools.respond_approval(
                     frontend_approval_id(answer_id), False, self.reasons.get(answer_id)
                 )
                 self.denied_browser.append(answer_id)
                 return
             if gated:
-                message.respond_approval(frontend_approval_id(answer_id), True, None)
+                message.tools.respond_approval(frontend_approval_id(answer_id), True, None)
             page_output(message, answer_id, result)
         elif name in tools.long_running:  # a long-running server call the page completed
             page_output(message, answer_id, result)
@@ -106,12 +106,12 @@ class PageAnswers:
         confirmed = result.get("confirmed") is True
         payload = result.get("payload")
         reason = self.reasons.get(call_id)
-        if message.has_call(answer_id):  # the ADK-tool style: the page's tool output
-            message.add_tool_output(
+        if message.tools.has_call(answer_id):  # the ADK-tool style: the page's tool output
+            message.tools.add_tool_output(
                 answer_id, output={**result, "reason": reason} if reason else result
             )
         else:
             if confirmed and payload is not None and payload != asked:
-                message.edit_payload(call_id, payload)
-            message.respond_approval(answer_id, confirmed, reason)
+                message.tools.edit_payload(call_id, payload)
+            message.tools.respond_approval(answer_id, confirmed, reason)
         (self.resumed if confirmed else self.denied).add(call_id)

@@ -255,7 +255,7 @@ class _History:
                 self._user(event, meta)
             elif live and message is not None:
                 for response in responses:  # the page's results of browser tools
-                    if message.has_call(response.id or ""):
+                    if message.tools.has_call(response.id or ""):
                         page_output(message, response.id or "", response.response or {})
             return
         if not meta.get("live") and not meta.get("liveError"):
@@ -397,7 +397,7 @@ class _History:
         assert self._translator is not None
         out.extend(ToolOutputDenied(tool_call_id=call_id) for call_id in answers.denied_browser)
         for call_id, result in answers.completed.items():
-            out.extend(self._translator.message.tool_outcome(call_id, result))
+            out.extend(self._translator.message.tools.outcome(call_id, result))
         message.apply_all(out)
 
     def _completion(self, message_id: str, responses: Iterable[types.FunctionResponse]) -> None:
@@ -412,6 +412,6 @@ class _History:
             name, args = self._calls.get(call_id, (response.name or "", {}))
             if name not in self.options.translators.settings.tools.long_running:
                 continue
-            out.extend(translator.message.restate_call(call_id, name, args))
-            out.extend(translator.message.tool_outcome(call_id, response.response))
+            out.extend(translator.message.tools.restate(call_id, name, args))
+            out.extend(translator.message.tools.outcome(call_id, response.response))
         self._message.apply_all(out)

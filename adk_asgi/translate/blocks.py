@@ -42,16 +42,16 @@ StepAuthor = Callable[[int, str, list[UIChunk]], None]
 class MessageBlocks:
     __slots__ = (
         "_author_changed",
-        "_message_id",
         "_open",
         "_seq",
         "_step_lanes",
+        "message_id",
         "opened",
         "step_open",
     )
 
     def __init__(self, message_id: str, author_changed: StepAuthor | None = None) -> None:
-        self._message_id = message_id
+        self.message_id = message_id
         self._author_changed = author_changed
         self._seq = 0
         self._open: list[Lane] = []  # lanes holding an open text or reasoning block
@@ -162,7 +162,7 @@ class MessageBlocks:
 
     def _new_id(self, kind: str) -> str:
         self._seq += 1
-        return f"{self._message_id}-{kind}{self._seq}"
+        return f"{self.message_id}-{kind}{self._seq}"
 
     def _end_text(self, lane: Lane, out: list[UIChunk]) -> None:
         assert lane.text_id is not None

@@ -128,14 +128,14 @@ class LiveTranslator(EventTranslator):
         """The same chunks as an SSE approval request, for a call already on the page."""
         message = self.message
         if message.settings.confirmation_style == "native":
-            return message.approval_request(
+            return message.tools.approval_request(
                 notice.key, notice.call_id, notice.name, notice.args, notice.hint, notice.payload
             )
         confirmation: dict[str, object] = {"hint": notice.hint, "confirmed": False}
         if notice.payload is not None:
             confirmation["payload"] = notice.payload
         original = {"id": notice.call_id, "name": notice.name, "args": notice.args}
-        return message.tool_call(
+        return message.tools.call(
             notice.key,
             CONFIRMATION_TOOL,
             {"originalFunctionCall": original, "toolConfirmation": confirmation},
@@ -144,7 +144,7 @@ class LiveTranslator(EventTranslator):
 
     def client_call(self, notice: AskNotice) -> list[UIChunk]:
         """The gate asks the user (a credential): a client call of its own."""
-        return self.message.tool_call(notice.key, notice.name, notice.shown, client_side=True)
+        return self.message.tools.call(notice.key, notice.name, notice.shown, client_side=True)
 
     def resolved(self, notice: ResolvedNotice) -> list[UIChunk]:
         """A wait ended: the page answered (or the wait timed out)."""

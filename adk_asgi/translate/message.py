@@ -2,9 +2,9 @@
 (``start``, ``finish``, ``abort``, ``error``), its steps and text blocks (``blocks.py``), its
 tool parts (``tool_parts.py``) and what the model's responses say of it
 (``response_meta.py``). ``EventTranslator`` (``translator.py``) reads ADK events and writes
-through this class's public methods, and so does a translator's subclass: each method
-returns the chunks it wrote, in order. Failures reach the user through ``describe_error``
-only, never as an exception's text.
+through this class's public methods and its tool parts (``message.tools``), and so does a
+translator's subclass: each method returns the chunks it wrote, in order. Failures reach
+the user through ``describe_error`` only, never as an exception's text.
 
 ``MessageSettings`` is what every message of an app is written with; ``MessageContext``
 what one request's part of a message starts from (a continuation carries over the calls
@@ -13,23 +13,30 @@ the page answered or still owes, and the steps the message already has).
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from google.adk.events import Event
 from google.genai import types
 
 from ..options import ConfirmationStyle, SurfaceOptions
 from ..pauses.tools import ToolKinds
-from ..wire.chunks import Abort, Error, Finish, FinishReason, Start, UIChunk
+from ..wire.chunks import Abort, DataChunk, Error, Finish, FinishReason, Start, UIChunk
 from ..wire.errors import DescribeError, ErrorInfo, describe, describe_error_generic
+from ..wire.jsonable import NotJson, json_value
 from .blocks import MessageBlocks
 from .lanes import Lane
 from .response_meta import ResponseMeta
 from .surface import Surface
 from .tool_parts import ToolParts
 
-__all__ = ("AssistantMessage", "MessageContext", "MessageSettings")
+__all__ = ("NODE_CHUNK_TYPE", "AssistantMessage", "MessageContext", "MessageSettings")
+
+NODE_CHUNK_TYPE: Final = "data-node"
+"""The type of a workflow node's output that is not text."""
+
+logger = logging.getLogger("adk_asgi")
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,14 +113,15 @@ class AssistantMessage:
         )
         self._meta = ResponseMeta(message_id)
         self.tools = ToolParts(
+            self._blocks,
             native=settings.confirmation_style == "native",
             denied=context.denied,
             approval_tools=settings.tools.approval,
             awaiting=context.awaiting,
             resumed=context.resumed,
         )
-        """The message's tool parts: which calls wait for the client (``awaiting``), which
-        the user denied or approved, their outcomes."""
+        """The message's tool parts (``tool_parts.py``): calls, approval requests and
+        outcomes, which calls wait for the client (``awaiting``)."""
 
     # -- edges ---------------------------------------------------------------------------
 
@@ -162,7 +170,7 @@ class AssistantMessage:
         self.ended = True
         out: list[UIChunk] = []
         self._blocks.close_all(out)
-        self.tools.fail_open(out)
+        out.extend(self.tools.fail_open())
         if isinstance(error, str):
             text = error
         else:
@@ -259,68 +267,23 @@ class AssistantMessage:
         self._blocks.file(part, out)
         return out
 
-    # -- tools ---------------------------------------------------------------------------
-
-    def tool_call(
-        self,
-        call_id: str,
-        name: str,
-        args: dict[str, Any],
-        *,
-        client_side: bool,
-        lane: Lane | None = None,
-    ) -> list[UIChunk]:
-        """A tool call (``tool-input-*``): answered by the page (``client_side``), or
-        provider-executed (its outcome follows from the server)."""
-        out: list[UIChunk] = []
-        if lane is not None:
-            self._blocks.close(lane, out)
-        else:
-            self._blocks.close_all(out)
-        self._blocks.ensure_step(out, lane)
-        self.tools.call(call_id, name, args, client_side, out)
-        return out
-
-    def restate_call(self, call_id: str, name: str, args: dict[str, Any]) -> list[UIChunk]:
-        """A server call of an earlier message, stated again (its result follows here)."""
-        return self.tool_call(call_id, name, args, client_side=False)
-
-    def approval_request(
-        self,
-        approval_id: str,
-        call_id: str,
-        name: str,
-        args: dict[str, Any],
-        hint: str | None = None,
-        payload: Any = None,
-    ) -> list[UIChunk]:
-        """The user is asked to approve the stated call ``call_id`` (with ADK's ``hint`` and
-        ``payload`` as the call's ``providerMetadata.adk``)."""
-        out = self.close()
-        self.tools.approval_request(approval_id, call_id, name, args, hint, payload, out)
-        return out
-
-    def tool_outcome(
-        self, call_id: str, result: Any, *, lane: Lane | None = None, agent: bool = False
-    ) -> list[UIChunk]:
-        """A call's result: ``tool-output-available``, ``-error`` or ``-denied`` (ADK's
-        ``{"error": ...}`` results are errors); ``agent``: the tool's own result (not an
-        answer the page or the server sent in), interim for a long-running call."""
-        out = self.close(lane) if lane is not None else []
-        self.tools.outcome(call_id, result, out, agent=agent)
-        return out
-
-    def code(self, call_id: str, language: str, code: str, lane: Lane) -> list[UIChunk]:
-        """Code the model runs: a provider-executed ``code_execution`` call."""
-        out = self.close(lane)
-        self._blocks.ensure_step(out, lane)
-        self.tools.code(call_id, language, code, out)
-        return out
-
-    def code_result(self, call_id: str, outcome: str, output: str) -> list[UIChunk]:
-        """What the code printed; a run that failed (or ran out of time) is an error."""
-        out: list[UIChunk] = []
-        self.tools.code_result(call_id, outcome, output, out)
+    def node_output(self, lane: Lane, path: str, output: Any) -> list[UIChunk]:
+        """A workflow node's output, whole (its lane's next content is a new step): a
+        string as text, anything else as a ``data-node`` part ``{node, path, output}``."""
+        out = self.open_step(lane)
+        lane.call_done = True
+        if isinstance(output, str):
+            if output:
+                self._blocks.stream(lane, output, False, out)
+                self._blocks.close(lane, out)
+            return out
+        try:
+            value = json_value(output)
+        except NotJson as exc:
+            logger.error("The output of workflow node %s cannot be sent: %s", path, exc)
+            return out
+        data = {"node": lane.author, "path": path, "output": value}
+        out.append(DataChunk(type=NODE_CHUNK_TYPE, data=data))
         return out
 
     # -- the model's responses -----------------------------------------------------------

@@ -6,7 +6,6 @@ OAuth2 sign-ins the message asked for, and the outcomes of workflow confirmation
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Literal
 
 from google.adk.events import Event
@@ -14,7 +13,14 @@ from google.genai import types
 
 from ..pauses.approvals import CONFIRMATION_TOOL
 from ..pauses.credentials import CREDENTIAL_TOOL, CredentialRequest
-from ..pauses.kinds import INPUT_TOOL, InputRequest, Pause, WorkflowConfirmation, workflow_call_id
+from ..pauses.kinds import (
+    INPUT_TOOL,
+    InputRequest,
+    Pause,
+    WorkflowConfirmation,
+    node_result,
+    workflow_call_id,
+)
 from ..wire.chunks import UIChunk
 from .lanes import Lane
 from .message import AssistantMessage
@@ -54,13 +60,13 @@ class PauseParts:
         ):
             return None
         if isinstance(pause, InputRequest):
-            return message.tool_call(
+            return message.tools.call(
                 pause.call_id, INPUT_TOOL, pause.presented(), client_side=True, lane=lane
             )
         if isinstance(pause, CredentialRequest):
             if pause.state is not None:
                 self.oauth.append(pause)
-            return message.tool_call(
+            return message.tools.call(
                 pause.call_id,
                 CREDENTIAL_TOOL,
                 pause.presented(self.redirect_uri),
@@ -69,10 +75,10 @@ class PauseParts:
             )
         call_id = pause.call_id
         self._stated[pause.path] = call_id
-        out = message.tool_call(call_id, pause.tool_name, pause.args, client_side=False, lane=lane)
+        out = message.tools.call(call_id, pause.tool_name, pause.args, client_side=False, lane=lane)
         if self._style == "native":
             out.extend(
-                message.approval_request(
+                message.tools.approval_request(
                     pause.interrupt_id,
                     call_id,
                     pause.tool_name,
@@ -87,7 +93,7 @@ class PauseParts:
             confirmation["payload"] = pause.payload
         original = {"id": call_id, "name": pause.tool_name, "args": pause.args}
         out.extend(
-            message.tool_call(
+            message.tools.call(
                 pause.interrupt_id,
                 CONFIRMATION_TOOL,
                 {"originalFunctionCall": original, "toolConfirmation": confirmation},
@@ -104,11 +110,13 @@ class PauseParts:
         requested = event.actions.requested_auth_configs if event.actions else None
         return requested is not None and (response.id or "") in requested
 
-    def settled_call(self, event: Event, expected: Callable[[str], bool]) -> str | None:
-        """The stated call a workflow node's output settles: the node waited for a
-        confirmation answered in this or an earlier request of the message."""
+    def settle(self, event: Event, message: AssistantMessage, lane: Lane) -> list[UIChunk]:
+        """A workflow node's output that settles the call stated for its confirmation
+        (answered in this or an earlier request of the message): that call's outcome."""
         path = event.node_info.path if event.node_info is not None else None
         if not path:
-            return None
+            return []
         call_id = self._stated.get(path) or workflow_call_id(path)
-        return call_id if expected(call_id) else None
+        if not message.tools.expects(call_id):
+            return []
+        return message.tools.outcome(call_id, node_result(event.output), lane=lane)

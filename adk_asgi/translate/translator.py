@@ -79,17 +79,15 @@ from google.adk.events import Event
 from google.genai import types
 
 from ..pauses.approvals import CONFIRMATION_TOOL
-from ..pauses.kinds import LIVE_WORKFLOW_PAUSE, node_result, pause_of
-from ..wire.chunks import DataChunk, UIChunk
+from ..pauses.kinds import LIVE_WORKFLOW_PAUSE, pause_of
+from ..wire.chunks import UIChunk
 from ..wire.errors import ErrorInfo
-from ..wire.jsonable import NotJson, json_value
 from .lanes import CODE, REASONING, RESULT, TEXT, Lane, Lanes
 from .message import AssistantMessage, MessageContext, MessageSettings
 from .pause_parts import PauseParts
 
-__all__ = ("NODE_CHUNK_TYPE", "Chunks", "EventTranslator")
+__all__ = ("Chunks", "EventTranslator")
 
-NODE_CHUNK_TYPE: Final = "data-node"
 # ADK's own marker for a run stopped through abort_signal: the client is gone.
 _ABORTED: Final = "INVOCATION_ABORTED"
 _NONE: Final[tuple[UIChunk, ...]] = ()
@@ -104,7 +102,7 @@ class EventTranslator:
     """Turns the ADK events of one run into the chunks of one assistant message
     (``message``)."""
 
-    __slots__ = ("_code_calls", "_failed_lane", "_lanes", "message", "pauses")
+    __slots__ = ("_failed_lane", "_lanes", "message", "pauses")
 
     def __init__(
         self,
@@ -122,7 +120,6 @@ class EventTranslator:
         """The message's requests for input, credentials and workflow confirmations."""
         self._lanes = Lanes()
         self._failed_lane: Lane | None = None
-        self._code_calls = 0
 
     @property
     def lanes(self) -> Lanes:
@@ -147,7 +144,7 @@ class EventTranslator:
         if content is not None and content.parts and event.author != "user":
             self._content(event, content.parts, lane, out)
         if event.output is not None:
-            self._settle_node_call(event, lane, out)
+            out.extend(self.pauses.settle(event, self.message, lane))
             if not event.node_info.message_as_output:
                 out.extend(self.on_node_output(event, lane))
         return out
@@ -265,7 +262,7 @@ class EventTranslator:
         if name == CONFIRMATION_TOOL and message.settings.confirmation_style == "native":
             original = args.get("originalFunctionCall") or {}
             confirmation = args.get("toolConfirmation") or {}
-            return message.approval_request(
+            return message.tools.approval_request(
                 call_id,
                 str(original.get("id", "")),
                 str(original.get("name", "")),
@@ -286,7 +283,7 @@ class EventTranslator:
                 )
             return stated
         client_side = self.is_client_call(name, long_running)
-        out = message.tool_call(call_id, name, args, client_side=client_side, lane=lane)
+        out = message.tools.call(call_id, name, args, client_side=client_side, lane=lane)
         if long_running and not client_side:
             message.tools.long_running(call_id)
         return out
@@ -312,46 +309,19 @@ class EventTranslator:
             return _NONE  # ADK's placeholder while the call waits for approval
         if self.pauses.interim(response, event):
             self.message.tools.long_running(call_id)  # the tool waits for a credential
-        return self.message.tool_outcome(
+        return self.message.tools.outcome(
             call_id, response.response, lane=lane, agent=event.author != "user"
         )
 
-    def _settle_node_call(self, event: Event, lane: Lane, out: list[UIChunk]) -> None:
-        """A workflow tool node's output settles the call stated for its confirmation
-        (``pause_parts.py``)."""
-        call_id = self.pauses.settled_call(event, self.message.tools.expects)
-        if call_id is not None:
-            out.extend(self.message.tool_outcome(call_id, node_result(event.output), lane=lane))
-
     def on_executable_code(self, code: types.ExecutableCode, lane: Lane, *, replay: bool) -> Chunks:
         """Code the model runs: a provider-executed ``code_execution`` call."""
-        if replay:
-            return _NONE
-        call_id = code.id or self._code_call_id()
-        lane.code_call = call_id
-        language = code.language.value if code.language is not None else "LANGUAGE_UNSPECIFIED"
-        return self.message.code(call_id, str(language), code.code or "", lane)
+        return _NONE if replay else self.message.tools.executable_code(code, lane)
 
     def on_code_result(
         self, result: types.CodeExecutionResult, lane: Lane, *, replay: bool
     ) -> Chunks:
         """What the code printed: the outcome of its ``code_execution`` call."""
-        if replay:
-            return _NONE
-        message = self.message
-        call_id = result.id or lane.code_call
-        out = message.close(lane)
-        if call_id is None:  # a result without its code: the call stated empty
-            call_id = self._code_call_id()
-            out.extend(message.code(call_id, "LANGUAGE_UNSPECIFIED", "", lane))
-        lane.code_call = None
-        outcome = result.outcome.value if result.outcome is not None else "OUTCOME_UNSPECIFIED"
-        out.extend(message.code_result(call_id, str(outcome), result.output or ""))
-        return out
-
-    def _code_call_id(self) -> str:
-        self._code_calls += 1
-        return f"{self.message.message_id}-code{self._code_calls}"
+        return _NONE if replay else self.message.tools.code_execution_result(result, lane)
 
     def on_file(self, part: types.Part, lane: Lane, *, partial: bool) -> Chunks:
         """Inline bytes or a file reference: a ``file`` part (from the final event)."""
@@ -360,33 +330,12 @@ class EventTranslator:
         return self.message.file(part, lane)
 
     def on_node_output(self, event: Event, lane: Lane) -> Chunks:
-        """A workflow node's output: a string as text, anything else as ``data-node``."""
+        """A workflow node's output: a string as text, anything else as ``data-node``
+        (none with ``SurfaceOptions(node_outputs=False)``)."""
         surface = self.message.settings.surface
         if surface is not None and not surface.node_outputs:
             return _NONE
-        message = self.message
-        output = event.output
-        out = message.open_step(lane)
-        lane.call_done = True  # a node's output is whole: what comes next is a new step
-        if isinstance(output, str):
-            if output:
-                out.extend(message.text(lane, output))
-                out.extend(message.close(lane))
-            return out
-        try:
-            value = json_value(output)
-        except NotJson as exc:
-            logger.error(
-                "The output of workflow node %s cannot be sent: %s", event.node_info.path, exc
-            )
-            return out
-        out.append(
-            DataChunk(
-                type=NODE_CHUNK_TYPE,
-                data={"node": lane.author, "path": event.node_info.path, "output": value},
-            )
-        )
-        return out
+        return self.message.node_output(lane, event.node_info.path or "", event.output)
 
 
 def _is_synthetic(parts: list[types.Part]) -> bool:

@@ -262,9 +262,9 @@ class TurnStream:
             for c in plan.credentials
         )
         for call_id, name, args in plan.restated:
-            out.extend(message.restate_call(call_id, name, args))
+            out.extend(message.tools.restate(call_id, name, args))
         for call_id, output in plan.completed.items():
-            out.extend(message.tool_outcome(call_id, output))
+            out.extend(message.tools.outcome(call_id, output))
         await self._emit(out)
         runtime = self.runtime
         for handed in plan.credentials:  # for the bridge plugin, when the run starts

@@ -1,0 +1,225 @@
+"""The flags of ``adk-asgi``: its commands and their options (``parser``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from .server import WS_CHOICES, WS_PROTOCOL
+from .site import DEFAULT_MOUNT
+
+__all__ = ("mount_path", "parser")
+
+_DESCRIPTION = """\
+``adk-asgi serve [module:attr]``: run an agent (or the offline demo) under uvicorn.
+
+The chat endpoint is mounted at ``--mount`` (``/api/chat``); everything else is the
+chat page (``adk_asgi/_web``, built from ``examples/web``) at ``/``, and JSON 404s.
+
+On SIGTERM/SIGINT the server first stops accepting, then drains the app
+(``AdkApp.drain``: running turns get ``--shutdown-grace`` seconds, then end with
+an ``error`` chunk; live sockets close with 1012), and only then lets uvicorn
+close the connections. ``--workers N`` runs N such servers on one listening
+socket (our own small supervisor: uvicorn's builds plain servers that would
+skip the drain).
+"""
+
+
+def _threshold(text: str) -> tuple[int, int, int] | None:
+    if text == "python":
+        return None
+    try:
+        numbers = tuple(int(n) for n in text.split(","))
+        if len(numbers) == 3 and min(numbers) >= 0:
+            return numbers[0], numbers[1], numbers[2]
+    except ValueError:
+        pass
+    raise argparse.ArgumentTypeError(
+        f"expected A,B,C (three numbers >= 0) or 'python', not {text!r}"
+    )
+
+
+def mount_path(path: str) -> str:
+    return path if path.startswith("/") else "/" + path
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(
+        prog="adk-asgi",
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = top.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="serve an ADK agent (default: the offline demo agent)")
+    serve.add_argument(
+        "target",
+        nargs="?",
+        help="what to serve: module:attr (an agent, App or Runner), a module "
+        "(its root_agent or app), or a folder in ADK's agents layout "
+        "(default: the offline demo agent)",
+    )
+    serve.add_argument(
+        "--agent",
+        default=None,
+        metavar="NAME",
+        help="the agent to serve from a folder holding several (ADK's agents directory)",
+    )
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--mount", default=DEFAULT_MOUNT, help="path of the chat endpoint")
+    serve.add_argument(
+        "--session-db",
+        default=None,
+        help="sqlite:///path.db or postgresql+asyncpg://... (default: memory)",
+    )
+    serve.add_argument(
+        "--credential-service",
+        default="memory",
+        metavar="SERVICE",
+        help="where the credentials users give tools are kept (ADK's "
+        "credential_service): 'memory' (default, per worker) or "
+        "module:attr naming a BaseCredentialService",
+    )
+    serve.add_argument(
+        "--oauth-redirect-uri",
+        default=None,
+        metavar="URL",
+        help="the absolute URL of {mount}/oauth2/callback as browsers reach "
+        "it (behind a proxy); default: from each request",
+    )
+    serve.add_argument(
+        "--artifact-service",
+        default=None,
+        metavar="URI",
+        help="where agents' artifacts are kept, as ADK's CLI takes it: "
+        "memory:// (default), file:///path (a folder), gs://bucket "
+        "(needs google-cloud-storage)",
+    )
+    serve.add_argument(
+        "--memory-service",
+        default=None,
+        metavar="URI",
+        help="the memory load_memory and preload_memory search, as ADK's CLI "
+        "takes it: memory:// (default), sqlite:///path.db, rag://CORPUS, "
+        "agentengine://ID",
+    )
+    serve.add_argument(
+        "--uploads-as-artifacts",
+        action="store_true",
+        help="save the files of users' messages as artifacts of the chat "
+        "(ADK's SaveFilesAsArtifactsPlugin): the model is not sent them "
+        "again with every turn",
+    )
+    serve.add_argument(
+        "--remember-sessions",
+        action="store_true",
+        help="add a chat's conversation to the memory service when a turn ends",
+    )
+    serve.add_argument(
+        "--model", default=None, help="demo only: a Gemini model name (needs GOOGLE_API_KEY)"
+    )
+    serve.add_argument(
+        "--live-model",
+        default=None,
+        metavar="MODEL",
+        help="the model of live (WebSocket) runs, for every agent: a Live API "
+        "model (default: each agent's own; for the demo on Gemini "
+        "gemini-2.5-flash-native-audio-latest, or $ADK_ASGI_LIVE_MODEL)",
+    )
+    serve.add_argument(
+        "--token-delay",
+        type=float,
+        default=0.03,
+        help="demo only: seconds per streamed token of the scripted model",
+    )
+    serve.add_argument(
+        "--redis-url",
+        default=None,
+        help="redis://... : share resumable streams, chat owners and turn locks "
+        "between workers and replicas (needs adk-asgi[redis])",
+    )
+    serve.add_argument(
+        "--resume-grace",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="keep a turn running this long after its client disconnects, so a "
+        "reload can resume it (default 0: abort at once)",
+    )
+    serve.add_argument(
+        "--shutdown-grace",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="on SIGTERM, let running turns finish this long (default 10)",
+    )
+    serve.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=None,
+        metavar="ORIGIN",
+        help="a browser origin allowed to open WebSockets besides the page's "
+        "own (repeatable; '*' for any)",
+    )
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes on one socket; needs --session-db and "
+        "--redis-url so every worker sees every chat",
+    )
+    serve.add_argument(
+        "--ws-compression",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="permessage-deflate on WebSockets (default off: token frames are "
+        "tiny, and it costs ~9%% CPU and ~32 KiB per idle connection)",
+    )
+    serve.add_argument(
+        "--ws",
+        choices=tuple(WS_CHOICES),
+        default=WS_PROTOCOL,
+        help="uvicorn's WebSocket implementation (default %(default)s: ~10%% "
+        "less CPU per live token than the legacy websockets one; "
+        "wsproto needs adk-asgi[wsproto])",
+    )
+    serve.add_argument(
+        "--gc-threshold",
+        type=_threshold,
+        default="20000,50,50",
+        metavar="A,B,C",
+        help="the garbage collector's thresholds once the agent is warmed up "
+        "(default %(default)s: ADK allocates many short-lived objects per "
+        "token, and Python's 700 runs the collector every few tokens); "
+        "'python' keeps Python's",
+    )
+    serve.add_argument(
+        "--gc-freeze",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="gc.freeze() once the agent is warmed up, so collections skip "
+        "what start-up loaded (default on)",
+    )
+    serve.add_argument("--log-level", default="info")
+    serve.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="json: one JSON object per line (time, level, logger, message, "
+        "chat_id, user_id, trace ids), uvicorn's lines included",
+    )
+    serve.add_argument(
+        "--metrics-port",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="serve Prometheus metrics (adk_asgi_*) at :PORT/metrics, apart "
+        "from the app; worker i of --workers uses PORT+i (needs "
+        "adk-asgi[otel])",
+    )
+    serve.add_argument(
+        "--metrics-host",
+        default=None,
+        metavar="HOST",
+        help="address of the metrics endpoint (default: --host)",
+    )
+    return top
