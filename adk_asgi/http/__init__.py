@@ -1,2 +1,4 @@
-"""The HTTP pipeline: request (``endpoint``) -> turn plan (``turn``) -> Runner.run_async ->
-events -> chunks (``stream``) -> SSE bytes (``sse``). Internal."""
+"""The HTTP side: ``ChatEndpoint`` (``endpoint``: ``POST`` a turn, resume and stop its
+stream), routed by ``routes``; a turn's pipeline in ``turn/``; the chat's resource routes
+(``history``, ``chats``, ``artifacts``), the completion of long-running calls
+(``completion``), the OAuth2 callback (``oauth``) and the probes (``health``). Internal."""

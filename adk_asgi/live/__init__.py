@@ -1,4 +1,4 @@
-"""The WebSocket (live) pipeline: frames (``protocol_a``, ``protocol_b``, ``commands``) ->
-``socket`` -> connection inbox (``connection``) -> LiveRequestQueue -> Runner.run_live
-(``run``) -> events -> turns (``turns``, ``translator``, ``gate``) -> chunks -> frames.
-Internal."""
+"""The WebSocket (live) side: the handshake (``endpoint``), one ``Connection`` per socket
+with its upstream (``upstream``: frames -> commands -> inbox or the model's queue) and
+protocol B's resume (``resume``); frames in ``protocol/``, the turn layer in ``turns/``, the
+``run_live`` side in ``run/``, what runs wait for in ``gate/``. Internal."""

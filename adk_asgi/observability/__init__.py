@@ -1,2 +1,3 @@
-"""What operators see: health and readiness probes, OpenTelemetry spans and metrics, and
-structured logs."""
+"""What operators see: OpenTelemetry metrics (``metrics``) and spans (``tracing``), structured
+logs (``logs``), failures in the log (``failures``) and the exporters ``adk-asgi serve``
+starts (``exporters``). Internal."""

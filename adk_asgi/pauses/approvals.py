@@ -39,7 +39,7 @@ checks every answer against the source and returns the decisions, all or nothing
    the client may complete it (``addToolOutput``) only for the tools the app lets it
    (``client_completes``), else ``409 server_tool_call``. The client re-sends the tool's
    own interim result with every message: that is an echo, not an answer.
-9. A request for input or for a credential (``pauses.py``) takes a result
+9. A request for input or for a credential (``kinds.py``) takes a result
    (``addToolOutput``), checked before anything runs: an input against its JSON Schema
    (``422 invalid_input`` naming the path), a credential for its shape (``422
    invalid_credential``; an OAuth2 sign-in is answered by its callback only). A workflow
@@ -101,7 +101,7 @@ class PendingCall:
     ``response_name``: the function ADK's answer is for, when not the approval's
     ``adk_request_confirmation`` or the call's own name (a workflow confirmation).
     ``answer``: how a result for an input or credential request is checked (it raises
-    ``RequestError``) and normalised (rule 9); ``pause``: the request (``pauses.py``).
+    ``RequestError``) and normalised (rule 9); ``pause``: the request (``kinds.py``).
     """
 
     kind: CallKind

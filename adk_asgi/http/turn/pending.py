@@ -24,7 +24,7 @@ __all__ = ("SessionPendingCalls",)
 
 
 class SessionPendingCalls:
-    """The calls a session says are waiting (``PendingCalls`` of ``core/approvals``)."""
+    """The calls a session says are waiting (``PendingCalls`` of ``pauses/approvals``)."""
 
     def __init__(self, session: Session | None, tools: ToolKinds) -> None:
         self._calls: dict[str, PendingCall] = {}

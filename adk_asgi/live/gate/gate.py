@@ -20,7 +20,7 @@ as in ``run_async``:
   the OAuth2 sign-in's callback, in this process (``pauses/signin.py``) — goes into ADK's
   credential flow in the run's session state, and the tool runs again with it.
 
-The plugin is ``gate_plugin.py``; what the gate tells its connection, ``notices.py``.
+The plugin is ``plugin.py``; what the gate tells its connection, ``pauses/notices.py``.
 
 Which answers are accepted is decided by ``pauses/approvals.py``; the gate is its
 ``PendingCalls`` source for one connection: ids are bound to the connection, so nothing
@@ -84,7 +84,7 @@ SignIn = Callable[[CredentialRequest], Awaitable["asyncio.Future[str] | None"]]
 
 
 class LiveGate:
-    """The waits of one connection (the ``PendingCalls`` of ``core/approvals``)."""
+    """The waits of one connection (the ``PendingCalls`` of ``pauses/approvals``)."""
 
     def __init__(
         self,
@@ -130,7 +130,7 @@ class LiveGate:
         """Something waits for the client."""
         return bool(self._waiting)
 
-    # -- PendingCalls (core/approvals) -------------------------------------------------
+    # -- PendingCalls (pauses/approvals) -------------------------------------------------
 
     def waiting(self, answer_id: str) -> PendingCall | None:
         waiter = self._waiting.get(answer_id)

@@ -122,7 +122,7 @@ class Conversation:
         self._run.queue.send(LiveRequest(content=content, state_delta=state_delta or None))
 
     async def answers(self, answers: list[ClientAnswer], request_id: str | None) -> None:
-        """The client answered waiting calls (``core/approvals`` decides; all or nothing)."""
+        """The client answered waiting calls (``pauses/approvals`` decides; all or nothing)."""
         try:
             decisions = decide(answers, self._gate)
         except RequestError as error:

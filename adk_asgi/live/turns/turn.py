@@ -1,6 +1,6 @@
 """LiveTurn: one live turn's state — its translator, recording, lock and listeners, the
 calls of its current step and which of them wait for the client — and its bookkeeping
-(the chat's turn lock, metrics, the turn's span). ``Conversation`` (``turns.py``) drives it
+(the chat's turn lock, metrics, the turn's span). ``Conversation`` (``conversation.py``) drives it
 and ``TurnOutput`` (``output.py``) writes it out; both read its fields, and only its own
 methods change them.
 """

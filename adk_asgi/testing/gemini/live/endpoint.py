@@ -2,9 +2,9 @@
 
 The client's first message is ``setup``; the server answers ``setupComplete``. Then
 ``clientContent``, ``realtimeInput`` and ``toolResponse`` messages come in
-(live_input.py) and ``serverContent``, ``toolCall``, ``toolCallCancellation``,
+(input.py) and ``serverContent``, ``toolCall``, ``toolCallCancellation``,
 ``usageMetadata``, ``goAway`` and ``sessionResumptionUpdate`` messages go out
-(live_speaker.py; https://ai.google.dev/api/live). The rules the real service enforces
+(speaker.py; https://ai.google.dev/api/live). The rules the real service enforces
 are enforced here, each where it applies, with the documentation it follows.
 """
 

@@ -1,0 +1,2 @@
+"""The REST side of the emulator: ``generateContent`` and ``streamGenerateContent``
+(``generate``) and how a reply is cut into streamed chunks (``chunks``)."""
