@@ -29,7 +29,8 @@ from ...pauses.approvals import CONFIRMATION_TOOL, Decision, answers_in, decide
 from ...pauses.credentials import CREDENTIAL_ANSWER, CredentialRequest, Secret
 from ...pauses.kinds import adk_response, client_output, secret_of
 from ...pauses.tools import ToolKinds
-from ...translate.message import MessageContext
+from ...translate.message import AssistantMessage, MessageContext
+from ...wire.chunks import ToolOutputAvailable, ToolOutputDenied, UIChunk
 from ...wire.errors import RequestError
 from ...wire.request import ChatRequest, UIMessage, user_content
 from .pending import SessionPendingCalls
@@ -113,6 +114,24 @@ class TurnPlan:
             steps_before=self.steps_before,
             oauth_redirect=self.oauth_redirect,
         )
+
+    def stated(self, message: AssistantMessage) -> list[UIChunk]:
+        """What the turn's stream states before ADK runs: the page's answers as the stream
+        shows them (denied browser calls, the credentials given, without their secret) and
+        the server's (calls stated again with their completed results)."""
+        out: list[UIChunk] = [
+            ToolOutputDenied(tool_call_id=call_id) for call_id in self.denied_client_calls
+        ]
+        # A credential the page gave: its copy of the secret is replaced by this output.
+        out.extend(
+            ToolOutputAvailable(tool_call_id=c.call_id, output=self.answered_outputs.get(c.call_id))
+            for c in self.credentials
+        )
+        for call_id, name, args in self.restated:
+            out.extend(message.tools.restate(call_id, name, args))
+        for call_id, output in self.completed.items():
+            out.extend(message.tools.outcome(call_id, output))
+        return out
 
     def run_metadata(self) -> dict[str, Any]:
         """The turn's tags in the session (``custom_metadata.adk_asgi``)."""

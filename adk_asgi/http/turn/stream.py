@@ -1,29 +1,10 @@
 """TurnStream: one POST's turn — run ADK, translate every event, write the chunks as SSE
 bytes to the client and to the stream store (so a reload can resume it).
 
-One ADK event -> one socket write. How a turn stops early, and what the stream then ends
-with:
-
-=================  =========================================  ======================
-cause              what happens                               last chunks
-=================  =========================================  ======================
-client gone        ADK run aborted at once (``abort_signal``); (nobody listens)
-                   with ``resume_grace`` > 0 it keeps running
-                   detached until it ends, or until nobody
-                   resumed it within the grace
-stuck client       took nothing for ``send_timeout``, or      (nobody listens)
-                   over ``max_queued_bytes`` waiting: reset,
-                   run aborted (``transport/outbox.py``)
-``DELETE`` stream  the owner asked to stop (any worker)       ``abort``, ``[DONE]``
-turn ceiling       ran ``Limits.max_turn_seconds`` or streamed  ``error``, ``[DONE]``
-                   ``max_turn_bytes``: run aborted
-server shutdown    ``drain``: runs get ``shutdown_grace`` to  ``error``, ``[DONE]``
-                   finish, then are aborted
-ADK/model error    one ``error`` chunk, never a trace         ``error``, ``[DONE]``
-session store      the answer could not be stored (its        ``error``, ``[DONE]``
-fails mid-turn     database failed under ADK): one log line,
-                   no trace
-=================  =========================================  ======================
+One ADK event -> one socket write. How a turn stops early, and what its stream then ends
+with: ``stop.py``. A run that ends by itself ends with ``finish``; an ADK or model error
+with one ``error`` chunk, never a trace; a session store failing mid-turn (the answer
+could not be stored) with ``error`` and one log line, no trace.
 """
 
 from __future__ import annotations
@@ -31,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Literal
 
 from ...adk.runtime import AgentRuntime
 from ...adk.sessions import failure as dependency_failure
@@ -41,46 +21,31 @@ from ...observability.metrics import METRICS, Outcome
 from ...options import Settings
 from ...pauses.signin import register_sign_ins
 from ...stores import StreamRecorder, StreamStore
+from ...translate.message import AssistantMessage
 from ...translate.translator import EventTranslator
 from ...transport.asgi import Receive, Send
-from ...wire.chunks import DONE_FRAME, ToolOutputAvailable, ToolOutputDenied, UIChunk, sse_frame
-from ...wire.errors import (
-    NOT_SAVED_ERROR,
-    SHUTDOWN_ERROR,
-    TURN_TOO_LARGE_ERROR,
-    TURN_TOO_LONG_ERROR,
-    ErrorInfo,
-)
+from ...wire.chunks import DONE_FRAME, UIChunk, sse_frame
+from ...wire.errors import NOT_SAVED_ERROR, ErrorInfo
 from .continuity import CallLedger
 from .plan import TurnPlan
 from .sse import GoneReason, SSEChannel
+from .stop import StopReason, TurnStop
 
 __all__ = ("StopReason", "TurnStream")
 
 logger = logging.getLogger("adk_asgi")
-
-StopReason = Literal["client", "stuck", "stopped", "shutdown", "too_long", "too_large"]
-# What the client reads when the turn stops at a ceiling or for the server's shutdown.
-_STOP_TEXTS: dict[StopReason, str] = {
-    "shutdown": SHUTDOWN_ERROR,
-    "too_long": TURN_TOO_LONG_ERROR,
-    "too_large": TURN_TOO_LARGE_ERROR,
-}
 
 
 class TurnStream:
     """One POST's turn: runs ADK, writes every event's chunks to the client and the store."""
 
     __slots__ = (
-        "_abort",
         "_answered",
-        "_ceiling",
         "_channel",
-        "_grace_task",
         "_ledger",
-        "_reason",
         "_received",
         "_recorder",
+        "_stop",
         "_streamed",
         "_translator",
         "api_path",
@@ -116,12 +81,9 @@ class TurnStream:
         self.chat_id = chat_id
         self.api_path = api_path
         """The path the app is mounted at (``root_path``): artifact URLs start with it."""
-        self._abort = asyncio.Event()
-        self._reason: StopReason | None = None
+        self._stop = TurnStop(settings.limits, settings.streaming.resume_grace, chat_id)
         self._channel: SSEChannel | None = None
         self._recorder: StreamRecorder | None = None
-        self._grace_task: asyncio.Task[None] | None = None
-        self._ceiling: asyncio.TimerHandle | None = None
         self._streamed = 0  # bytes of the turn's stream so far (Limits.max_turn_bytes)
         self.detached = detached
         """No client reads the turn as it runs (a server-side completion): no pings, no
@@ -149,36 +111,13 @@ class TurnStream:
         self.outcome: Outcome = "error"
 
     def stop(self, reason: StopReason) -> None:
-        if self._reason is None:
-            self._reason = reason
-            if reason in ("too_long", "too_large"):
-                limits = self.settings.limits
-                logger.warning(
-                    "Stopped the turn of chat %r at its ceiling: %s",
-                    self.chat_id,
-                    f"{limits.max_turn_seconds:g} s (Limits.max_turn_seconds)"
-                    if reason == "too_long"
-                    else f"{limits.max_turn_bytes} bytes (Limits.max_turn_bytes)",
-                )
-        self._abort.set()
+        """Stop the turn (``stop.py`` says what the stream then ends with)."""
+        self._stop.stop(reason)
 
     def _on_gone(self, reason: GoneReason) -> None:
-        grace = self.settings.streaming.resume_grace
-        if reason == "client" and grace > 0:
-            # Keep running detached: a reload may resume this stream.
-            self._grace_task = asyncio.create_task(
-                self._detached(grace), name="adk-asgi-resume-grace"
-            )
-        else:
-            self.stop(reason)
-
-    async def _detached(self, grace: float) -> None:
-        assert self._recorder is not None
-        while True:
-            await asyncio.sleep(grace)
-            if not await self._recorder.has_followers():
-                self.stop("client")
-                return
+        recorder = self._recorder
+        assert recorder is not None
+        self._stop.client_gone(reason, recorder.has_followers)
 
     async def _emit(self, chunks: list[UIChunk], done: bool = False) -> None:
         # One write per ADK event, not per chunk.
@@ -193,9 +132,8 @@ class TurnStream:
         chunks.clear()
         assert self._recorder is not None and self._channel is not None
         self._streamed += len(blob)
-        limit = self.settings.limits.max_turn_bytes
-        if limit is not None and self._streamed > limit and not done:
-            self.stop("too_large")
+        if not done:
+            self._stop.streamed(self._streamed)
         self._recorder.append(recorded)
         await self._channel.write(blob)
 
@@ -216,14 +154,11 @@ class TurnStream:
         )
         await channel.open()
         METRICS.turn_started("sse")
-        ceiling = self.settings.limits.max_turn_seconds
-        if ceiling is not None:
-            self._ceiling = asyncio.get_running_loop().call_later(ceiling, self.stop, "too_long")
+        self._stop.arm()
         try:
             await self._produce()
         finally:
-            if self._ceiling is not None:
-                self._ceiling.cancel()
+            await self._stop.close()
             message = self._translator.message
             METRICS.turn_ended(
                 "sse",
@@ -232,13 +167,10 @@ class TurnStream:
                 tokens=message.output_tokens,
                 approvals=message.approvals_requested,
             )
-            if self._grace_task is not None:
-                self._grace_task.cancel()
-                await asyncio.gather(self._grace_task, return_exceptions=True)
             await channel.close()
             # Resumable: nobody received its end (detached: nobody was reading at all), or
             # it waits for the page: a reload shows the pause, its answer continues it.
-            resumable = self._reason is None and (
+            resumable = self._stop.reason is None and (
                 channel.gone or self.detached or bool(self._translator.message.awaiting_client)
             )
             await recorder.end(resumable=resumable)
@@ -255,16 +187,7 @@ class TurnStream:
             self.outcome = "awaiting" if message.awaiting_client else "completed"
             await self._emit(out, done=True)
             return
-        out.extend(ToolOutputDenied(tool_call_id=call_id) for call_id in plan.denied_client_calls)
-        # A credential the page gave: its copy of the secret is replaced by this output.
-        out.extend(
-            ToolOutputAvailable(tool_call_id=c.call_id, output=plan.answered_outputs.get(c.call_id))
-            for c in plan.credentials
-        )
-        for call_id, name, args in plan.restated:
-            out.extend(message.tools.restate(call_id, name, args))
-        for call_id, output in plan.completed.items():
-            out.extend(message.tools.outcome(call_id, output))
+        out.extend(plan.stated(message))
         await self._emit(out)
         runtime = self.runtime
         for handed in plan.credentials:  # for the bridge plugin, when the run starts
@@ -282,7 +205,7 @@ class TurnStream:
             new_message=plan.new_message,
             state_delta=plan.state_delta or None,
             run_config=runtime.run_config_for(plan.run_metadata()),
-            abort_signal=self._abort,
+            abort_signal=self._stop.signal,
         )
         finished = not_saved = False
         artifacts = runtime.artifacts
@@ -316,38 +239,20 @@ class TurnStream:
                 raise
         except Exception as exc:
             out.clear()
-            if session_failure(exc):
-                # A dependency, not a bug: one line, no trace, no text that could quote
-                # the answer (a driver's error can carry the statement's parameters).
-                logger.error(
-                    "Session store failed during the turn of chat %r; the answer was not saved: %s",
-                    self.chat_id,
-                    dependency_failure(exc),
-                )
-                METRICS.store_error("sessions", "turn")
-                not_saved = True
-                out.extend(message.fail(NOT_SAVED_ERROR))
-            else:
-                log_exception("ADK run failed", self.chat_id, exc)
-                out.extend(message.fail(ErrorInfo(type(exc).__name__, str(exc), exc)))
+            not_saved = session_failure(exc)
+            out.extend(_failed(exc, not_saved, message, self.chat_id))
         finally:
             if not finished:
-                self._abort.set()
+                self._stop.signal.set()
             try:
                 await run.aclose()
             except Exception:
                 logger.exception("Error while closing the ADK run of chat %r", self.chat_id)
             if plan.credentials:
                 runtime.credentials.drop(self.user_id, self.chat_id)  # never taken: gone
-        reason = self._reason
-        if reason in _STOP_TEXTS:
-            out.extend(message.fail(_STOP_TEXTS[reason]))
-        elif reason is not None:
-            out.extend(message.abort())
-        else:
-            out.extend(message.finish())
-        self.outcome = _outcome(
-            reason, message.failure is not None or not_saved, bool(message.awaiting_client)
+        out.extend(self._stop.last_chunks(message))
+        self.outcome = self._stop.outcome(
+            failed=message.failure is not None or not_saved, awaiting=bool(message.awaiting_client)
         )
         await self._emit(out, done=True)
 
@@ -383,19 +288,19 @@ class TurnStream:
         return True
 
 
-_STOPPED: dict[StopReason, Outcome] = {
-    "client": "client_gone",
-    "stuck": "stuck_client",
-    "stopped": "stopped",
-    "shutdown": "shutdown",
-    "too_long": "limit",
-    "too_large": "limit",
-}
-
-
-def _outcome(reason: StopReason | None, failed: bool, awaiting: bool) -> Outcome:
-    if reason is not None:
-        return _STOPPED[reason]
-    if failed:
-        return "error"
-    return "awaiting" if awaiting else "completed"
+def _failed(
+    exc: Exception, not_saved: bool, message: AssistantMessage, chat_id: str
+) -> list[UIChunk]:
+    """The end of a turn whose run raised: one log line and the ``error`` chunk."""
+    if not_saved:
+        # A dependency, not a bug: one line, no trace, no text that could quote the answer
+        # (a driver's error can carry the statement's parameters).
+        logger.error(
+            "Session store failed during the turn of chat %r; the answer was not saved: %s",
+            chat_id,
+            dependency_failure(exc),
+        )
+        METRICS.store_error("sessions", "turn")
+        return message.fail(NOT_SAVED_ERROR)
+    log_exception("ADK run failed", chat_id, exc)
+    return message.fail(ErrorInfo(type(exc).__name__, str(exc), exc))
