@@ -11,7 +11,6 @@ import logging
 from typing import Any
 
 import msgspec
-from google.adk.events import Event
 from google.adk.sessions import Session
 
 from ..adk.sessions import failure
@@ -20,7 +19,6 @@ from ..observability.metrics import METRICS
 from ..translate.live import LiveTranslator
 from ..translate.translator import EventTranslator
 from ..transport.asgi import Receive, Scope, Send, send_error, send_json
-from ..wire.chunks import File
 from ..wire.errors import (
     RequestError,
     chat_not_found,
@@ -80,20 +78,13 @@ class ChatHistory:
                 surface=chat.runtime.surface,
             )
 
-        artifacts = chat.runtime.artifacts
-
-        async def files(event: Event, uploads: bool) -> list[File]:
-            return await artifacts.files(
-                event, user_id=user_id, chat_id=chat_id, api_path=api_path, uploads=uploads
-            )
-
         return HistoryOptions(
             tools=chat.runtime.tools,
             confirmation_style=style,
             describe_error=chat.settings.describe_error,
             surface=chat.runtime.surface,
             live_translator=live,
-            files=files,
+            files=chat.runtime.artifacts.of_chat(user_id, chat_id, api_path),
         )
 
     async def get(self, scope: Scope, receive: Receive, send: Send, chat_id: str) -> None:

@@ -1,4 +1,4 @@
 """The WebSocket (live) pipeline: frames (``protocol_a``, ``protocol_b``, ``commands``) ->
-``socket`` -> connection inbox (``connection``) -> LiveRequestQueue -> Runner.run_live
-(``run``) -> events -> turns (``turns``, ``translator``, ``gate``) -> chunks -> frames.
-Internal."""
+``socket`` -> connection inbox (``connection``) -> LiveRequestQueue (``run/input.py``) ->
+Runner.run_live (``run``) -> events -> turns (``turns``, ``translator``, ``gate``) -> chunks
+-> frames. Internal."""

@@ -298,23 +298,17 @@ class TurnStream:
             abort_signal=self._abort,
         )
         finished = not_saved = False
-        artifacts = runtime.artifacts
+        files = runtime.artifacts.of_chat(self.user_id, self.chat_id, self.api_path)
         try:
             with serving():
                 async for event in run:
                     translator.translate(event, out)
                     if translator.pauses.oauth:
                         await self._register_sign_ins()
-                    # Streamed tokens (partial) never save artifacts: one check for them.
-                    if not event.partial and event.actions.artifact_delta and not translator.done:
-                        out.extend(
-                            await artifacts.files(
-                                event,
-                                user_id=self.user_id,
-                                chat_id=self.chat_id,
-                                api_path=self.api_path,
-                            )
-                        )
+                    # Streamed tokens (partial) never save artifacts: nothing to await.
+                    saved = files.after(event, done=translator.done)
+                    if saved is not None:
+                        out.extend(await saved)
                     if out:
                         if not self._answered:
                             self._first_chunk()
