@@ -7,13 +7,14 @@ import asyncio
 import json
 from typing import Any
 
-from google.adk.agents.live_request_queue import LiveRequestQueue
 from google.adk.events import Event
 from google.genai import types
 
 from adk_asgi.live.gate.gate import LiveGate
+from adk_asgi.live.protocol.choice import ProtocolChoice
 from adk_asgi.live.protocol.protocol_a import ProtocolA
 from adk_asgi.live.protocol.protocol_b import ProtocolB
+from adk_asgi.live.run.input import LiveInput
 from adk_asgi.live.turns.conversation import Conversation
 from adk_asgi.live.turns.output import TurnOutput
 from adk_asgi.pauses.approvals import ClientAnswer
@@ -23,14 +24,14 @@ from adk_asgi.translate.live import LiveTranslator
 
 
 class Run:
-    """What the turn layer needs of the live run: a chat, its user and a queue."""
+    """What the turn layer needs of the live run: a chat, its user and its input."""
 
     manual_activity = True
 
     def __init__(self) -> None:
         self.chat_id: str | None = None
         self.user_id = "anonymous"
-        self.queue = LiveRequestQueue()
+        self.input = LiveInput(self.user_id, manual_activity=True)
 
     async def claim(self, chat_id: str) -> str | None:
         return None
@@ -40,8 +41,7 @@ class Run:
         return None
 
     def interrupt(self) -> None:
-        self.queue.send_activity_start()
-        self.queue.send_activity_end()
+        self.input.interrupt()
 
 
 async def conversation(
@@ -58,7 +58,7 @@ async def conversation(
 
     gate = LiveGate(notify, timeout=5)
     conv = Conversation(
-        TurnOutput(codec, send),
+        TurnOutput(ProtocolChoice(codec), send),
         run=Run(),
         gate=gate,  # type: ignore[arg-type]
         store=MemoryStreamStore(),

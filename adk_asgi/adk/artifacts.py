@@ -15,7 +15,10 @@ the user's cookies. The stream's ``file`` chunk has no ``filename`` field (the s
 clients refuse unknown keys), so the artifact's name travels in ``providerMetadata``.
 
 Everything here is read from the session's events, plus the artifact service for the media
-type, so a chat's history rebuilds the same parts from the session alone (``files``).
+type, so a chat's history rebuilds the same parts from the session alone. Which events are
+followed by file parts is decided once, by ``ChatFiles.after``, for the HTTP stream
+(``http/turn/stream.py``), the live turns (``live/turns/conversation.py``) and the history
+(``history/messages.py``).
 Artifacts the user uploaded (``SaveFilesAsArtifactsPlugin``, ``StorageOptions
 .uploads_as_artifacts``) are the user's files, not the agent's: ``saved`` leaves them out
 and ``uploads`` names them.
@@ -26,7 +29,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import mimetypes
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
+from dataclasses import dataclass
 from typing import Final
 from urllib.parse import quote
 
@@ -38,7 +42,14 @@ from google.adk.plugins.save_files_as_artifacts_plugin import SaveFilesAsArtifac
 from ..wire.chunks import File
 from .sessions import failure
 
-__all__ = ("ARTIFACTS_PATH", "ChatArtifacts", "artifact_url", "guess_media_type", "upload_marks")
+__all__ = (
+    "ARTIFACTS_PATH",
+    "ChatArtifacts",
+    "ChatFiles",
+    "artifact_url",
+    "guess_media_type",
+    "upload_marks",
+)
 
 logger = logging.getLogger("adk_asgi")
 
@@ -93,6 +104,10 @@ class ChatArtifacts:
     @property
     def service(self) -> BaseArtifactService | None:
         return self._service
+
+    def of_chat(self, user_id: str, chat_id: str, api_path: str) -> ChatFiles:
+        """The ``file`` parts of one chat's artifacts, their URLs under ``api_path``."""
+        return ChatFiles(self, user_id, chat_id, api_path)
 
     def _delta(self, event: Event) -> dict[str, int]:
         # Partial events are not stored; the user's own events (and ADK's rewinds, which
@@ -181,3 +196,40 @@ class ChatArtifacts:
             )
             for name, version in saved
         ]
+
+
+@dataclass(frozen=True, slots=True)
+class ChatFiles:
+    """One chat's artifacts as ``file`` chunks, their URLs under the app's mount path: what
+    a turn's stream (HTTP and live) and the chat's history show after an event."""
+
+    artifacts: ChatArtifacts
+    user_id: str
+    chat_id: str
+    api_path: str
+
+    @staticmethod
+    def saved_in(event: Event) -> bool:
+        """``event`` saved artifacts (the agent's, or the user's uploads): a final event
+        with an ``actions.artifact_delta``. Streamed tokens (partial events) never do."""
+        return (
+            not event.partial and event.actions is not None and bool(event.actions.artifact_delta)
+        )
+
+    def after(self, event: Event, *, done: bool) -> Awaitable[list[File]] | None:
+        """The ``file`` chunks that follow ``event``'s own in its message, to await: the
+        artifacts the agent saved in it, unless the message is over (``done``: it finished
+        or failed). None, with nothing to await, when there are none to look up (every
+        partial event: the stream's hot path)."""
+        if done or not self.saved_in(event):
+            return None
+        return self.artifacts.files(
+            event, user_id=self.user_id, chat_id=self.chat_id, api_path=self.api_path
+        )
+
+    async def uploads(self, event: Event) -> list[File]:
+        """The user's files ``SaveFilesAsArtifactsPlugin`` saved, recorded in ``event``
+        (a history shows them in the user's message of the event's invocation)."""
+        return await self.artifacts.files(
+            event, user_id=self.user_id, chat_id=self.chat_id, api_path=self.api_path, uploads=True
+        )

@@ -31,7 +31,7 @@ result the page has not sent yet.
 from __future__ import annotations
 
 import base64
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -40,6 +40,7 @@ from google.adk.events._rewind_events import _apply_rewinds
 from google.adk.sessions import Session
 from google.genai import types
 
+from ..adk.artifacts import ChatFiles
 from ..adk.plugin import LANE_ORDER
 from ..adk.sessions import event_meta
 from ..pauses.approvals import CONFIRMATION_TOOL
@@ -64,23 +65,19 @@ class HistoryOptions:
     translators: Translators
     live_turns: bool = True
     """Show the session's live turns (each through a live translator)."""
-    files: Callable[[Event, bool], Awaitable[list[Any]]] | None = None
-    """``(event, uploads) -> file chunks``: the artifacts an agent saved in the event, or
-    (``uploads``) the user's files it records (``adk/artifacts.py``); None: none."""
+    files: ChatFiles | None = None
+    """The chat's artifacts as ``file`` chunks, as the stream shows them
+    (``adk/artifacts.py``); None: none."""
 
 
 async def rebuild_messages(session: Session, options: HistoryOptions) -> list[dict[str, Any]]:
     """The chat's ``UIMessage[]`` (a turn still running: as far as the session has it)."""
     builder = _History(options)
+    files = options.files
     for event in _side_by_side(_apply_rewinds(list(session.events))):
         builder.event(event)
-        if (
-            options.files is not None
-            and not event.partial
-            and event.actions is not None
-            and event.actions.artifact_delta
-        ):
-            await builder.artifacts(event, options.files)
+        if files is not None and files.saved_in(event):
+            await builder.artifacts(event, files)
     return builder.end()
 
 
@@ -274,19 +271,20 @@ class _History:
         if event.turn_complete and isinstance(translator, LiveTranslator):
             translator.end_model_turn()
 
-    async def artifacts(
-        self, event: Event, files: Callable[[Event, bool], Awaitable[list[Any]]]
-    ) -> None:
+    async def artifacts(self, event: Event, files: ChatFiles) -> None:
         """The artifacts an agent saved in ``event``, as the stream shows them: ``file``
         parts after the event's own; and the user's files saved as artifacts, in place of
         ADK's placeholders in the user's message (the session keeps no bytes of them)."""
         message, translator = self._message, self._translator
-        if message is not None and translator is not None and not translator.message.done:
-            message.apply_all(await files(event, False))
+        if message is not None and translator is not None:
+            saved = files.after(event, done=translator.message.done)
+            if saved is not None:
+                message.apply_all([*await saved])
         user = self._users.get(event.invocation_id)
         if user is None:
             return
-        for chunk in await files(event, True):
+        for chunk in await files.uploads(event):
+            assert chunk.provider_metadata is not None  # the artifact's name and version
             name = str(chunk.provider_metadata["adk"]["artifact"])
             part = {
                 "type": "file",

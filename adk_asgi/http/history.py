@@ -11,14 +11,12 @@ import logging
 from typing import Any
 
 import msgspec
-from google.adk.events import Event
 from google.adk.sessions import Session
 
 from ..adk.sessions import failure
 from ..history.messages import HistoryOptions, rebuild_messages
 from ..observability.metrics import METRICS
 from ..transport.asgi import Receive, Scope, Send, send_error, send_json
-from ..wire.chunks import File
 from ..wire.errors import (
     RequestError,
     chat_not_found,
@@ -64,14 +62,10 @@ class ChatHistory:
 
     def options(self, user_id: str, chat_id: str, api_path: str) -> HistoryOptions:
         """How the history is read: through the app's translators, as its streams were."""
-        artifacts = self.chat.runtime.artifacts
-
-        async def files(event: Event, uploads: bool) -> list[File]:
-            return await artifacts.files(
-                event, user_id=user_id, chat_id=chat_id, api_path=api_path, uploads=uploads
-            )
-
-        return HistoryOptions(translators=self.chat.translators, files=files)
+        return HistoryOptions(
+            translators=self.chat.translators,
+            files=self.chat.runtime.artifacts.of_chat(user_id, chat_id, api_path),
+        )
 
     async def get(self, scope: Scope, receive: Receive, send: Send, chat_id: str) -> None:
         found = await owned_session(self.chat, scope, send, chat_id)

@@ -2,7 +2,7 @@
 
 Per connection three tasks run and end together:
 
-    upstream    socket frames -> commands -> inbox / LiveRequestQueue (``upstream.py``)
+    upstream    socket frames -> commands -> inbox / the run's input (``upstream.py``)
     downstream  inbox -> Conversation (turns, gate notices) -> frames -> socket
     watchdog    stuck sends and idleness
 
@@ -11,6 +11,11 @@ bounded: a slow socket holds the pump (and ADK) back instead of buffering withou
 Everything that changes a turn goes through the inbox, so the order the client sees is the
 order things happened: a `start` before the model's first event, an approval request after
 its tool call, a denial marked before ADK's "rejected" function response arrives.
+
+Who owns what: the connection holds the protocol its first frame picks
+(``protocol/choice.py``: the upstream picks, the turn output reads); the run's input
+(``run/input.py``) is the only writer of the ``LiveRequestQueue``; each turn
+(``turns/turn.py``) owns its recording from open to end.
 
 When any task ends (client gone, idle timeout, send timeout, run ended) the others are
 cancelled, every pending gate wait is cancelled (so no gated tool runs), the
@@ -49,8 +54,8 @@ from ..translate.live import LiveTranslator
 from ..transport.asgi import ClientGone, Receive, Send
 from .gate.gate import LiveGate
 from .gate.plugin import LiveGatePlugin
+from .protocol.choice import ProtocolChoice
 from .protocol.commands import Abort, Interrupt, Resume
-from .protocol.protocol_a import ProtocolA
 from .protocol.socket import (
     CLOSE_ERROR,
     CLOSE_RESTART,
@@ -59,7 +64,6 @@ from .protocol.socket import (
     LiveSocket,
 )
 from .resume import Followers
-from .run.preload import LivePreload
 from .run.run import LiveRun, RunEnded, RunFailed, RunItem, TurnDone
 from .turns.conversation import Conversation
 from .turns.output import TurnOutput
@@ -114,6 +118,7 @@ class Connection:
             idle_timeout=options.idle_timeout,
         )
         self.inbox: asyncio.Queue[InboxItem] = asyncio.Queue(options.inbox_size)
+        self.protocol = ProtocolChoice()  # A until the first frame says B
         runtime = services.runtime
         self.gate = LiveGate(
             self._deliver,
@@ -138,7 +143,7 @@ class Connection:
             self.socket,
             self.inbox,
             self.run,
-            self.conversation,
+            self.protocol,
             limits=self.limits,
             body_fields=runtime.body_fields,
             chat_id=chat_id,
@@ -157,7 +162,7 @@ class Connection:
             )
 
         return Conversation(
-            TurnOutput(ProtocolA(), self.socket.send),
+            TurnOutput(self.protocol, self.socket.send),
             run=self.run,
             gate=self.gate,
             store=self.store,
@@ -165,7 +170,6 @@ class Connection:
             artifacts=runtime.artifacts,
             api_path=self.api_path,
             turn_ended=runtime.turn_ended,
-            preload=LivePreload(self.services.runner),
         )
 
     # -- lifecycle --------------------------------------------------------------

@@ -1,12 +1,13 @@
 """Upstream: one live connection's incoming side — socket frames -> commands -> the
-connection's inbox (turns, answers, resumes) or the ``LiveRequestQueue`` (audio, images,
-activity).
+connection's inbox (turns, answers, resumes) or the run's input (``run/input.py``: audio,
+images, activity).
 
-The first frame that parses picks the protocol (``commands.detect``); a frame that does
-not parse, or a command the limits refuse, gets an error frame and the connection goes
-on. Audio and images go straight to the model's queue (they are not ordered with turns)
-once ``media.py``'s rules pass; everything that changes a turn goes through the inbox,
-which ``Connection``'s downstream task reads.
+The first frame that parses picks the protocol (``protocol/choice.py``: the connection
+holds it, the upstream tells it of each frame); a frame that does not parse, or a command
+the limits refuse, gets an error frame and the connection goes on. Audio and images go
+straight to the model's input (they are not ordered with turns) once ``media.py``'s rules
+pass; everything that changes a turn goes through the inbox, which ``Connection``'s
+downstream task reads.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..transport.limits import check_limits
 from ..wire.body import BodyFields
 from ..wire.errors import CHAT_NOT_FOUND, RequestError
 from ..wire.request import check_storable, user_content, valid_chat_id
+from .protocol.choice import ProtocolChoice
 from .protocol.commands import (
     Abort,
     Audio,
@@ -36,7 +38,6 @@ from .protocol.commands import (
     Ping,
     Resume,
     ToolResult,
-    detect,
     parse_json,
 )
 from .protocol.media import ImageAdmission, InputRefused, check_pcm
@@ -44,7 +45,6 @@ from .protocol.protocol_a import ProtocolA
 from .protocol.protocol_b import ProtocolB
 from .protocol.socket import LiveSocket
 from .run.run import LiveRun, RunItem
-from .turns.conversation import Conversation
 
 __all__ = ("Answers", "InboxItem", "Shutdown", "StartRun", "Upstream", "UserMessage")
 
@@ -87,7 +87,7 @@ class Upstream:
         socket: LiveSocket,
         inbox: asyncio.Queue[InboxItem],
         run: LiveRun,
-        conversation: Conversation,
+        protocol: ProtocolChoice,
         *,
         limits: Limits,
         body_fields: BodyFields | None,
@@ -96,19 +96,19 @@ class Upstream:
         self.socket = socket
         self.inbox = inbox
         self.run = run
-        self.conversation = conversation  # output.codec: the connection's protocol
+        self.protocol = protocol  # the connection's: the first frame that parses picks it
         self.limits = limits
         self.body_fields = body_fields
         self.chat_id = chat_id  # named at the handshake, if it was
         self.images = ImageAdmission(limits)
 
     async def serve(self) -> None:
-        chosen = False  # the first frame that parses picks the protocol
+        protocol = self.protocol
         while True:
             frame = await self.socket.receive()
             if isinstance(frame, bytes):
-                chosen = True
-                if frame and self.conversation.output.codec.name == "A":
+                protocol.pick(None)
+                if frame and protocol.codec.name == "A":
                     try:
                         await self._audio(Audio(frame))
                     except InputRefused as error:
@@ -119,16 +119,13 @@ class Upstream:
             except RequestError as error:
                 await self._refused(frame, error)
                 continue
-            if not chosen:
-                chosen = True
-                if detect(parsed) == "B":
-                    self.conversation.output.codec = ProtocolB()
+            protocol.pick(parsed)
             await self._decoded(frame, parsed)
 
     async def _decoded(self, text: str, frame: dict[str, Any]) -> None:
         try:
             check_storable(text, frame)  # the same rule as for HTTP bodies
-            await self._command(self.conversation.output.codec.decode(frame))
+            await self._command(self.protocol.codec.decode(frame))
         except RequestError as error:
             await self._refused(text, error)
 
@@ -137,9 +134,9 @@ class Upstream:
             # Realtime input belongs to no turn: a control frame, so no turn ends.
             await self.socket.send([ProtocolA.input_error(error)])
             return
-        codec = self.conversation.output.codec
+        codec = self.protocol.codec
         request_id = ProtocolB.request_id_of(frame) if codec.name == "B" else None
-        await self.conversation.output.error(error.message, request_id)
+        await self.socket.send([codec.error(error.message, request_id)])
 
     async def _command(self, command: Command) -> None:
         match command:
@@ -150,18 +147,10 @@ class Upstream:
             case Image() as image:
                 self.images.admit(image)
                 await self._begin()
-                self.run.queue.send_realtime(types.Blob(mime_type=image.mime_type, data=image.data))
+                self.run.input.realtime(image.mime_type, image.data)
             case AudioControl(action):
                 await self._begin()
-                if self.run.manual_activity:
-                    # Push-to-talk: the page says when the user speaks (and so barges in).
-                    if action == "start":
-                        self.run.queue.send_activity_start()
-                    else:
-                        self.run.queue.send_activity_end()
-                elif action == "stop":
-                    # The model detects speech itself; the microphone is off now.
-                    self.run.queue.send_audio_stream_end()
+                self.run.input.microphone(action)
             case Interrupt():
                 if self.run.manual_activity:
                     self.run.interrupt()  # at once: barge-in should not queue behind events
@@ -187,7 +176,7 @@ class Upstream:
     async def _audio(self, chunk: Audio) -> None:
         check_pcm(chunk.pcm)
         await self._begin()
-        self.run.queue.send_realtime(types.Blob(mime_type=chunk.mime_type, data=chunk.pcm))
+        self.run.input.realtime(chunk.mime_type, chunk.pcm)
 
     async def _messages(self, command: Messages) -> None:
         messages = command.messages

@@ -208,23 +208,17 @@ class TurnStream:
             abort_signal=self._stop.signal,
         )
         finished = not_saved = False
-        artifacts = runtime.artifacts
+        files = runtime.artifacts.of_chat(self.user_id, self.chat_id, self.api_path)
         try:
             with serving():
                 async for event in run:
                     out.extend(translator.translate(event))
                     if translator.pauses.oauth:
                         await self._register_sign_ins()
-                    # Streamed tokens (partial) never save artifacts: one check for them.
-                    if not event.partial and event.actions.artifact_delta and not message.done:
-                        out.extend(
-                            await artifacts.files(
-                                event,
-                                user_id=self.user_id,
-                                chat_id=self.chat_id,
-                                api_path=self.api_path,
-                            )
-                        )
+                    # Streamed tokens (partial) never save artifacts: nothing to await.
+                    saved = files.after(event, done=message.done)
+                    if saved is not None:
+                        out.extend(await saved)
                     if out:
                         if not self._answered:
                             self._first_chunk()

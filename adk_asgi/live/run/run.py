@@ -1,5 +1,6 @@
 """LiveRun: the ``Runner.run_live`` side of one connection — the chat's session, the
-``LiveRequestQueue``, and the pump task that feeds run_live's events to the connection.
+model's input (``input.py``: the one writer of the ``LiveRequestQueue``), and the pump task
+that feeds run_live's events to the connection.
 
 The run starts with the first message (or the first audio) and is restarted with a fresh
 queue after a model error, up to ``MAX_RESTARTS`` times, so the connection stays usable.
@@ -46,8 +47,10 @@ from ...stores import StreamStore
 from ...wire.errors import CHAT_NOT_FOUND
 from ..gate.gate import LiveGate
 from ..gate.plugin import LiveGatePlugin
+from .input import LiveInput
 from .link import CURRENT_LINK, Link
 from .models import converses_live
+from .preload import LivePreload
 
 __all__ = (
     "FAILED_ANSWER",
@@ -111,7 +114,10 @@ class LiveRun:
         self._config = config
         self._deliver = deliver
         self.chat_id: str | None = None
-        self.queue = LiveRequestQueue()
+        self.input = LiveInput(
+            user_id, manual_activity=self.manual_activity, preload=LivePreload(runner)
+        )
+        """What the page sends the model (audio, images, messages): the queue's writer."""
         self._pump: asyncio.Task[None] | None = None
         self._closed = False
         self.turn_based = not converses_live(runner.agent)
@@ -146,8 +152,7 @@ class LiveRun:
         if self.turn_based:
             self.stop_turn()
             return
-        self.queue.send_activity_start()
-        self.queue.send_activity_end()
+        self.input.interrupt()
 
     async def claim(self, chat_id: str) -> str | None:
         """Why this connection cannot run ``chat_id`` (another chat's, or not the user's),
@@ -182,17 +187,17 @@ class LiveRun:
         """Stop the run: no gated call runs, ADK closes the model connection."""
         self._closed = True
         self._gate.close()
-        self.queue.close()
+        self.input.close()
         if self._pump is not None:
             self._pump.cancel()
             await asyncio.gather(self._pump, return_exceptions=True)
-        self._plugin.detach(self.queue)
+        self._plugin.detach(self.input.queue)
 
     async def _run(self) -> None:
         restarts = 0
         resume = True
         while True:
-            queue = self.queue
+            queue = self.input.queue
             self._plugin.attach(queue, self._gate)
             # The run's model link: ADK's tasks inherit it (``models.LiveModel.connect``).
             link = Link()
@@ -229,7 +234,7 @@ class LiveRun:
                     await self._deliver(RunEnded())
                     return
                 # A fresh queue and run: the connection stays usable after a model error.
-                self.queue = LiveRequestQueue()
+                self.input.renew()
                 await self._close_failed_exchange()
 
     async def _pump_events(self, queue: LiveRequestQueue, config: RunConfig) -> None:

@@ -1,8 +1,9 @@
 """Conversation: the turn layer of one live connection — which assistant message is open,
 who listens to it, when it ends or is suspended, and how the client's answers and the
 gate's notices change it. It writes through a ``TurnOutput`` (``output.py``) around a plain
-callable, so it is testable without a socket; a turn's own state is a ``LiveTurn``
-(``turn.py``).
+callable, so it is testable without a socket; a turn's own state, recording included, is a
+``LiveTurn`` (``turn.py``), which it asks to change; the user's messages go to the model
+through the run's input (``run/input.py``).
 
 A turn is one assistant message: it opens with the user's message (or with the model
 speaking unprompted), and ends at the model's ``turn_complete`` unless the model called
@@ -25,7 +26,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from google.adk.agents.live_request_queue import LiveRequest
 from google.adk.events import Event
 from google.genai import types
 
@@ -36,10 +36,9 @@ from ...pauses.approvals import ClientAnswer, decide
 from ...pauses.notices import ApprovalNotice, AskNotice, ResolvedNotice
 from ...stores import StreamStore
 from ...translate.live import LiveTranslator
-from ...wire.chunks import DONE_FRAME, UIChunk
+from ...wire.chunks import UIChunk
 from ...wire.errors import NOT_SAVED_ERROR, SHUTDOWN_ERROR, ErrorInfo, RequestError
 from ..gate.gate import LiveGate
-from ..run.preload import LivePreload
 from ..run.run import LiveRun
 from .output import TurnOutput
 from .turn import LiveTurn
@@ -67,7 +66,6 @@ class Conversation:
         artifacts: ChatArtifacts | None = None,
         api_path: str = "",
         turn_ended: Callable[[str, str], None] | None = None,
-        preload: LivePreload | None = None,
     ) -> None:
         self.output = output
         self._run = run
@@ -76,7 +74,6 @@ class Conversation:
         self._artifacts = artifacts
         self._api_path = api_path
         self._turn_ended = turn_ended
-        self._preload = preload if preload is not None and preload.active else None
         self._gate = gate
         self._store = store
         self._new_translator = new_translator
@@ -114,15 +111,10 @@ class Conversation:
         # middle of another client's turn would answer that turn's message as well.
         await self._run.start(chat_id)
         await self._emit(turn.translator.message.start())
-        if self._preload is not None:
-            # What preload_memory finds, in the same model turn (live/run/preload.py).
-            for found in await self._preload.contents(self._run.user_id, chat_id, content):
-                self._run.queue.send(LiveRequest(content=found, partial=True))
-        # The request's body fields (AdkApp(body_fields=...)) go into the session state.
-        self._run.queue.send(LiveRequest(content=content, state_delta=state_delta or None))
+        await self._run.input.message(chat_id, content, state_delta)
 
     async def answers(self, answers: list[ClientAnswer], request_id: str | None) -> None:
-        """The client answered waiting calls (``pauses/approvals`` decides; all or nothing)."""
+        """The client answered waiting calls (``core/approvals`` decides; all or nothing)."""
         try:
             decisions = decide(answers, self._gate)
         except RequestError as error:
@@ -176,17 +168,9 @@ class Conversation:
             await self._emit(turn.translator.message.start())
         translator = turn.translator
         out = translator.translate(event)
-        if (
-            not event.partial
-            and event.actions.artifact_delta
-            and self._artifacts is not None
-            and not translator.message.done
-        ):
-            out.extend(
-                await self._artifacts.files(
-                    event, user_id=self._run.user_id, chat_id=turn.chat_id, api_path=self._api_path
-                )
-            )
+        saved = turn.files.after(event, done=translator.message.done) if turn.files else None
+        if saved is not None:
+            out.extend(await saved)
         if out:
             turn.answering()
         if not event.partial:
@@ -269,11 +253,12 @@ class Conversation:
     # -- turns ------------------------------------------------------------------------
 
     async def _open(self, request_id: str | None, chat_id: str | None = None) -> LiveTurn:
-        run = self._run
+        run, artifacts = self._run, self._artifacts
         chat_id = chat_id or run.chat_id
         assert chat_id is not None
+        files = artifacts.of_chat(run.user_id, chat_id, self._api_path) if artifacts else None
         self.turn = await LiveTurn.open(
-            self._store, chat_id, run.user_id, self._new_translator(), request_id
+            self._store, chat_id, run.user_id, self._new_translator(), request_id, files
         )
         return self.turn
 
@@ -282,9 +267,7 @@ class Conversation:
         if turn is None:
             return
         await self._emit(turn.translator.message.finish())
-        turn.ended(outcome, log_failure=True)
-        turn.recorder.append(DONE_FRAME)
-        await turn.release()
+        await turn.end(outcome)
         self._ended(turn)
         self.idle_since = asyncio.get_running_loop().time()  # idleness counts from here
         await self.output.turn_end(turn.listeners)
@@ -300,8 +283,7 @@ class Conversation:
         lock."""
         turn, self.turn = self.turn, None
         if turn is not None:
-            turn.ended(outcome)
-            await turn.release()
+            await turn.abandon(outcome)
             self._ended(turn)
 
     def _ended(self, turn: LiveTurn) -> None:

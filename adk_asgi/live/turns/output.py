@@ -1,6 +1,7 @@
-"""TurnOutput: where a live turn's chunks go — encoded once, recorded as SSE (for
-``GET {api}/{chatId}/stream`` and protocol B's ``resume``) and sent as the connection's
-protocol frames (``codec``) to the turn's listeners.
+"""TurnOutput: where a live turn's chunks go — encoded once, recorded by the turn as SSE
+(``LiveTurn.record``, for ``GET {api}/{chatId}/stream`` and protocol B's ``resume``) and
+sent as the frames of the connection's protocol (``protocol/choice.py``: the connection
+holds it, its first frame picks it) to the turn's listeners.
 
 It also says what each protocol does when a turn can go no further without the client:
 protocol B ends the request's stream (``finish`` + ``end``; the client's next ``send``
@@ -13,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Final
 
-from ...wire.chunks import DONE_FRAME, DataChunk, UIChunk, encode_chunk, sse_event
-from ..protocol.commands import Codec, Listener
+from ...wire.chunks import DataChunk, UIChunk, encode_chunk
+from ..protocol.choice import ProtocolChoice
+from ..protocol.commands import Listener
 from .turn import LiveTurn
 
 __all__ = ("AWAITING_CLIENT_CHUNK_TYPE", "SendFrames", "TurnOutput")
@@ -27,22 +29,22 @@ SendFrames = Callable[[list[str]], Awaitable[None]]
 
 
 class TurnOutput:
-    __slots__ = ("_send", "codec")
+    __slots__ = ("_protocol", "_send")
 
-    def __init__(self, codec: Codec, send: SendFrames) -> None:
-        self.codec = codec  # the connection's protocol: its first frame may change it
+    def __init__(self, protocol: ProtocolChoice, send: SendFrames) -> None:
+        self._protocol = protocol  # read here, picked by the upstream
         self._send = send
 
     async def emit(self, turn: LiveTurn, chunks: list[UIChunk]) -> None:
         if not chunks:
             return
         encoded = [encode_chunk(chunk) for chunk in chunks]
-        turn.recorder.append(b"".join([sse_event(data) for data in encoded]))
-        await self._send(self.codec.chunks(encoded, turn.listeners))
+        turn.record(encoded)
+        await self._send(self._protocol.codec.chunks(encoded, turn.listeners))
 
     async def waiting(self, turn: LiveTurn) -> None:
         """``turn`` waits for the client (``LiveTurn.waits_for_client``)."""
-        if not self.codec.suspends:
+        if not self._protocol.codec.suspends:
             ids = turn.unannounced()
             if ids is not None:
                 await self.emit(
@@ -51,13 +53,12 @@ class TurnOutput:
                 )
             return
         await self.emit(turn, turn.translator.suspend(turn.waiting))
-        turn.recorder.append(DONE_FRAME)
-        await turn.recorder.end(resumable=False)
-        await self._send(self.codec.suspended(turn.suspend()))
+        told = await turn.suspend()  # its recording ends with the request's stream
+        await self._send(self._protocol.codec.suspended(told))
 
     async def turn_end(self, listeners: list[Listener]) -> None:
-        await self._send(self.codec.turn_end(listeners))
+        await self._send(self._protocol.codec.turn_end(listeners))
 
     async def error(self, text: str, request_id: str | None) -> None:
         """An error frame outside the turn flow (a refused frame or request)."""
-        await self._send([self.codec.error(text, request_id)])
+        await self._send([self._protocol.codec.error(text, request_id)])

@@ -1,8 +1,9 @@
 """LiveTurn: one live turn's state — its translator, recording, lock and listeners, the
 calls of its current step and which of them wait for the client — and its bookkeeping
-(the chat's turn lock, metrics, the turn's span). ``Conversation`` (``conversation.py``) drives it
-and ``TurnOutput`` (``output.py``) writes it out; both read its fields, and only its own
-methods change them.
+(the chat's turn lock, metrics, the turn's span). ``Conversation`` (``conversation.py``)
+drives it and ``TurnOutput`` (``output.py``) writes it out; both read its fields, and only
+its own methods change them. It owns its recording (the SSE a follower or protocol B's
+``resume`` replays) from ``open`` to ``end``: only its methods append to it or end it.
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ from dataclasses import dataclass, field
 
 from opentelemetry.trace import INVALID_SPAN, Span
 
+from ...adk.artifacts import ChatFiles
 from ...observability.failures import log_error_event
 from ...observability.metrics import METRICS, Outcome
 from ...observability.tracing import LIVE_TURN, end_span, start_span
 from ...pauses.notices import ApprovalNotice, AskNotice
 from ...stores import StreamRecorder, StreamStore
 from ...translate.live import LiveTranslator
-from ...wire.chunks import UIChunk
+from ...wire.chunks import DONE_FRAME, UIChunk, sse_event
 from ..protocol.commands import Listener
 
 __all__ = ("LiveTurn",)
@@ -29,8 +31,9 @@ __all__ = ("LiveTurn",)
 class LiveTurn:
     chat_id: str
     translator: LiveTranslator
-    recorder: StreamRecorder
+    _recorder: StreamRecorder
     lock: contextlib.AsyncExitStack
+    files: ChatFiles | None = None  # the file parts of the artifacts the agent saves
     listeners: list[Listener] = field(default_factory=list)
     suspended: bool = False
     deferred: list[ApprovalNotice | AskNotice] = field(default_factory=list)
@@ -52,6 +55,7 @@ class LiveTurn:
         user_id: str,
         translator: LiveTranslator,
         request_id: str | None,
+        files: ChatFiles | None = None,
     ) -> LiveTurn:
         # The chat's turn lock, as an HTTP turn holds it: a turn on another socket (or a
         # POST) for this chat waits for this one to end, so the session's history does not
@@ -68,6 +72,7 @@ class LiveTurn:
             translator,
             recorder,
             lock,
+            files,
             span=start_span(LIVE_TURN, "websocket", chat_id, user_id),
         )
         METRICS.turn_started("websocket")
@@ -89,8 +94,12 @@ class LiveTurn:
         if not self.suspended:
             return self.translator.message.start()
         self.suspended = False
-        self.recorder = await store.record(self.chat_id)
+        self._recorder = await store.record(self.chat_id)
         return self.translator.message.continue_turn()
+
+    def record(self, encoded: list[bytes]) -> None:
+        """Record chunks the turn sent (each encoded once, as JSON) as SSE events."""
+        self._recorder.append(b"".join([sse_event(data) for data in encoded]))
 
     def stop_for(self, request_id: str) -> bool:
         """Protocol B's abort of ``request_id``: it no longer listens, and the turn counts
@@ -101,9 +110,11 @@ class LiveTurn:
         self.stopped = True
         return True
 
-    def suspend(self) -> list[Listener]:
-        """The turn waits for the client and ends this request's stream (protocol B): the
-        listeners that were told, none left."""
+    async def suspend(self) -> list[Listener]:
+        """The turn waits for the client and ends this request's stream (protocol B), and
+        so its recording (``listen`` starts the next); the listeners to tell, none left."""
+        self._recorder.append(DONE_FRAME)
+        await self._recorder.end(resumable=False)
         told, self.listeners = self.listeners, []
         self.suspended = True
         return told
@@ -160,33 +171,45 @@ class LiveTurn:
             and self.step_calls <= self.waiting | self.settled
         )
 
-    def ended(self, outcome: Outcome | None, *, log_failure: bool = False) -> None:
-        """Count the turn and end its span (``None``: from how the translator ended);
-        ``log_failure``: log an error ADK reported as an event (a raised one was logged by
-        the run)."""
-        message = self.translator.message
-        failure = message.failure
-        if log_failure and failure is not None and failure.exception is None:
+    async def end(self, outcome: Outcome | None) -> None:
+        """The turn's message finished (its last chunks are recorded): count the turn (an
+        error ADK reported as an event is logged; a raised one was logged by the run), end
+        its recording with ``[DONE]`` and release the chat's turn lock."""
+        failure = self.translator.message.failure
+        if failure is not None and failure.exception is None:
             log_error_event("ADK reported an error", self.chat_id, failure.code, failure.message)
+        self._count(outcome)
+        self._recorder.append(DONE_FRAME)
+        await self._release()
+
+    async def abandon(self, outcome: Outcome) -> None:
+        """The connection went away under the turn: count it, end its recording (no
+        ``[DONE]``: the message did not finish) and release the chat's turn lock."""
+        self._count(outcome)
+        await self._release()
+
+    def _count(self, outcome: Outcome | None) -> None:
+        """Count the turn and end its span (``None``: from how the translator ended)."""
+        translator = self.translator
         if outcome is None or (outcome == "interrupted" and self.stopped):
             outcome = (
                 "error"
-                if message.failure is not None
+                if translator.message.failure is not None
                 else ("stopped" if self.stopped else "completed")
             )
         METRICS.turn_ended(
             "websocket",
             outcome,
             time.perf_counter() - self.started,
-            tokens=message.output_tokens,
-            approvals=message.approvals_requested,
+            tokens=translator.message.output_tokens,
+            approvals=translator.message.approvals_requested,
         )
         end_span(self.span, outcome)
 
-    async def release(self) -> None:
+    async def _release(self) -> None:
         """End the recording (not resumable: live turns are replayed by followers only)
         and release the chat's turn lock."""
         try:
-            await self.recorder.end(resumable=False)
+            await self._recorder.end(resumable=False)
         finally:
             await self.lock.aclose()

@@ -1,0 +1,76 @@
+"""LiveInput: what the page sends a live run's model, and the only writer of the run's
+``LiveRequestQueue``: the user's messages (after what ``preload_memory`` finds for them,
+``preload.py``), audio and images, the microphone's activity signals, an interruption.
+
+The turn layer sends the messages (``turns/conversation.py``), the upstream the realtime
+input (``upstream.py``), both through the run (``LiveRun.input``); the run reads the queue
+(``run_live``, or its turn-by-turn pump) and gives the input a fresh one when it restarts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from google.adk.agents.live_request_queue import LiveRequest, LiveRequestQueue
+from google.genai import types
+
+from .preload import LivePreload
+
+__all__ = ("LiveInput",)
+
+
+class LiveInput:
+    __slots__ = ("_manual_activity", "_preload", "_queue", "_user_id")
+
+    def __init__(
+        self, user_id: str, *, manual_activity: bool, preload: LivePreload | None = None
+    ) -> None:
+        self._user_id = user_id
+        self._manual_activity = manual_activity  # the page says when the user speaks
+        self._preload = preload if preload is not None and preload.active else None
+        self._queue = LiveRequestQueue()
+
+    @property
+    def queue(self) -> LiveRequestQueue:
+        """The queue the run reads (written only here)."""
+        return self._queue
+
+    def renew(self) -> LiveRequestQueue:
+        """A fresh queue, for a restarted run."""
+        self._queue = LiveRequestQueue()
+        return self._queue
+
+    def close(self) -> None:
+        """The run is over: ADK closes the model connection."""
+        self._queue.close()
+
+    async def message(
+        self, chat_id: str, content: types.Content, state_delta: dict[str, Any] | None
+    ) -> None:
+        """The user's message, after what ``preload_memory`` finds for it (in the same
+        model turn); the request's body fields (``AdkApp(body_fields=...)``) go into the
+        session state."""
+        if self._preload is not None:
+            for found in await self._preload.contents(self._user_id, chat_id, content):
+                self._queue.send(LiveRequest(content=found, partial=True))
+        self._queue.send(LiveRequest(content=content, state_delta=state_delta or None))
+
+    def realtime(self, mime_type: str, data: bytes) -> None:
+        """Audio or an image (``protocol/media.py``'s rules passed)."""
+        self._queue.send_realtime(types.Blob(mime_type=mime_type, data=data))
+
+    def microphone(self, action: Literal["start", "stop"]) -> None:
+        if self._manual_activity:
+            # Push-to-talk: the page says when the user speaks (and so barges in).
+            if action == "start":
+                self._queue.send_activity_start()
+            else:
+                self._queue.send_activity_end()
+        elif action == "stop":
+            # The model detects speech itself; the microphone is off now.
+            self._queue.send_audio_stream_end()
+
+    def interrupt(self) -> None:
+        """Stop the model's answer (manual activity detection: an activity start does)."""
+        self._queue.send_activity_start()
+        self._queue.send_activity_end()
