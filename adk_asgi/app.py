@@ -12,6 +12,7 @@
                DELETE /{chatId}             -> delete the chat (204)
                GET    /healthz, /readyz     -> liveness / readiness (http/health.py)
                anything else                -> JSON 404 / 405 (http/routes.py)
+               (handlers raise; http/errors.py answers: JSON error, log line, metric)
     websocket  /                            -> live mode (Runner.run_live; see live/)
     lifespan                                -> build the runner + warm ADK up / close it
 
@@ -63,10 +64,9 @@ from .options import (
 from .stores import MemoryStreamStore, StreamStore
 from .translate.factory import Translators
 from .translate.translator import EventTranslator
-from .transport.asgi import Receive, Scope, Send, route_path, send_error
+from .transport.asgi import Receive, Scope, Send, route_path
 from .transport.origin import OriginPolicy
-from .wire.errors import DescribeError, chat_not_found, describe_error_generic
-from .wire.request import valid_chat_id
+from .wire.errors import DescribeError, describe_error_generic
 
 __all__ = ("AdkApp",)
 
@@ -194,23 +194,7 @@ class AdkApp:
         artifacts = ArtifactRoutes(chat)
 
         async def tool_output(scope: Scope, receive: Receive, send: Send) -> None:
-            await post_tool_output(chat, scope, receive, send, scope["path_params"]["chat_id"])
-
-        async def resume(scope: Scope, receive: Receive, send: Send) -> None:
-            chat_id = scope["path_params"]["chat_id"]
-            if not valid_chat_id(chat_id):
-                await send_error(send, chat_not_found())
-            elif scope["method"] == "DELETE":
-                await chat.stop(scope, receive, send, chat_id)
-            else:
-                await chat.resume(scope, receive, send, chat_id)
-
-        async def one_chat(scope: Scope, receive: Receive, send: Send) -> None:
-            chat_id = scope["path_params"]["chat_id"]
-            if scope["method"] == "DELETE":
-                await self.chats.delete(scope, receive, send, chat_id)
-            else:
-                await self.history.get(scope, receive, send, chat_id)
+            await post_tool_output(chat, scope, receive, send)
 
         async def sign_in(scope: Scope, receive: Receive, send: Send) -> None:
             await oauth_callback(chat, scope, receive, send)
@@ -228,14 +212,14 @@ class AdkApp:
                 ("/readyz", {"GET": probe_readyz}),
                 ("/oauth2/callback", {"GET": sign_in}),
                 # scope["path"] is already percent-decoded: the id is everything between.
-                ("/{chat_id:path}/stream", {"GET": resume, "DELETE": resume}),
+                ("/{chat_id:path}/stream", {"GET": chat.resume, "DELETE": chat.stop}),
                 ("/{chat_id:path}/tool-output", {"POST": tool_output}),
                 # Matched after the routes above, so a chat id holding "/artifacts/" still
                 # reaches its stream; an artifact whose name ends in "/stream" is not served.
                 ("/{chat_id:path}/artifacts", {"GET": artifacts.listing}),
                 ("/{chat_id:path}/artifacts/{name:path}", {"GET": artifacts.content}),
                 # Last: it matches every path the routes above match.
-                ("/{chat_id:path}", {"GET": one_chat, "DELETE": one_chat}),
+                ("/{chat_id:path}", {"GET": self.history.get, "DELETE": self.chats.delete}),
             ]
         )
 

@@ -27,7 +27,6 @@ with ``Retry-After``: the artifact service failed).
 from __future__ import annotations
 
 import hashlib
-import logging
 import re
 from datetime import UTC, datetime
 from email.utils import formatdate
@@ -40,18 +39,12 @@ from google.adk.errors.input_validation_error import InputValidationError
 from google.genai import types
 
 from ..adk.artifacts import artifact_url, guess_media_type
-from ..adk.sessions import failure
-from ..transport.asgi import Receive, Scope, Send, send_error, send_json
-from ..wire.errors import (
-    UNAVAILABLE_RETRY_AFTER,
-    RequestError,
-    error_body,
-)
+from ..transport.asgi import Receive, Scope, Send, send_json
+from ..wire.errors import RequestError, error_body
 from .endpoint import ChatEndpoint
+from .errors import failing
 
 __all__ = ("ArtifactRoutes", "byte_range")
-
-logger = logging.getLogger("adk_asgi")
 
 SLICE: Final = 256 * 1024
 """Bytes per body message."""
@@ -61,10 +54,6 @@ _MEDIA_TYPE: Final = re.compile(r"[\w!#$&^.+-]+/[\w!#$&^.+-]+(;[ -~]*)?")
 
 
 class _Unsatisfiable(Exception):
-    pass
-
-
-class _NotFound(Exception):
     pass
 
 
@@ -168,15 +157,6 @@ def _not_found() -> RequestError:
     return RequestError(404, "artifact_not_found", "No such artifact in this chat.")
 
 
-def _unavailable() -> RequestError:
-    return RequestError(
-        503,
-        "artifact_unavailable",
-        "The chat's files are temporarily unavailable. Please try again.",
-        retry_after=UNAVAILABLE_RETRY_AFTER,
-    )
-
-
 class ArtifactRoutes:
     """The handlers of the artifact routes (``AdkApp`` routes them)."""
 
@@ -185,27 +165,23 @@ class ArtifactRoutes:
     def __init__(self, chat: ChatEndpoint) -> None:
         self._chat = chat
 
-    async def _owner(self, scope: Scope, send: Send, chat_id: str) -> str | None:
-        """The user asking, if the chat may be theirs; else None after answering."""
+    async def _owner(self, scope: Scope, chat_id: str) -> str:
+        """The user asking, if the chat may be theirs (raises as ``chat_reader``)."""
         chat = self._chat
-        reader = await chat.chat_reader(scope, send, chat_id, "artifacts")
-        if reader is None:
-            return None
+        user_id, _ = await chat.chat_reader(scope, chat_id, "artifacts")
         await chat.runtime.startup()
-        return reader[0]
+        return user_id
 
     async def listing(self, scope: Scope, receive: Receive, send: Send) -> None:
         """``GET {api}/{chatId}/artifacts``: every artifact of the chat, each version."""
         chat_id = scope["path_params"]["chat_id"]
-        user_id = await self._owner(scope, send, chat_id)
-        if user_id is None:
-            return
+        user_id = await self._owner(scope, chat_id)
         runtime = self._chat.runtime
         service = runtime.artifacts.service
         listed: list[ArtifactInfo] = []
         if service is not None:
             app, api = runtime.app_name, scope.get("root_path", "")
-            try:
+            with failing(None, chat_id, "artifacts"):
                 names = await service.list_artifact_keys(
                     app_name=app, user_id=user_id, session_id=chat_id
                 )
@@ -228,9 +204,6 @@ class ArtifactRoutes:
                             ],
                         )
                     )
-            except Exception as exc:
-                await send_error(send, self._failed(exc, chat_id))
-                return
         await send_json(send, 200, msgspec.json.encode(ArtifactList(artifacts=listed)))
 
     async def _versions(
@@ -253,61 +226,48 @@ class ArtifactRoutes:
         """``GET {api}/{chatId}/artifacts/{name}?version=N``: one artifact version."""
         params = scope["path_params"]
         chat_id, name = params["chat_id"], params["name"]
-        user_id = await self._owner(scope, send, chat_id)
-        if user_id is None:
-            return
+        user_id = await self._owner(scope, chat_id)
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         version: int | None = None
         if "version" in query:
             text = query["version"][0]
             if not text.isdigit():
-                await send_error(
-                    send,
-                    RequestError(
-                        422, "invalid_version", "`version` is a whole number (0 is the first)."
-                    ),
+                raise RequestError(
+                    422, "invalid_version", "`version` is a whole number (0 is the first)."
                 )
-                return
             version = int(text)
         runtime = self._chat.runtime
         service = runtime.artifacts.service
         if service is None or not name:
-            await send_error(send, _not_found())
-            return
+            raise _not_found()
         where = {
             "app_name": runtime.app_name,
             "user_id": user_id,
             "filename": name,
             "session_id": chat_id,
         }
-        try:
-            found = await service.get_artifact_version(**where, version=version)
-            if found is None:
-                raise _NotFound
-            etag = _etag(found)
-            headers = [
-                (b"etag", etag.encode()),
-                (b"last-modified", formatdate(found.create_time, usegmt=True).encode()),
-                (b"cache-control", b"private, no-cache"),
-                (b"x-content-type-options", b"nosniff"),
-            ]
-            if_none_match = _header(scope, b"if-none-match")
-            if if_none_match is not None and _matches(if_none_match, etag):
-                await send({"type": "http.response.start", "status": 304, "headers": headers})
-                await send({"type": "http.response.body", "body": b""})
-                return
-            part = await service.load_artifact(**where, version=found.version)
-            if part is None:
-                raise _NotFound
-        except _NotFound:
-            await send_error(send, _not_found())
-            return
-        except InputValidationError:  # a name or id ADK's stores refuse: nothing there
-            await send_error(send, _not_found())
-            return
-        except Exception as exc:
-            await send_error(send, self._failed(exc, chat_id))
-            return
+        with failing(None, chat_id, "artifacts"):
+            try:
+                found = await service.get_artifact_version(**where, version=version)
+                if found is None:
+                    raise _not_found()
+                etag = _etag(found)
+                headers = [
+                    (b"etag", etag.encode()),
+                    (b"last-modified", formatdate(found.create_time, usegmt=True).encode()),
+                    (b"cache-control", b"private, no-cache"),
+                    (b"x-content-type-options", b"nosniff"),
+                ]
+                if_none_match = _header(scope, b"if-none-match")
+                if if_none_match is not None and _matches(if_none_match, etag):
+                    await send({"type": "http.response.start", "status": 304, "headers": headers})
+                    await send({"type": "http.response.body", "body": b""})
+                    return
+                part = await service.load_artifact(**where, version=found.version)
+                if part is None:
+                    raise _not_found()
+            except InputValidationError:  # a name or id ADK's stores refuse: nothing there
+                raise _not_found() from None
         await self._send(scope, send, name, part, found, headers)
 
     async def _send(
@@ -333,8 +293,7 @@ class ArtifactRoutes:
                 )
                 await send({"type": "http.response.body", "body": b""})
                 return
-            await send_error(send, _not_found())
-            return
+            raise _not_found()
         data, media_type = content
         media_type = _header_type(media_type or found.mime_type or guess_media_type(name))
         size = len(data)
@@ -379,7 +338,3 @@ class ArtifactRoutes:
                 }
             )
             start = stop
-
-    def _failed(self, exc: Exception, chat_id: str) -> RequestError:
-        logger.error("Artifact service failed for chat %r: %s", chat_id, failure(exc))
-        return _unavailable()

@@ -6,26 +6,21 @@ rules).
 
 from __future__ import annotations
 
-import logging
 from urllib.parse import parse_qs
 
 import msgspec
 from google.adk.sessions import Session
 
-from ..adk.sessions import failure
 from ..history.chat_index import list_page
 from ..history.chats import ChatSummary, chat_title, first_user_text, page_limit
-from ..observability.metrics import METRICS
 from ..options import ChatListOptions
-from ..stores import StoreUnavailable
-from ..transport.asgi import Receive, Scope, Send, send_error, send_json
-from ..wire.errors import RequestError, chat_not_found, session_unavailable, store_unavailable
+from ..transport.asgi import Receive, Scope, Send, send_json
+from ..wire.errors import chat_not_found
 from .endpoint import ChatEndpoint
+from .errors import failing
 from .history import owned_session
 
 __all__ = ("UserChats",)
-
-logger = logging.getLogger("adk_asgi")
 
 _encoder = msgspec.json.Encoder()
 
@@ -38,29 +33,17 @@ class UserChats:
         self.options = options
 
     async def list(self, scope: Scope, receive: Receive, send: Send) -> None:
-        user_id = await self.chat.authorize(scope, send)
-        if user_id is None:
-            return
+        user_id = await self.chat.authorize(scope)
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-        try:
-            limit = page_limit(query.get("limit", [None])[0], self.options)
-            cursor = query.get("cursor", [None])[0]
-            runtime = self.chat.runtime
-            await runtime.startup()
-            try:
-                page, after = await list_page(
-                    runtime.session_service, runtime.app_name, user_id, limit, cursor
-                )
-                chats = [await self._titled(summary, user_id) for summary in page]
-            except RequestError:
-                raise
-            except Exception as exc:
-                logger.error("Session store failed listing chats: %s", failure(exc))
-                METRICS.store_error("sessions", "list")
-                raise session_unavailable() from None
-        except RequestError as error:
-            await send_error(send, error)
-            return
+        limit = page_limit(query.get("limit", [None])[0], self.options)
+        cursor = query.get("cursor", [None])[0]
+        runtime = self.chat.runtime
+        await runtime.startup()
+        with failing("list", None, "sessions"):
+            page, after = await list_page(
+                runtime.session_service, runtime.app_name, user_id, limit, cursor
+            )
+            chats = [await self._titled(summary, user_id) for summary in page]
         body = {"chats": [c.wire() for c in chats], "next": after}
         await send_json(send, 200, _encoder.encode(body), [(b"cache-control", b"no-store")])
 
@@ -79,30 +62,17 @@ class UserChats:
         title = chat_title(self.options, text) if text else None
         return ChatSummary(summary.id, title, summary.created, summary.updated)
 
-    async def delete(self, scope: Scope, receive: Receive, send: Send, chat_id: str) -> None:
-        found = await owned_session(self.chat, scope, send, chat_id)
-        if found is None:
-            return
-        user_id, session = found
+    async def delete(self, scope: Scope, receive: Receive, send: Send) -> None:
+        chat_id = scope["path_params"]["chat_id"]
+        user_id, session = await owned_session(self.chat, scope, chat_id)
         if session is None:
-            await send_error(send, chat_not_found())
-            return
+            raise chat_not_found()
         store = self.chat.store
-        try:
+        with failing("delete", chat_id, "sessions"):
             await store.stop(chat_id)  # a running turn, on any worker: it ends promptly
             async with store.lock(chat_id):  # ...and no new turn starts meanwhile
                 await self._delete(session, user_id)
                 await store.forget(chat_id)
-        except StoreUnavailable as exc:
-            logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
-            METRICS.store_error("streams", "delete")
-            await send_error(send, store_unavailable())
-            return
-        except Exception as exc:
-            logger.error("Could not delete chat %r: %s", chat_id, failure(exc))
-            METRICS.store_error("sessions", "delete")
-            await send_error(send, session_unavailable())
-            return
         await send({"type": "http.response.start", "status": 204, "headers": []})
         await send({"type": "http.response.body", "body": b""})
 

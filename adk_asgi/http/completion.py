@@ -11,8 +11,6 @@ the store's retention after it ends. The turn holds the chat's turn lock like an
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -20,19 +18,16 @@ import msgspec
 from google.adk.sessions import Session
 from msgspec import UNSET, UnsetType
 
-from ..adk.sessions import failure
+from ..adk.outages import Outage, report_outage
 from ..stores import StoreUnavailable
-from ..transport.asgi import (
-    ClientGone,
-    Message,
-    Receive,
-    Scope,
-    Send,
-    read_body,
-    send_error,
-    send_json,
+from ..transport.asgi import Message, Receive, Scope, Send, read_body, send_json
+from ..wire.errors import (
+    RequestError,
+    chat_not_found,
+    session_unavailable,
+    shutting_down,
+    store_unavailable,
 )
-from ..wire.errors import RequestError, chat_not_found, session_unavailable, store_unavailable
 from ..wire.request import check_storable, valid_chat_id
 from .endpoint import ChatEndpoint
 from .turn.continuity import previous_recording
@@ -40,8 +35,6 @@ from .turn.plan import TurnPlan, plan_completion
 from .turn.stream import TurnStream
 
 __all__ = ("ToolOutput", "complete_tool_call", "post_tool_output", "run_detached")
-
-logger = logging.getLogger("adk_asgi")
 
 MAX_OUTPUT_BYTES: Final = 1024 * 1024
 
@@ -113,17 +106,12 @@ async def run_detached(
     was last reached). Raises ``RequestError`` as ``plan_for`` does, 404
     ``chat_not_found`` (not ``user_id``'s chat) and 503."""
     if chat.draining:
-        raise RequestError(
-            503,
-            "shutting_down",
-            "The server is restarting. Please try again in a moment.",
-            retry_after=2,
-        )
+        raise shutting_down()
     await chat.runtime.startup()
     try:
         owner = await chat.store.owner(chat_id) if valid_chat_id(chat_id) else None
     except StoreUnavailable as exc:
-        logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
+        report_outage(Outage("streams", None, chat_id, exc))
         raise store_unavailable() from None
     if owner != user_id:
         raise chat_not_found()
@@ -156,7 +144,7 @@ async def _run(
     except StoreUnavailable as exc:
         if started.done():
             raise
-        logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
+        report_outage(Outage("streams", None, chat_id, exc))
         started.set_exception(store_unavailable())
 
 
@@ -179,7 +167,7 @@ async def _locked_run(
             started.set_exception(error)
             return
         except Exception as exc:
-            logger.error("Session store failed for chat %r: %s", chat_id, failure(exc))
+            report_outage(Outage("sessions", None, chat_id, exc))
             started.set_exception(session_unavailable())
             return
         if plan.continues:  # before this turn's recording replaces it
@@ -209,36 +197,23 @@ async def _never() -> Message:
     return {"type": "http.disconnect"}  # pragma: no cover - never reached
 
 
-async def post_tool_output(
-    chat: ChatEndpoint, scope: Scope, receive: Receive, send: Send, chat_id: str
-) -> None:
+async def post_tool_output(chat: ChatEndpoint, scope: Scope, receive: Receive, send: Send) -> None:
     """``POST {api}/{chatId}/tool-output``: 202 ``{"messageId"}`` once the turn started."""
-    user_id = await chat.authorize(scope, send)
-    if user_id is None:
-        return
+    user_id = await chat.authorize(scope)
+    body = await read_body(scope, receive, chat.settings.limits.max_body_bytes)
     try:
-        body = await read_body(scope, receive, chat.settings.limits.max_body_bytes)
-        try:
-            request = msgspec.json.decode(body, type=ToolOutput)
-        except msgspec.ValidationError as error:
-            raise RequestError(
-                422, "invalid_tool_output", f"Invalid tool output: {error}"
-            ) from None
-        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-            raise RequestError(400, "invalid_json", "The body is not valid JSON.") from None
-        check_storable(body)
-        message_id = await complete_tool_call(
-            chat,
-            user_id,
-            chat_id,
-            request.tool_call_id,
-            request.result(),
-            api_path=scope.get("root_path", ""),
-        )
-    except ClientGone:
-        return
-    except RequestError as error:
-        await send_error(send, error)
-        return
-    with contextlib.suppress(ClientGone):
-        await send_json(send, 202, msgspec.json.encode({"messageId": message_id}))
+        request = msgspec.json.decode(body, type=ToolOutput)
+    except msgspec.ValidationError as error:
+        raise RequestError(422, "invalid_tool_output", f"Invalid tool output: {error}") from None
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        raise RequestError(400, "invalid_json", "The body is not valid JSON.") from None
+    check_storable(body)
+    message_id = await complete_tool_call(
+        chat,
+        user_id,
+        scope["path_params"]["chat_id"],
+        request.tool_call_id,
+        request.result(),
+        api_path=scope.get("root_path", ""),
+    )
+    await send_json(send, 202, msgspec.json.encode({"messageId": message_id}))

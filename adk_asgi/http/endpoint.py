@@ -1,5 +1,6 @@
 """ChatEndpoint: the HTTP side of the app — ``POST`` a chat request and get the assistant
 message back as SSE; ``GET``/``DELETE {chatId}/stream`` resume or stop a chat's stream.
+Its handlers raise what they refuse or fail on: ``http/errors.py`` answers it.
 
 request bytes -> ChatRequest -> TurnPlan (with the session) -> TurnStream (Runner.run_async
 -> ADK events -> EventTranslator -> UI chunks -> SSE bytes -> socket + stream store).
@@ -15,26 +16,21 @@ import logging
 import time
 from typing import Any
 
+from ..adk.outages import Outage
 from ..adk.runtime import AgentRuntime
-from ..adk.sessions import failure
 from ..observability.logs import log_context
 from ..observability.metrics import METRICS
 from ..observability.tracing import TURN, current, end_span, start_span
 from ..options import Settings
 from ..pauses.signin import callback_url
-from ..stores import StoreUnavailable, StreamRecorder, StreamStore
+from ..stores import StreamRecorder, StreamStore
 from ..translate.factory import Translators
-from ..transport.asgi import ClientGone, Receive, Scope, Send, read_body, send_error, send_json
-from ..transport.auth import AuthError, resolve_user
+from ..transport.asgi import Receive, Scope, Send, read_body, send_json
+from ..transport.auth import resolve_user
 from ..transport.limits import check_limits
-from ..wire.errors import (
-    UNAVAILABLE_RETRY_AFTER,
-    RequestError,
-    chat_not_found,
-    session_unavailable,
-    store_unavailable,
-)
+from ..wire.errors import RequestError, chat_not_found, shutting_down
 from ..wire.request import ChatRequest, decode_chat_request, valid_chat_id
+from .errors import failing
 from .turn.continuity import previous_recording
 from .turn.prepare import prepare_turn
 from .turn.seed import SEED_MAX_CHARS, SEED_MAX_MESSAGES
@@ -70,47 +66,27 @@ class ChatEndpoint:
         self._idle = asyncio.Event()
         self._idle.set()
 
-    async def authorize(self, scope: Scope, send: Send) -> str | None:
-        """The user of this request, or None after answering 401/403."""
-        try:
-            return await resolve_user(self.settings.authenticate, scope)
-        except AuthError as error:
-            await send_error(
-                send,
-                RequestError(
-                    error.status,
-                    "unauthorized" if error.status == 401 else "forbidden",
-                    error.message,
-                ),
-            )
-            return None
+    async def authorize(self, scope: Scope) -> str:
+        """The user of this request (raises ``AuthError``: 401/403)."""
+        return await resolve_user(self.settings.authenticate, scope)
 
     # -- POST / -------------------------------------------------------------------
 
     async def post(self, scope: Scope, receive: Receive, send: Send) -> None:
         received = time.perf_counter()
         if self.draining:
-            await send_error(send, _shutting_down())
-            return
-        user_id = await self.authorize(scope, send)
-        if user_id is None:
-            return
+            raise shutting_down()
+        user_id = await self.authorize(scope)
         self.api_path = api_path = scope.get("root_path", "")
         limits = self.settings.limits
-        try:
-            body = await read_body(scope, receive, limits.max_body_bytes)
-            request = decode_chat_request(body)
-            check_limits(request.history, limits)
-            fields = self.runtime.body_fields.read(body) if self.runtime.body_fields else {}
-        except ClientGone:
-            return
-        except RequestError as error:
-            await send_error(send, error)
-            return
+        body = await read_body(scope, receive, limits.max_body_bytes)
+        request = decode_chat_request(body)
+        check_limits(request.history, limits)
+        fields = self.runtime.body_fields.read(body) if self.runtime.body_fields else {}
         await self.runtime.startup()
         # The turn's span is current while ADK runs: ADK's spans become its children.
         span = start_span(TURN, "sse", request.id, user_id)
-        outcome = "error"
+        outcome, refused = "error", None
         with log_context(request.id, user_id), current(span):
             try:
                 outcome = await self._turn(
@@ -123,15 +99,14 @@ class ChatEndpoint:
                     api_path,
                     callback_url(scope, self.settings.pauses.oauth_redirect_uri),
                 )
-            except StoreUnavailable as exc:
-                # Only before the response starts: once it streams, the store's failures are
-                # logged and the turn goes on unrecorded.
-                logger.error("Stream store unavailable for chat %r: %s", request.id, exc)
-                METRICS.store_error("streams", "turn")
-                outcome = "unavailable"
-                await send_error(send, store_unavailable())
+            except (RequestError, Outage) as exc:
+                # Answered by http/errors.py, past the span: a refusal is no failure of it.
+                outcome = "refused" if isinstance(exc, RequestError) else "unavailable"
+                refused = exc
             finally:
                 end_span(span, outcome)
+        if refused is not None:
+            raise refused
 
     async def _turn(
         self,
@@ -144,51 +119,41 @@ class ChatEndpoint:
         api_path: str,
         oauth_redirect: str,
     ) -> str:
-        """The turn of a decoded request; its outcome (``refused``/``unavailable`` when it
-        did not run)."""
-        if not await self.store.claim(request.id, user_id):
-            await send_error(send, chat_not_found())
-            return "refused"
-        async with self.store.lock(request.id):
-            try:
-                plan = await prepare_turn(
-                    self.runtime,
-                    request,
-                    user_id,
-                    self.settings.limits.max_file_bytes,
-                    self.settings.chats,
-                )
+        """The turn of a decoded request; its outcome. The stream store's failures before
+        the response started are the ``turn``'s outage; once it streams, they are logged
+        and the turn goes on unrecorded."""
+        with failing("turn", request.id):
+            if not await self.store.claim(request.id, user_id):
+                raise chat_not_found()
+            async with self.store.lock(request.id):
+                with failing("prepare", request.id, "sessions"):
+                    plan = await prepare_turn(
+                        self.runtime,
+                        request,
+                        user_id,
+                        self.settings.limits.max_file_bytes,
+                        self.settings.chats,
+                    )
                 plan.state_delta.update(fields)
                 plan.oauth_redirect = oauth_redirect
-            except RequestError as error:
-                await send_error(send, error)
-                return "refused"
-            except Exception as exc:
-                logger.error(
-                    "Session store failed for chat %r: %s",
+                if plan.continues:  # before this turn's recording replaces it
+                    plan.previous = await previous_recording(
+                        self.store, request.id, plan.message_id
+                    )
+                recorder = await self.store.record(request.id)
+                stream = TurnStream(
+                    self.runtime,
+                    self.store,
+                    self.settings,
+                    plan,
+                    self.translators.turn(plan.message_id, plan.message_context()),
+                    user_id,
                     request.id,
-                    failure(exc),
-                    exc_info=logger.isEnabledFor(logging.DEBUG),
+                    received=received,
+                    api_path=api_path,
                 )
-                METRICS.store_error("sessions", "prepare")
-                await send_error(send, session_unavailable())
-                return "unavailable"
-            if plan.continues:  # before this turn's recording replaces it
-                plan.previous = await previous_recording(self.store, request.id, plan.message_id)
-            recorder = await self.store.record(request.id)
-            stream = TurnStream(
-                self.runtime,
-                self.store,
-                self.settings,
-                plan,
-                self.translators.turn(plan.message_id, plan.message_context()),
-                user_id,
-                request.id,
-                received=received,
-                api_path=api_path,
-            )
-            await self.run_turn(stream, send, receive, recorder)
-            return stream.outcome
+                await self.run_turn(stream, send, receive, recorder)
+                return stream.outcome
 
     async def run_turn(
         self, stream: TurnStream, send: Send, receive: Receive, recorder: StreamRecorder
@@ -208,47 +173,30 @@ class ChatEndpoint:
 
     # -- a chat's own routes -------------------------------------------------------
 
-    async def chat_reader(
-        self, scope: Scope, send: Send, chat_id: str, action: str
-    ) -> tuple[str, bool] | None:
+    async def chat_reader(self, scope: Scope, chat_id: str, action: str) -> tuple[str, bool]:
         """Who asks about ``chat_id`` (one of its routes), and whether the chat is theirs
-        (False: it has no owner yet, so nothing of it exists); or None after answering:
-        401/403, ``404 chat_not_found`` for an invalid id or another user's chat (the same
-        answer as for a chat that does not exist), ``503 store_unavailable``
-        (``action`` names the route in the metrics)."""
-        user_id = await self.authorize(scope, send)
-        if user_id is None:
-            return None
+        (False: it has no owner yet, so nothing of it exists). Raises 401/403, ``404
+        chat_not_found`` for an invalid id or another user's chat (the same answer as for a
+        chat that does not exist), the stream store's outage (``action`` names the route
+        in the metrics)."""
+        user_id = await self.authorize(scope)
         if not valid_chat_id(chat_id):
-            await send_error(send, chat_not_found())
-            return None
-        try:
+            raise chat_not_found()
+        with failing(action, chat_id):
             owner = await self.store.owner(chat_id)
-        except StoreUnavailable as exc:
-            logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
-            METRICS.store_error("streams", action)
-            await send_error(send, store_unavailable())
-            return None
         if owner is not None and owner != user_id:
-            await send_error(send, chat_not_found())
-            return None
+            raise chat_not_found()
         return user_id, owner is not None
 
     # -- GET / DELETE /{chatId}/stream ---------------------------------------------
 
-    async def resume(self, scope: Scope, receive: Receive, send: Send, chat_id: str) -> None:
+    async def resume(self, scope: Scope, receive: Receive, send: Send) -> None:
         """``GET {api}/{chatId}/stream``: replay the chat's active stream from its start and
         follow it (the AI SDK's ``resumeStreamIsReplay``); 204 when there is none."""
-        reader = await self.chat_reader(scope, send, chat_id, "resume")
-        if reader is None:
-            return
-        try:
-            follow = await self.store.follow(chat_id) if reader[1] else None
-        except StoreUnavailable as exc:
-            logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
-            METRICS.store_error("streams", "resume")
-            await send_error(send, store_unavailable())
-            return
+        chat_id = _stream_of(scope)
+        _, owned = await self.chat_reader(scope, chat_id, "resume")
+        with failing("resume", chat_id):
+            follow = await self.store.follow(chat_id) if owned else None
         if scope["method"] != "HEAD":
             METRICS.resumed("sse", follow is not None)
         if follow is None or scope["method"] == "HEAD":
@@ -276,22 +224,15 @@ class ChatEndpoint:
             await follow.aclose()
             await channel.close()
 
-    async def stop(self, scope: Scope, receive: Receive, send: Send, chat_id: str) -> None:
+    async def stop(self, scope: Scope, receive: Receive, send: Send) -> None:
         """``DELETE {api}/{chatId}/stream``: stop the chat's running turn, on any worker
         (with resumable streams a disconnect does not stop it; this does)."""
-        user_id = await self.authorize(scope, send)
-        if user_id is None:
-            return
-        try:
+        chat_id = _stream_of(scope)
+        user_id = await self.authorize(scope)
+        with failing("stop", chat_id):
             if await self.store.owner(chat_id) != user_id:
-                await send_error(send, chat_not_found())
-                return
+                raise chat_not_found()
             stopped = await self.store.stop(chat_id)
-        except StoreUnavailable as exc:
-            logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
-            METRICS.store_error("streams", "stop")
-            await send_error(send, store_unavailable())
-            return
         await send_json(send, 200, b'{"stopped":true}' if stopped else b'{"stopped":false}')
 
     # -- shutdown ---------------------------------------------------------------------
@@ -312,10 +253,10 @@ class ChatEndpoint:
                     logger.warning("%d chat stream(s) did not end after shutdown", len(self.turns))
 
 
-def _shutting_down() -> RequestError:
-    return RequestError(
-        503,
-        "shutting_down",
-        "The server is restarting. Please try again in a moment.",
-        retry_after=UNAVAILABLE_RETRY_AFTER,
-    )
+def _stream_of(scope: Scope) -> str:
+    """The chat of a ``{chatId}/stream`` route: an invalid id is no chat, answered before
+    who asks is."""
+    chat_id: str = scope["path_params"]["chat_id"]
+    if not valid_chat_id(chat_id):
+        raise chat_not_found()
+    return chat_id

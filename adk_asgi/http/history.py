@@ -13,16 +13,11 @@ from typing import Any
 import msgspec
 from google.adk.sessions import Session
 
-from ..adk.sessions import failure
 from ..history.messages import HistoryOptions, rebuild_messages
-from ..observability.metrics import METRICS
-from ..transport.asgi import Receive, Scope, Send, send_error, send_json
-from ..wire.errors import (
-    RequestError,
-    chat_not_found,
-    session_unavailable,
-)
+from ..transport.asgi import Receive, Scope, Send, send_json
+from ..wire.errors import RequestError, chat_not_found
 from .endpoint import ChatEndpoint
+from .errors import failing
 
 __all__ = ("ChatHistory", "owned_session")
 
@@ -32,25 +27,17 @@ _encoder = msgspec.json.Encoder()
 
 
 async def owned_session(
-    chat: ChatEndpoint, scope: Scope, send: Send, chat_id: str
-) -> tuple[str, Session | None] | None:
+    chat: ChatEndpoint, scope: Scope, chat_id: str
+) -> tuple[str, Session | None]:
     """The requesting user and their session of ``chat_id`` (None: no such session of
-    theirs); or None after answering (401/403, 404 for another user's chat, 503)."""
-    reader = await chat.chat_reader(scope, send, chat_id, "chat")
-    if reader is None:
-        return None
-    user_id = reader[0]
+    theirs). Raises 401/403, 404 for another user's chat, the outages of ``chat``."""
+    user_id, _ = await chat.chat_reader(scope, chat_id, "chat")
     runtime = chat.runtime
     await runtime.startup()
-    try:
+    with failing("chat", chat_id, "sessions"):
         session = await runtime.session_service.get_session(
             app_name=runtime.app_name, user_id=user_id, session_id=chat_id
         )
-    except Exception as exc:
-        logger.error("Session store failed for chat %r: %s", chat_id, failure(exc))
-        METRICS.store_error("sessions", "chat")
-        await send_error(send, session_unavailable())
-        return None
     return user_id, session
 
 
@@ -67,14 +54,11 @@ class ChatHistory:
             files=self.chat.runtime.artifacts.of_chat(user_id, chat_id, api_path),
         )
 
-    async def get(self, scope: Scope, receive: Receive, send: Send, chat_id: str) -> None:
-        found = await owned_session(self.chat, scope, send, chat_id)
-        if found is None:
-            return
-        user_id, session = found
+    async def get(self, scope: Scope, receive: Receive, send: Send) -> None:
+        chat_id = scope["path_params"]["chat_id"]
+        user_id, session = await owned_session(self.chat, scope, chat_id)
         if session is None:
-            await send_error(send, chat_not_found())
-            return
+            raise chat_not_found()
         try:
             # The artifacts' URLs under the path the app is mounted at, as the stream's.
             options = self.options(user_id, chat_id, scope.get("root_path", ""))
@@ -83,10 +67,8 @@ class ChatHistory:
             # A session this code cannot read (an ADK change, an event of a new kind): the
             # server log says what; the client gets a JSON error, never a trace.
             logger.exception("Could not rebuild the history of chat %r", chat_id)
-            await send_error(
-                send,
-                RequestError(500, "history_unavailable", "The chat's history could not be read."),
-            )
-            return
+            raise RequestError(
+                500, "history_unavailable", "The chat's history could not be read."
+            ) from None
         body: dict[str, Any] = {"id": chat_id, "messages": messages}
         await send_json(send, 200, _encoder.encode(body), [(b"cache-control", b"no-store")])

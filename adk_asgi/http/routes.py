@@ -1,6 +1,7 @@
 """The chat API's HTTP routes, with Starlette's ``Router``: a path, its handlers by method.
 
 Handlers are plain ASGI callables; a path's parameters are in ``scope["path_params"]``.
+A handler raises what it refuses or fails on, and ``http/errors.py`` answers it (``answer``).
 Every answer is JSON, a mismatch too: ``404 not_found`` for an unknown path and ``405
 method_not_allowed`` (with ``Allow``) for a known path asked with another method, never
 Starlette's plain-text defaults (a host app's exception handlers never see them either).
@@ -13,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from starlette.routing import Route, Router
 
 from ..transport.asgi import ASGIApp, Receive, Scope, Send, route_path, send_json_error
+from .errors import answer
 
 __all__ = ("MethodTable", "api_router")
 
@@ -40,7 +42,7 @@ class MethodTable:
                 headers=[(b"allow", self._allow)],
             )
             return
-        await handler(scope, receive, send)
+        await answer(handler, scope, receive, send)
 
 
 async def _not_found(scope: Scope, receive: Receive, send: Send) -> None:

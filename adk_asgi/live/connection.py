@@ -34,9 +34,9 @@ from google.adk.agents import RunConfig
 from google.adk.events import Event
 from google.adk.runners import Runner
 
+from ..adk.outages import Outage, report_outage
 from ..adk.runtime import AgentRuntime
-from ..adk.sessions import SessionUnavailable, failure
-from ..observability.metrics import METRICS
+from ..adk.sessions import SessionUnavailable
 from ..options import Settings
 from ..pauses.credentials import CredentialRequest
 from ..pauses.notices import (
@@ -193,14 +193,7 @@ class Connection:
                     continue
                 if isinstance(exc, (StoreUnavailable, SessionUnavailable)):
                     # A dependency is down: one line, and the client may try again.
-                    logger.error(
-                        "Live connection of chat %r closed: %s",
-                        self.run.chat_id or self.chat_id,
-                        failure(exc),
-                    )
-                    METRICS.store_error(
-                        "streams" if isinstance(exc, StoreUnavailable) else "sessions", "live"
-                    )
+                    report_outage(Outage.of(exc, "live", self.run.chat_id or self.chat_id))
                     self.socket.close_with(CLOSE_TRY_AGAIN, UNAVAILABLE_REASON)
                 else:
                     logger.error("Live connection failed", exc_info=exc)

@@ -8,7 +8,6 @@ frames -> commands -> LiveRequestQueue -> Runner.run_live -> ADK events -> LiveT
 from __future__ import annotations
 
 import asyncio
-import logging
 from typing import Final
 from urllib.parse import parse_qs
 
@@ -16,6 +15,7 @@ from google.adk.agents import RunConfig
 from google.adk.runners import Runner
 from google.genai import types
 
+from ..adk.outages import Outage, report_outage
 from ..adk.runtime import AgentRuntime
 from ..adk.sessions import META_KEY
 from ..observability.logs import log_context
@@ -46,8 +46,6 @@ from .run.models import audio_only, first_model_name, live_runner
 __all__ = ("LiveEndpoint",)
 
 _ACTIVITY: Final = ("manual", "automatic")
-
-logger = logging.getLogger("adk_asgi")
 
 # A connection's outcome (its span), by the code it was closed with.
 _CLOSED = {
@@ -172,8 +170,7 @@ class LiveEndpoint:
             try:
                 claimed = await self.store.claim(chat_id, user_id)
             except StoreUnavailable as exc:
-                logger.error("Stream store unavailable for chat %r: %s", chat_id, exc)
-                METRICS.store_error("streams", "connect")
+                report_outage(Outage("streams", "connect", chat_id, exc))
                 return CLOSE_TRY_AGAIN, UNAVAILABLE_REASON
             if not claimed:
                 return CLOSE_POLICY, CHAT_NOT_FOUND

@@ -28,11 +28,13 @@ __all__ = (
     "DescribeError",
     "ErrorInfo",
     "RequestError",
+    "artifact_unavailable",
     "chat_not_found",
     "describe",
     "describe_error_generic",
     "error_body",
     "session_unavailable",
+    "shutting_down",
     "store_unavailable",
 )
 
@@ -87,6 +89,26 @@ def session_unavailable() -> RequestError:
         503,
         "session_unavailable",
         "The chat session could not be loaded.",
+        retry_after=UNAVAILABLE_RETRY_AFTER,
+    )
+
+
+def artifact_unavailable() -> RequestError:
+    """The artifact service failed."""
+    return RequestError(
+        503,
+        "artifact_unavailable",
+        "The chat's files are temporarily unavailable. Please try again.",
+        retry_after=UNAVAILABLE_RETRY_AFTER,
+    )
+
+
+def shutting_down() -> RequestError:
+    """The server drains: no new turn starts."""
+    return RequestError(
+        503,
+        "shutting_down",
+        "The server is restarting. Please try again in a moment.",
         retry_after=UNAVAILABLE_RETRY_AFTER,
     )
 
