@@ -66,13 +66,20 @@ def failing(
 
 
 class _Response:
-    """``send``, noting whether the response started."""
+    """``send``, noting whether the response started. It keeps the server's transport in
+    reach (``transport``), where the slow-client rule reads the client's progress
+    (``transport/outbox.py``'s ``transport_of``)."""
 
     __slots__ = ("_send", "started")
 
     def __init__(self, send: Send) -> None:
         self._send = send
         self.started = False
+
+    @property
+    def transport(self) -> object:
+        """The server's transport behind the wrapped ``send`` (None when there is none)."""
+        return getattr(getattr(self._send, "__self__", None), "transport", None)
 
     async def send(self, message: Message) -> None:
         if message["type"] == "http.response.start":
