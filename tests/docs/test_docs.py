@@ -25,6 +25,7 @@ LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.M)
 SNIPPET = re.compile(r'^--8<-- "([^":]+)(?::[\w-]+)?"\s*$', re.M)
 DOCS_PATH = re.compile(r"(?<![\w/.-])docs/[\w./-]+\.md(?:#[\w-]+)?")
+TESTS_PATH = re.compile(r"(?<![\w/.-])tests/[\w./-]+\.(?:py|mjs)\b")
 
 
 def repository_files() -> list[Path]:
@@ -88,7 +89,8 @@ def test_relative_links_resolve_on_github(page: Path) -> None:
 
 
 def test_docs_paths_named_in_the_repository_exist() -> None:
-    """Comments, docstrings and pages that point into docs/ follow the pages when they move."""
+    """Comments, docstrings and pages that point into docs/ follow the pages when they move;
+    so do those that name a file of the tests (``tests/….py``, ``.mjs``)."""
     missing = []
     for file in FILES:
         if file.suffix not in TEXT_KINDS:
@@ -104,4 +106,7 @@ def test_docs_paths_named_in_the_repository_exist() -> None:
                 missing.append(f"{file.relative_to(ROOT)}: {mention}")
             elif anchor and anchor not in anchors(target):
                 missing.append(f"{file.relative_to(ROOT)}: {mention} (no such heading)")
+        for mention in set(TESTS_PATH.findall(text)):
+            if not (ROOT / mention).is_file():
+                missing.append(f"{file.relative_to(ROOT)}: {mention}")
     assert not missing, missing
