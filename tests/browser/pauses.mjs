@@ -3,7 +3,7 @@
 // playwright-core against two running `adk-asgi serve`: the trips workflow (a form built
 // from a pydantic schema, then a workflow tool confirmation) and the accounts assistant
 // (an API key in a password field, "Connect your account" through an OAuth2 popup at the
-// provider). A reload during each pause must bring it back. tests/test_browser_pauses.py
+// provider). A reload during each pause must bring it back. tests/browser/test_browser_pauses.py
 // starts the servers and the provider and runs this:
 //
 //   node tests/browser/pauses.mjs --trips http://127.0.0.1:A/ --accounts http://127.0.0.1:B/

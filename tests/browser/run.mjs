@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Browser tests of the chat page: Debian's Chromium (headless, /usr/bin/chromium)
 // driven by playwright-core (from examples/web/node_modules; no browser download)
-// against a running `adk-asgi serve`. tests/test_browser.py starts the server and
+// against a running `adk-asgi serve`. tests/browser/test_browser.py starts the server and
 // runs this script; it can also run alone:
 //
 //   .venv/bin/adk-asgi serve --port 8000 --token-delay 0.01 &
@@ -15,7 +15,7 @@
 // freshly started server (or pass --first-txn N, the number the next payment gets).
 // `--readme docs/approval.png` only takes the README's screenshot.
 // `--agent artifacts` runs the scenarios of the artifacts test agent instead
-// (tests/agents/artifacts, served by tests/test_browser_artifacts.py).
+// (tests/agents/artifacts, served by tests/browser/test_browser_artifacts.py).
 //
 // Every scenario runs over each transport (SSE = DefaultChatTransport, WebSocket =
 // ai@7 WebSocketChatTransport); the voice scenarios use protocol A (AdkLiveTransport),

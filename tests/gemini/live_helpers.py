@@ -11,7 +11,7 @@ from typing import Any
 
 from adk_asgi.testing.gemini import GeminiEmulator, Record
 
-from aisdk_client import JS_DIR
+from support.aisdk_client import JS_DIR
 
 RATE = 16_000
 

@@ -19,7 +19,8 @@ import pytest
 from adk_asgi.live.run.models import DEFAULT_GEMINI_LIVE_MODEL
 from adk_asgi.testing.gemini import GeminiEmulator
 
-from web_harness import ROOT, serve, web_tooling_problem
+from support import ROOT, serve
+from support.web_harness import web_tooling_problem
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

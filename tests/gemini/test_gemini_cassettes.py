@@ -21,8 +21,8 @@ from adk_asgi import AdkApp, LiveOptions
 from adk_asgi.testing.gemini import GeminiEmulator, Upstream
 
 from .live_helpers import drive_ws
-from aisdk_client import require_node_harness, run_chat
-from conftest import LoopbackServer
+from support import LoopbackServer
+from support.aisdk_client import require_node_harness, run_chat
 
 pytestmark = pytest.mark.node
 

@@ -3,10 +3,10 @@ Live API client, ADK's ``GeminiLlmConnection``) against the emulator, which enfo
 Live API's rules. Its live model is a native-audio one, as ``adk-asgi serve --model
 gemini-2.5-flash`` serves it: text connections get the transcript of its speech.
 
-Protocol A through tests/ws_client.py (every chunk checked against our strict structs),
+Protocol A through tests/support/ws_client.py (every chunk checked against our strict structs),
 protocol B through ai@7's own ``WebSocketChatTransport`` (every chunk validated by its
-schema). The scripted-model runs of these flows are tests/test_live_ws.py and
-tests/test_live_aisdk.py.
+schema). The scripted-model runs of these flows are tests/live/test_live_ws.py and
+tests/clients/test_live_aisdk.py.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from ws_client import DONE, LiveClient, dicts, kinds, text, ws_url
 
 from adk_asgi import AdkApp, LiveOptions
 from adk_asgi.demo import PAYMENT_LOG, build_demo_agent
@@ -24,7 +23,8 @@ from adk_asgi.live.run.models import DEFAULT_GEMINI_LIVE_MODEL
 from adk_asgi.testing.gemini import GeminiEmulator
 
 from .live_helpers import chunks_of, connections_of, drive_ws, pick, sent_on, silence, tone
-from conftest import LoopbackServer
+from support import LoopbackServer
+from support.ws_client import DONE, LiveClient, dicts, kinds, text, ws_url
 
 TEXT_MODEL = "gemini-2.5-flash"
 

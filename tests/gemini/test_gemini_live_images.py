@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, Final
 
 import pytest
-from ws_client import DONE, LiveClient, kinds, text, ws_url
 
 from adk_asgi import AdkApp, Limits, LiveOptions
 from adk_asgi.demo import build_demo_agent
@@ -26,7 +25,8 @@ from adk_asgi.live.run.models import DEFAULT_GEMINI_LIVE_MODEL
 from adk_asgi.testing.gemini import GeminiEmulator, Record
 
 from .live_helpers import chunks_of, connections_of, pick, tone
-from conftest import LoopbackServer
+from support import LoopbackServer
+from support.ws_client import DONE, LiveClient, kinds, text, ws_url
 
 IMAGES: Final = Path(__file__).resolve().parent.parent / "fixtures" / "images"
 JPEG: Final = (IMAGES / "frame.jpg").read_bytes()  # 96x64, an even byte count (PCM-sized)

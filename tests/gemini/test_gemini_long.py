@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from ws_client import DONE, LiveClient, dicts, kinds, text, ws_url
 
 from adk_asgi import AdkApp, LiveOptions
 from adk_asgi.demo import PAYMENT_LOG, build_demo_agent
@@ -25,7 +24,8 @@ from adk_asgi.live.run.models import DEFAULT_GEMINI_LIVE_MODEL
 from adk_asgi.testing.gemini import GeminiEmulator
 
 from .live_helpers import chunks_of, connections_of, pick, sent_on, tone
-from conftest import LoopbackServer
+from support import LoopbackServer
+from support.ws_client import DONE, LiveClient, dicts, kinds, text, ws_url
 
 LIFETIME = 2.0
 LIMITS: dict[str, Any] = {

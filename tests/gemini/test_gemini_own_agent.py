@@ -17,8 +17,8 @@ import pytest
 from adk_asgi.testing.gemini import GeminiEmulator
 
 from .live_helpers import drive_ws
-from aisdk_client import require_node_harness, run_chat_versions
-from web_harness import serve
+from support import serve
+from support.aisdk_client import require_node_harness, run_chat_versions
 
 pytestmark = pytest.mark.node
 

@@ -3,7 +3,7 @@ Gemini API emulator: a ``ParallelAgent`` whose two branches stream from two conc
 ``streamGenerateContent`` calls, a workflow fanning out to two LLM nodes, and an agent with
 ``BuiltInCodeExecutor`` whose answers carry Gemini's ``executableCode`` and
 ``codeExecutionResult`` parts (tests/agents/{parallel,fanout,code}; the scripted-model runs
-are tests/test_agent_shapes.py).
+are tests/clients/test_agent_shapes.py).
 
 Over SSE with the AI SDK's own Chat (ai 7, every chunk validated by its schema); the
 parallel and workflow shapes also over protocol A (served turn by turn, on the same text
@@ -22,13 +22,13 @@ from agents.code import agent as code
 from agents.fanout import agent as fanout
 from agents.parallel import agent as parallel
 from starlette.applications import Starlette
-from ws_client import LiveClient, assemble, ws_url
 
 from adk_asgi import AdkApp, mount
 from adk_asgi.testing.gemini import GeminiEmulator
 
-from aisdk_client import run_chat
-from conftest import LoopbackServer
+from support import LoopbackServer
+from support.aisdk_client import run_chat
+from support.ws_client import LiveClient, assemble, ws_url
 
 pytestmark = pytest.mark.node
 

@@ -1,8 +1,8 @@
 """The real model stack over SSE: the demo agent on ADK's ``google.adk.models.Gemini``
 (google-genai's HTTP client underneath) against the Gemini API emulator, driven by the real
 AI SDK clients (ai 5, strict 6, 6 and 7 in Node), every chunk validated by the client's
-own schema. The scripted-model runs of the same flows are tests/test_conformance.py and
-tests/test_hitl_client.py; these prove the same flows hold on the model class users run.
+own schema. The scripted-model runs of the same flows are tests/clients/test_conformance.py and
+tests/clients/test_hitl_client.py; these prove the same flows hold on the model class users run.
 """
 
 from __future__ import annotations
@@ -16,8 +16,13 @@ from adk_asgi import AdkMiddleware, PauseOptions
 from adk_asgi.demo import PAYMENT_LOG, build_demo_agent
 from adk_asgi.testing.gemini import GeminiEmulator
 
-from aisdk_client import AI_VERSIONS, NodeHarnessMissing, require_node_harness, run_chat_versions
-from conftest import LoopbackServer, not_found_app
+from support import LoopbackServer, not_found_app
+from support.aisdk_client import (
+    AI_VERSIONS,
+    NodeHarnessMissing,
+    require_node_harness,
+    run_chat_versions,
+)
 
 pytestmark = pytest.mark.node
 

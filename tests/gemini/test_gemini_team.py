@@ -2,7 +2,7 @@
 against the Gemini API emulator, scripted by tests/agents/team/gemini_script.py: every
 agent (the concierge, its sub-agents billing and travel, the researcher behind an
 AgentTool) calls google-genai, which streams from the emulator. The scripted-model runs of
-the same flows are tests/test_team_clients.py and tests/test_team_agent.py.
+the same flows are tests/clients/test_team_clients.py and tests/adk/test_team_agent.py.
 
 Over SSE with the AI SDK's own Chat (ai 7, tests/js/drive-chat.mjs; every chunk validated
 by its schema): a transfer and the sub-agent's streamed answer, the AgentTool, a
@@ -21,15 +21,15 @@ from typing import Any
 import pytest
 from agents.team.agent import LEDGER, TOOL_SECRET, build_app
 from agents.team.gemini_script import TEAM_SCRIPT
-from ws_client import DONE, LiveClient, dicts, kinds, text, ws_url
 
 from adk_asgi import AdkApp, LiveOptions, SurfaceOptions
 from adk_asgi.live.run.models import DEFAULT_GEMINI_LIVE_MODEL as LIVE_MODEL
 from adk_asgi.testing.gemini import GeminiEmulator
 
 from .live_helpers import connections_of, sent_on
-from aisdk_client import NodeHarnessMissing, require_node_harness, run_chat_versions
-from conftest import LoopbackServer
+from support import LoopbackServer
+from support.aisdk_client import NodeHarnessMissing, require_node_harness, run_chat_versions
+from support.ws_client import DONE, LiveClient, dicts, kinds, text, ws_url
 
 pytestmark = pytest.mark.node
 

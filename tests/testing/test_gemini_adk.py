@@ -19,7 +19,7 @@ from google.genai import types
 from adk_asgi.demo import PAYMENT_LOG, build_demo_agent
 from adk_asgi.testing.gemini import GeminiEmulator, Reply, Request, Rule, Script
 
-from .conftest import LIVE_MODEL, TEXT_MODEL, silence, tone
+from .helpers import LIVE_MODEL, TEXT_MODEL, silence, tone
 
 SSE = RunConfig(streaming_mode=StreamingMode.SSE)
 USER = "user-1"

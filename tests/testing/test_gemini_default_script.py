@@ -12,7 +12,7 @@ from google.genai import types
 
 from adk_asgi.testing.gemini import GeminiEmulator, Reply, Request, arguments_for, default_reply
 
-from .conftest import DEMO_TOOLS, TEXT_MODEL
+from .helpers import DEMO_TOOLS, TEXT_MODEL
 from .test_gemini_live_rules import live, say, turn
 
 

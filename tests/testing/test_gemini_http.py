@@ -12,7 +12,7 @@ from google.genai import errors, types
 
 from adk_asgi.testing.gemini import GeminiEmulator, Reply, Rule, Script
 
-from .conftest import DEMO_TOOLS, LIVE_MODEL, TEXT_MODEL
+from .helpers import DEMO_TOOLS, LIVE_MODEL, TEXT_MODEL
 
 
 async def stream(

@@ -13,7 +13,7 @@ from google.genai import errors, types
 
 from adk_asgi.testing.gemini import GeminiEmulator, Reply, Rule, Script, demo_reply
 
-from .conftest import DEMO_TOOLS, tone
+from .helpers import DEMO_TOOLS, tone
 from .test_gemini_live_rules import MANUAL, TEXT, live, say, text_of, turn, until_closed
 
 AUDIO = types.LiveConnectConfig(

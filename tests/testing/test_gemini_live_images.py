@@ -20,7 +20,7 @@ from google.genai.live import AsyncSession
 
 from adk_asgi.testing.gemini import GeminiEmulator
 
-from .conftest import LIVE_MODEL
+from .helpers import LIVE_MODEL
 
 IMAGES: Final = Path(__file__).resolve().parent.parent / "fixtures" / "images"
 JPEG: Final = (IMAGES / "frame.jpg").read_bytes()

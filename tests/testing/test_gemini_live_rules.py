@@ -18,7 +18,7 @@ from google.genai.live import AsyncSession
 
 from adk_asgi.testing.gemini import GeminiEmulator, Reply, Request, Rule, Script
 
-from .conftest import DEMO_TOOLS, LIVE_MODEL, TEXT_MODEL, RawLive, silence, tone
+from .helpers import DEMO_TOOLS, LIVE_MODEL, TEXT_MODEL, RawLive, silence, tone
 
 TEXT = types.LiveConnectConfig(response_modalities=[types.Modality.TEXT], tools=DEMO_TOOLS)
 AUDIO = types.LiveConnectConfig(response_modalities=[types.Modality.AUDIO], tools=DEMO_TOOLS)

@@ -26,7 +26,7 @@ from google.genai import errors, types
 
 from adk_asgi.testing.gemini import CassetteError, GeminiEmulator, Upstream
 
-from .conftest import LIVE_MODEL, TEXT_MODEL
+from .helpers import LIVE_MODEL, TEXT_MODEL
 from .test_gemini_cli import wait_for_file
 
 pytest_plugins = ["pytester"]

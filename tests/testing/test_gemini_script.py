@@ -23,7 +23,7 @@ from adk_asgi.testing.gemini.errors import close_reason
 from adk_asgi.testing.gemini.live.sessions import MAX_HANDLES_PER_SESSION, LiveSession, SessionStore
 from adk_asgi.testing.gemini.tokens import content_tokens, pcm_rate, text_tokens
 
-from .conftest import DEMO_TOOLS
+from .helpers import DEMO_TOOLS
 from .test_gemini_live_rules import TEXT, live, say, text_of, turn
 
 

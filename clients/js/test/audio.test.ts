@@ -2,7 +2,7 @@
  * The audio helpers' arithmetic, in Node: the capture worklet's resampling to 16 kHz
  * PCM16 frames (its source run with a stand-in for the AudioWorklet global scope) and
  * the decoding of `data-pcm` chunks. Capture and playback with real devices are
- * covered by the browser tests (tests/test_browser.py, Chromium's fake microphone).
+ * covered by the browser tests (tests/browser/test_browser.py, Chromium's fake microphone).
  */
 import { describe, expect, it } from 'vitest';
 

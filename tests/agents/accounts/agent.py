@@ -9,7 +9,7 @@ has no credential, and keeps the one it gets in the ``credential_service``).
       list_repos    OAuth2 authorization code (+ secret)   ("my repos")
       request_input ADK's own tool: the model asks the user ("ask me")
 
-The service is ``tests/provider_server.py``, found at ``$ACCOUNTS_PROVIDER_URL``;
+The service is ``tests/support/provider_server.py``, found at ``$ACCOUNTS_PROVIDER_URL``;
 ``build_app(url)`` builds the app for another one. ``app`` is the ADK ``App``
 (``adk-asgi serve tests.agents.accounts.agent:app``).
 """

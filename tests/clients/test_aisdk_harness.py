@@ -1,0 +1,484 @@
+"""Self-test of the AI SDK conformance harness (tests/js/drive-chat.mjs).
+
+A tiny mock SSE server replays canned chunk sequences chosen by the last user message's
+text. The tests prove that the harness reports both conforming and non-conforming
+streams correctly, with each real client version (`ai` 5.x, strict 6.0.230, 6.x, 7.x).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from support.aisdk_client import (
+    AI_VERSIONS,
+    NodeHarnessMissing,
+    require_node_harness,
+    run_chat,
+    run_chat_versions,
+)
+
+pytestmark = pytest.mark.node
+
+Chunk = dict[str, Any]
+
+SSE_HEADERS = {
+    "cache-control": "no-cache",
+    "x-vercel-ai-ui-message-stream": "v1",
+    "x-accel-buffering": "no",
+}
+
+
+# ---------------------------------------------------------------------------
+# canned conversations
+
+
+def _text_chunks(message_id: str, text: str, *, extra: Chunk | None = None) -> list[Chunk]:
+    head, tail = text[: len(text) // 2], text[len(text) // 2 :]
+    return [
+        {"type": "start", "messageId": message_id},
+        {"type": "start-step"},
+        {"type": "text-start", "id": "t1"},
+        {"type": "text-delta", "id": "t1", "delta": head, **(extra or {})},
+        {"type": "text-delta", "id": "t1", "delta": tail},
+        {"type": "text-end", "id": "t1"},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "stop"},
+    ]
+
+
+GOOD_TEXT = "Hello from the mock server."
+
+APPROVAL_ROUND_1: list[Chunk] = [
+    {"type": "start", "messageId": "msg_appr"},
+    {"type": "start-step"},
+    {
+        "type": "tool-input-available",
+        "toolCallId": "call_1",
+        "toolName": "delete_file",
+        "input": {"path": "notes/x.txt"},
+    },
+    {"type": "tool-approval-request", "approvalId": "appr_1", "toolCallId": "call_1"},
+    {"type": "finish-step"},
+    {"type": "finish", "finishReason": "tool-calls"},
+]
+APPROVAL_ROUND_2: list[Chunk] = [
+    {"type": "start", "messageId": "msg_appr"},
+    {"type": "tool-output-available", "toolCallId": "call_1", "output": {"deleted": True}},
+    {"type": "finish", "finishReason": "stop"},
+]
+
+CLIENT_TOOL_ROUND_1: list[Chunk] = [
+    {"type": "start", "messageId": "msg_tool"},
+    {"type": "start-step"},
+    {
+        "type": "tool-input-available",
+        "toolCallId": "call_loc",
+        "toolName": "get_location",
+        "input": {},
+    },
+    {"type": "finish-step"},
+    {"type": "finish", "finishReason": "tool-calls"},
+]
+CLIENT_TOOL_ROUND_2: list[Chunk] = [
+    {"type": "start", "messageId": "msg_tool"},
+    {"type": "start-step"},
+    {"type": "text-start", "id": "t2"},
+    {"type": "text-delta", "id": "t2", "delta": "It is sunny in Tokyo."},
+    {"type": "text-end", "id": "t2"},
+    {"type": "finish-step"},
+    {"type": "finish", "finishReason": "stop"},
+]
+
+
+def _sse(chunks: list[Chunk], *, done: bool = True) -> list[str]:
+    events = [f"data: {json.dumps(chunk, separators=(',', ':'))}\n\n" for chunk in chunks]
+    return [*events, "data: [DONE]\n\n"] if done else events
+
+
+def _last_user_text(messages: list[dict[str, Any]]) -> str:
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            return "".join(
+                part.get("text", "")
+                for part in message.get("parts", [])
+                if part.get("type") == "text"
+            )
+    return ""
+
+
+def _pick_events(body: dict[str, Any]) -> list[str] | Response:
+    messages: list[dict[str, Any]] = body.get("messages", [])
+    scenario = _last_user_text(messages)
+    continuation = bool(messages) and messages[-1].get("role") == "assistant"
+    if scenario == "good":
+        return _sse(_text_chunks("msg_good", GOOD_TEXT))
+    if scenario == "null":
+        return _sse([{"type": "start", "messageId": None}, *_text_chunks("msg_n", "x")[1:]])
+    if scenario == "extra":
+        return _sse(_text_chunks("msg_extra", GOOD_TEXT, extra={"futureField": 1}))
+    if scenario == "approval":
+        return _sse(APPROVAL_ROUND_2 if continuation else APPROVAL_ROUND_1)
+    if scenario == "client-tool":
+        return _sse(CLIENT_TOOL_ROUND_2 if continuation else CLIENT_TOOL_ROUND_1)
+    if scenario == "sse-variants":
+        # what sse-starlette and other servers legitimately produce
+        lines = [json.dumps(c) for c in _text_chunks("msg_v", GOOD_TEXT)]
+        return [
+            ": stream-open\r\n\r\n",
+            f"event: message\r\nid: 1\r\ndata:{lines[0]}\r\n\r\n",
+            *(f"data: {line}\r\n\r\n" for line in lines[1:3]),
+            # one JSON value split across two data: lines (joined with "\n")
+            "data: " + lines[3].replace(", ", ",\ndata: ", 1) + "\n\n",
+            *(f"data: {line}\n\n" for line in lines[4:]),
+            "data: [DONE]\n\n",
+        ]
+    if scenario == "unterminated":
+        events = _sse(_text_chunks("msg_u", "abc"), done=False)
+        return [*events[:-1], events[-1].rstrip("\n")]  # last event lacks its blank line
+    if scenario == "http-500":
+        return PlainTextResponse("mock exploded", status_code=500)
+    return PlainTextResponse(f"unknown scenario {scenario!r}", status_code=400)
+
+
+async def _chat(request: Request) -> Response:
+    body = await request.json()
+    picked = _pick_events(body)
+    if isinstance(picked, Response):
+        return picked
+
+    async def stream() -> AsyncIterator[str]:
+        for event in picked:
+            yield event
+
+    return StreamingResponse(stream(), media_type="text/event-stream", headers=SSE_HEADERS)
+
+
+async def _hang(request: Request) -> Response:
+    await request.body()
+
+    async def stream() -> AsyncIterator[str]:
+        yield _sse([{"type": "start", "messageId": "msg_hang"}], done=False)[0]
+        while True:  # never finishes; the driver must time out and still report
+            await asyncio.sleep(0.05)
+            yield ": keep-alive\n\n"
+
+    return StreamingResponse(stream(), media_type="text/event-stream", headers=SSE_HEADERS)
+
+
+MOCK_APP = Starlette(
+    routes=[
+        Route("/api/chat", _chat, methods=["POST"]),
+        Route("/api/hang", _hang, methods=["POST"]),
+    ]
+)
+
+
+# ---------------------------------------------------------------------------
+# fixtures
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _node_harness() -> None:
+    try:
+        require_node_harness()
+    except NodeHarnessMissing as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
+@pytest.fixture(scope="module")
+def mock_base_url() -> Iterator[str]:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(
+        MOCK_APP, log_level="warning", lifespan="off", timeout_graceful_shutdown=1
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("mock SSE server did not start")
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=5)
+        sock.close()
+
+
+@pytest.fixture(scope="module")
+def api(mock_base_url: str) -> str:
+    return f"{mock_base_url}/api/chat"
+
+
+# ---------------------------------------------------------------------------
+# helpers
+
+
+def _assistant(report: dict[str, Any]) -> dict[str, Any]:
+    assistants = [m for m in report["messages"] if m["role"] == "assistant"]
+    assert len(assistants) == 1, report["messages"]
+    message: dict[str, Any] = assistants[0]
+    return message
+
+
+def _text_of(message: dict[str, Any]) -> str:
+    return "".join(p["text"] for p in message["parts"] if p["type"] == "text")
+
+
+def _tool_parts(message: dict[str, Any]) -> list[dict[str, Any]]:
+    return [p for p in message["parts"] if p["type"].startswith("tool-")]
+
+
+def _invalid(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return [bad for request in report["requests"] for bad in request["invalid"]]
+
+
+# ---------------------------------------------------------------------------
+# tests
+
+
+def test_installed_versions_are_the_pinned_ones(api: str) -> None:
+    reports = run_chat_versions(api, [])
+    versions = {alias: report["version"] for alias, report in reports.items()}
+    assert versions["ai5"].startswith("5.")
+    assert versions["ai6strict"] == "6.0.230"
+    assert versions["ai6"].startswith("6.")
+    assert versions["ai7"].startswith("7.")
+    for report in reports.values():
+        assert report["ok"] is True
+        assert report["requests"] == []
+
+
+def test_good_stream_passes_everywhere(api: str) -> None:
+    reports = run_chat_versions(
+        api,
+        [{"action": "send", "text": "good"}],
+        chat_id="c-good",
+        headers={"x-test": "1"},
+        body={"extra": "yes"},
+    )
+    for alias, report in reports.items():
+        assert report["ok"] is True, (alias, report["problems"])
+        assert report["status"] == "ready"
+        assert report["error"] is None
+        message = _assistant(report)
+        assert message["id"] == "msg_good"
+        assert _text_of(message) == GOOD_TEXT
+        [request] = report["requests"]
+        assert request["status"] == 200
+        assert request["headers"]["content-type"].startswith("text/event-stream")
+        assert request["headers"]["x-vercel-ai-ui-message-stream"] == "v1"
+        assert request["requestHeaders"]["x-test"] == "1"
+        assert request["sawDone"] is True
+        assert request["invalid"] == []
+        assert request["nullPaths"] == []
+        assert len(request["chunks"]) == 8
+        assert request["rawEvents"][-1] == "[DONE]"
+        sent = request["body"]
+        assert sent["id"] == f"c-good-{alias}"
+        assert sent["trigger"] == "submit-message"
+        assert "messageId" not in sent
+        assert sent["extra"] == "yes"
+        assert _last_user_text(sent["messages"]) == "good"
+        assert report["finishes"] == [
+            {"isAbort": False, "isDisconnect": False, "isError": False, "finishReason": "stop"}
+        ]
+
+
+def test_null_optional_field_is_invalid_everywhere(api: str) -> None:
+    reports = run_chat_versions(api, [{"action": "send", "text": "null"}])
+    for alias, report in reports.items():
+        assert report["ok"] is False, alias
+        assert report["status"] == "error"
+        [request] = report["requests"]
+        assert [bad["index"] for bad in request["invalid"]] == [0], alias
+        assert request["invalid"][0]["chunk"] == {"type": "start", "messageId": None}
+        assert request["nullPaths"] == ["chunks[0].messageId"]
+        # the recorder keeps reading after the client gave up
+        assert len(request["chunks"]) == 8
+        assert request["sawDone"] is True
+
+
+def test_extra_key_rejected_only_by_strict_schema(api: str) -> None:
+    reports = run_chat_versions(api, [{"action": "send", "text": "extra"}])
+    # ai@6.0.230 uses z.strictObject; latest 5.x (>= 5.0.217), 6.x and 7.x are loose.
+    strict = reports.pop("ai6strict")
+    assert strict["ok"] is False
+    assert strict["status"] == "error"
+    assert [bad["index"] for bad in _invalid(strict)] == [3]
+    assert "futureField" in (strict["error"] or "")
+    for alias, report in reports.items():
+        assert report["ok"] is True, (alias, report["problems"])
+        assert _text_of(_assistant(report)) == GOOD_TEXT
+
+
+@pytest.mark.parametrize("continue_with", ["autoSend", "sendEmpty"])
+def test_approval_round_trip(api: str, continue_with: str) -> None:
+    steps: list[dict[str, Any]] = [
+        {"action": "send", "text": "approval"},
+        {"action": "approve", "approved": True, "reason": "fine"},
+    ]
+    if continue_with == "sendEmpty":
+        steps.append({"action": "sendEmpty"})
+    reports = run_chat_versions(
+        api,
+        steps,
+        auto_send="approvals" if continue_with == "autoSend" else None,
+        versions=("ai6strict", "ai6", "ai7"),
+    )
+    for alias, report in reports.items():
+        assert report["ok"] is True, (alias, report["problems"])
+        first, second = report["requests"]
+        assert first["invalid"] == [] and second["invalid"] == []
+        # the approve step found the approval and the continuation carries the answer
+        sent = second["body"]
+        assert sent["trigger"] == "submit-message"
+        assert sent["messageId"] == "msg_appr"
+        echoed = sent["messages"][-1]
+        assert echoed["id"] == "msg_appr" and echoed["role"] == "assistant"
+        [part] = _tool_parts(echoed)
+        assert part["type"] == "tool-delete_file"
+        assert part["state"] == "approval-responded"
+        assert part["approval"] == {"id": "appr_1", "approved": True, "reason": "fine"}
+        # the continuation updates the same assistant message
+        assert len(report["messages"]) == 2
+        [final] = _tool_parts(_assistant(report))
+        assert final["state"] == "output-available"
+        assert final["output"] == {"deleted": True}
+        assert final["approval"]["approved"] is True
+
+
+def test_approval_request_state_and_v5_rejection(api: str) -> None:
+    reports = run_chat_versions(api, [{"action": "send", "text": "approval"}])
+    v5 = reports.pop("ai5")
+    assert v5["ok"] is False
+    assert v5["status"] == "error"
+    assert [(bad["index"], bad["chunk"]["type"]) for bad in _invalid(v5)] == [
+        (3, "tool-approval-request")
+    ]
+    for alias, report in reports.items():
+        assert report["ok"] is True, (alias, report["problems"])
+        [part] = _tool_parts(_assistant(report))
+        assert part["state"] == "approval-requested"
+        assert part["approval"]["id"] == "appr_1"
+    # the approve step itself fails cleanly on v5 (no approval part, no API)
+    v5_approve = run_chat(
+        "ai5",
+        api,
+        [{"action": "send", "text": "approval"}, {"action": "approve", "approved": True}],
+    )
+    assert v5_approve["ok"] is False
+    assert v5_approve["stepResults"][1]["stepError"]
+    assert len(v5_approve["requests"]) == 1
+
+
+def test_client_tool_output_auto_send(api: str) -> None:
+    reports = run_chat_versions(
+        api,
+        [
+            {"action": "send", "text": "client-tool"},
+            {"action": "toolOutput", "tool": "get_location", "output": {"city": "Tokyo"}},
+        ],
+        auto_send="toolCalls",
+    )
+    for alias, report in reports.items():
+        assert report["ok"] is True, (alias, report["problems"])
+        _, second = report["requests"]
+        assert second["body"]["messageId"] == "msg_tool"
+        [part] = _tool_parts(second["body"]["messages"][-1])
+        assert part["state"] == "output-available"
+        assert part["toolCallId"] == "call_loc"
+        assert part["output"] == {"city": "Tokyo"}
+        message = _assistant(report)
+        assert message["id"] == "msg_tool"
+        assert _text_of(message) == "It is sunny in Tokyo."
+
+
+def test_client_tool_output_error_and_regenerate(api: str) -> None:
+    report = run_chat(
+        "ai6",
+        api,
+        [
+            {"action": "send", "text": "client-tool"},
+            {"action": "toolOutput", "tool": "get_location", "errorText": "denied by user"},
+            {"action": "sendEmpty"},
+            {"action": "regenerate"},
+        ],
+    )
+    assert report["ok"] is True, report["problems"]
+    _, second, third = report["requests"]
+    [part] = _tool_parts(second["body"]["messages"][-1])
+    assert part["state"] == "output-error"
+    assert part["errorText"] == "denied by user"
+    assert third["body"]["trigger"] == "regenerate-message"
+    assert [m["role"] for m in third["body"]["messages"]] == ["user"]
+    # regenerate replays round 1 of the scenario
+    [regenerated] = _tool_parts(_assistant(report))
+    assert regenerated["state"] == "input-available"
+
+
+def test_sse_framing_variants_parse_like_the_client(api: str) -> None:
+    reports = run_chat_versions(api, [{"action": "send", "text": "sse-variants"}])
+    for alias, report in reports.items():
+        assert report["ok"] is True, (alias, report["problems"])
+        [request] = report["requests"]
+        assert request["chunks"] == _text_chunks("msg_v", GOOD_TEXT)
+        assert request["sawDone"] is True
+        assert _text_of(_assistant(report)) == GOOD_TEXT
+
+
+def test_unterminated_final_event_is_reported(api: str) -> None:
+    report = run_chat("ai7", api, [{"action": "send", "text": "unterminated"}])
+    [request] = report["requests"]
+    assert request["sawDone"] is False
+    assert request["unterminated"] == 'data: {"type":"finish","finishReason":"stop"}'
+    assert len(request["chunks"]) == 7  # the client silently drops the last one too
+
+
+def test_http_error_is_reported(api: str) -> None:
+    report = run_chat("ai6", api, [{"action": "send", "text": "http-500"}])
+    assert report["ok"] is False
+    assert report["status"] == "error"
+    assert report["error"] == "mock exploded"
+    [request] = report["requests"]
+    assert request["status"] == 500
+    assert request["bodyText"] == "mock exploded"
+
+
+def test_hanging_server_times_out_with_a_report(mock_base_url: str) -> None:
+    started = time.monotonic()
+    report = run_chat(
+        "ai6",
+        f"{mock_base_url}/api/hang",
+        [{"action": "send", "text": "hang"}],
+        node_timeout_ms=1500,
+        timeout=15,
+    )
+    assert time.monotonic() - started < 10
+    assert report["ok"] is False
+    assert report["timedOut"] is True
+    assert "timeout" in report["error"]
+    [request] = report["requests"]
+    assert request["chunks"] == [{"type": "start", "messageId": "msg_hang"}]
+
+
+def test_all_versions_listed() -> None:
+    assert AI_VERSIONS == ("ai5", "ai6strict", "ai6", "ai7")

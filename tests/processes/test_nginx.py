@@ -1,0 +1,369 @@
+"""``examples/nginx.conf`` in a real nginx in front of a real uvicorn.
+
+Every test runs the shipped example (only the upstream address and listen port
+are replaced, see ``nginx_proxy``), so these tests prove the example itself:
+SSE passes unbuffered, live mode's WebSocket upgrades, the prefix mount routes,
+large bodies pass, and idle streams outlive nginx's read timeout thanks to the
+app's SSE pings and uvicorn's WebSocket pings (the slow test).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import itertools
+import json
+import statistics
+import time
+from collections.abc import AsyncGenerator, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from google.adk.models import LlmRequest, LlmResponse
+from google.genai import types
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+
+from adk_asgi import AdkMiddleware, StreamingOptions
+from adk_asgi.demo import DemoModel, build_demo_agent
+from adk_asgi.demo._rules import latest_user_text
+
+from support import LoopbackServer, chat_body, parse_sse, text_of, types_of, user_message
+from support.nginx_proxy import EXAMPLE, Nginx, nginx_binary, read_timeout
+from support.ws_client import DONE, LiveClient, kinds, text, ws_url
+
+SILENT = "be silent"
+
+
+class SilentModel(DemoModel):
+    """The demo model, except that a message starting with "be silent" gets a word,
+    then ``silence`` seconds of nothing, then the rest of the answer."""
+
+    silence: float = 0.0
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        if not latest_user_text(llm_request.contents).startswith(SILENT):
+            async for response in super().generate_content_async(llm_request, stream):
+                yield response
+            return
+        yield self._text("Before ", partial=True)
+        await asyncio.sleep(self.silence)
+        yield self._text("after.", partial=True)
+        yield self._text("Before after.", partial=False)
+
+    def _text(self, text: str, *, partial: bool) -> LlmResponse:
+        return LlmResponse(
+            content=types.Content(role="model", parts=[types.Part(text=text)]),
+            partial=partial,
+            model_version=self.model,
+            finish_reason=None if partial else types.FinishReason.STOP,
+        )
+
+
+CHAT = "/api/chat"
+
+
+def _site(token_delay: float = 0.0, **options: Any) -> AdkMiddleware:
+    """A site with the chat at /api/chat (the example's first location)."""
+    options.setdefault("agent", build_demo_agent(token_delay=token_delay))
+    options.setdefault("warm_up", False)
+    return AdkMiddleware(_not_found, path=CHAT, **options)
+
+
+@contextmanager
+def _proxied(
+    tmp_path: Path, app: Any, name: str = "nginx", site: str | None = None, **uvicorn: Any
+) -> Iterator[tuple[LoopbackServer, Nginx]]:
+    with (
+        LoopbackServer(app, **uvicorn) as server,
+        Nginx(tmp_path / name, server.port, site=site) as proxy,
+    ):
+        yield server, proxy
+
+
+@pytest.fixture(autouse=True)
+def _nginx_installed() -> None:
+    if nginx_binary() is None:
+        pytest.fail("nginx is not installed: apt-get install nginx (scripts/test installs it)")
+
+
+def _timed_stream(
+    client: httpx.Client, url: str, body: dict[str, Any]
+) -> tuple[httpx.Headers, list[tuple[float, str]], float]:
+    """POST and read the SSE body line by line: (headers, [(arrival, line)], total)."""
+    lines: list[tuple[float, str]] = []
+    started = time.monotonic()
+    with client.stream("POST", url, json=body) as response:
+        assert response.status_code == 200, response.read()
+        for line in response.iter_lines():
+            if line:
+                lines.append((time.monotonic() - started, line))
+        headers = response.headers
+    return headers, lines, time.monotonic() - started
+
+
+def _deltas(lines: list[tuple[float, str]]) -> list[float]:
+    return [at for at, line in lines if '"text-delta"' in line]
+
+
+# -- SSE -------------------------------------------------------------------------
+
+STORY = chat_body("story", user_message("tell a long story"))
+
+
+def _stream_story(url: str) -> tuple[httpx.Headers, list[float], float]:
+    with httpx.Client(timeout=30) as client:
+        headers, lines, total = _timed_stream(client, url, STORY)
+    assert lines[-1][1] == "data: [DONE]"
+    return headers, _deltas(lines), total
+
+
+def _burst_problems(deltas: list[float], total: float, direct_first: float) -> list[str]:
+    """What says the tokens were held back on the way (empty: they streamed)."""
+    problems = []
+    if not deltas[0] < min(direct_first + 0.5, total / 4):
+        problems.append(f"first text-delta at {deltas[0]:.2f} s of {total:.2f} s")
+    middle = deltas[0] + (deltas[-1] - deltas[0]) / 2
+    first_half = sum(at < middle for at in deltas)
+    if not len(deltas) / 4 < first_half < len(deltas) * 3 / 4:
+        problems.append(f"{first_half} of {len(deltas)} text-deltas in the first half")
+    gaps = [b - a for a, b in itertools.pairwise(deltas)]
+    if max(gaps) >= 0.5:
+        problems.append(f"a {max(gaps):.2f} s gap between text-deltas")
+    if statistics.median(gaps) < 0.02:
+        problems.append(f"median gap {statistics.median(gaps):.3f} s: bursts")
+    return problems
+
+
+def test_sse_through_nginx_is_unbuffered(tmp_path: Path) -> None:
+    """Each token reaches the client when the model emits it (~50 ms apart), as early
+    as without nginx, not when the stream ends."""
+    seen: list[dict[str, Any]] = []
+
+    def user(scope: dict[str, Any]) -> str:
+        seen.append(scope)
+        return "anonymous"
+
+    # warm_up: the direct run must not pay ADK's first-run imports either.
+    with _proxied(tmp_path, _site(0.05, authenticate=user, warm_up=True)) as (server, proxy):
+        _, direct, direct_total = _stream_story(server.url + CHAT)
+        headers, deltas, total = _stream_story(proxy.url + CHAT)
+    print(
+        f"direct: first text-delta {direct[0]:.3f} s of {direct_total:.3f} s; "
+        f"nginx: first text-delta {deltas[0]:.3f} s of {total:.3f} s, {len(deltas)} deltas"
+    )
+    assert len(deltas) == len(direct) >= 40
+    assert total > 2.0  # the model streams for seconds
+    assert _burst_problems(deltas, total, direct[0]) == []
+    assert headers["content-type"].startswith("text/event-stream")
+    assert headers["x-vercel-ai-ui-message-stream"] == "v1"
+    assert "content-encoding" not in headers
+    # What the app saw: the Host the client used (port included) and nginx's forwards.
+    scope_headers = dict(seen[-1]["headers"])
+    assert scope_headers[b"host"] == f"127.0.0.1:{proxy.port}".encode()
+    assert scope_headers[b"x-forwarded-proto"] == b"http"
+    assert scope_headers[b"x-forwarded-for"] == b"127.0.0.1"
+
+
+def test_buffering_control(tmp_path: Path) -> None:
+    """The measurement above does see a proxy that holds chunks back. The app's
+    `X-Accel-Buffering: no` alone already keeps nginx from it (even with gzip on), so
+    this variant ignores that header, buffers and gzips event streams: everything
+    then arrives at the end."""
+    site = EXAMPLE.read_text()
+    for old, new in [
+        ("proxy_buffering off;", "proxy_buffering on;"),
+        (
+            "gzip off;",
+            "gzip on;\n    gzip_types text/event-stream;\n"
+            "    proxy_ignore_headers X-Accel-Buffering;",
+        ),
+    ]:
+        assert old in site
+        site = site.replace(old, new)
+    with _proxied(tmp_path, _site(0.05), site=site) as (_, proxy):
+        headers, deltas, total = _stream_story(proxy.url + CHAT)
+    problems = _burst_problems(deltas, total, direct_first=0.1)
+    print(f"buffered: first text-delta {deltas[0]:.3f} s of {total:.3f} s: {problems}")
+    assert headers["content-encoding"] == "gzip"
+    assert len(problems) >= 2
+
+
+def test_large_request_body_passes(tmp_path: Path) -> None:
+    """client_max_body_size: a 2 MiB attachment (nginx's default limit is 1 MiB)."""
+    data = b"x" * (2 * 1024 * 1024)
+    message = user_message("what is in this file?")
+    message["parts"].append(
+        {
+            "type": "file",
+            "mediaType": "text/plain",
+            "filename": "big.txt",
+            "url": "data:text/plain;base64," + base64.b64encode(data).decode(),
+        }
+    )
+    with _proxied(tmp_path, _site()) as (_, proxy), httpx.Client(timeout=30) as client:
+        response = client.post(proxy.url + CHAT, json=chat_body("big", message))
+    assert response.status_code == 200, response.text
+    assert f"text/plain ({len(data)} bytes)" in text_of(parse_sse(response.text))
+
+
+# -- WebSocket (live mode, protocol A) -------------------------------------------
+
+
+async def _live_turn(url: str, **connect: Any) -> list[Any]:
+    client = await LiveClient.open(url, **connect)
+    try:
+        await client.say("What's the weather in Tokyo?")
+        return await client.turn()
+    finally:
+        await client.close()
+
+
+async def test_websocket_live_turn_through_nginx(tmp_path: Path) -> None:
+    with _proxied(tmp_path, _site()) as (_, proxy):
+        chunks = await _live_turn(ws_url(proxy.url + CHAT))
+    assert kinds(chunks)[0] == "start"
+    assert "tool-output-available" in kinds(chunks)
+    assert kinds(chunks)[-2:] == ["finish", DONE]
+    assert "Tokyo" in text(chunks)
+
+
+# -- prefix mount ----------------------------------------------------------------
+
+
+async def test_prefix_mount_through_nginx(tmp_path: Path) -> None:
+    """location /chat-app/ strips the prefix; uvicorn --root-path /chat-app puts it back
+    into root_path. SSE, the resume probe and live mode all work at the prefixed path."""
+    seen: list[dict[str, Any]] = []
+
+    def user(scope: dict[str, Any]) -> str:
+        seen.append(scope)
+        return "anonymous"
+
+    base = "/chat-app" + CHAT
+    with _proxied(tmp_path, _site(authenticate=user), root_path="/chat-app") as (_, proxy):
+        async with httpx.AsyncClient(base_url=proxy.url, timeout=30) as client:
+            response = await client.post(base, json=chat_body("pre", user_message("hello")))
+            assert response.status_code == 200, response.text
+            assert types_of(parse_sse(response.text))[-2:] == ["finish", "[DONE]"]
+            assert seen[-1]["root_path"] == "/chat-app/api/chat"
+            assert seen[-1]["path"] == "/chat-app/api/chat"
+            assert (await client.get(base + "/pre/stream")).status_code == 204
+            # Outside the mount: the wrapped app answers, not the chat.
+            assert (await client.post("/chat-app/other", json={})).status_code == 404
+        chunks = await _live_turn(ws_url(proxy.url + base))
+        assert kinds(chunks)[-2:] == ["finish", DONE]
+        assert seen[-1]["type"] == "websocket" and seen[-1]["root_path"] == "/chat-app/api/chat"
+
+
+# -- idle streams past nginx's read timeout (slow) -------------------------------
+
+
+@pytest.mark.slow
+async def test_idle_streams_outlive_the_read_timeout(tmp_path: Path) -> None:
+    """A model silent for longer than the example's proxy_read_timeout (60 s) and a
+    WebSocket idle for as long both survive: the app's SSE pings and uvicorn's
+    WebSocket pings are traffic for nginx. The control runs alongside, with the
+    pings switched off, and nginx cuts both at its timeout (so the pings are what
+    keeps the streams, not a lenient nginx). Everything runs in parallel: ~T + 5 s.
+    """
+    timeout = read_timeout()
+    assert 20 < timeout <= 70, "the example's proxy_read_timeout is meant to be nginx's 60 s"
+    silence = timeout + 5
+    # Defaults: the app pings SSE every 15 s, uvicorn pings WebSockets every 20 s.
+    pinging = _site(agent=build_demo_agent(model=SilentModel(silence=silence)))
+    silent = _site(
+        agent=build_demo_agent(model=SilentModel(silence=silence)),
+        streaming=StreamingOptions(ping_interval=3600),
+    )
+    with (
+        _proxied(tmp_path, pinging, "pinging") as (_, on),
+        _proxied(tmp_path, silent, "silent", ws_ping_interval=None) as (_, off),
+    ):
+        results = await asyncio.gather(
+            _silent_sse(on.url + CHAT),
+            _silent_sse(off.url + CHAT),
+            _idle_ws(ws_url(on.url + CHAT), silence),
+            _idle_ws(ws_url(off.url + CHAT), silence),
+        )
+    (sse_on, sse_off, ws_on, ws_off) = results
+    print(f"read timeout {timeout:.0f} s, silence {silence:.0f} s: {results}")
+
+    # With pings: the SSE stream waits out the silence and completes.
+    assert sse_on["text"] == "Before after." and sse_on["done"]
+    assert sse_on["pings"] >= int(silence // 15)
+    assert sse_on["elapsed"] > silence
+    # Without: nginx ends it at its read timeout, before the model speaks again.
+    assert sse_off["text"] == "Before " and not sse_off["done"] and sse_off["pings"] == 0
+    assert timeout - 1 < sse_off["elapsed"] < silence
+
+    # With pings: the idle WebSocket is still open after the silence and works.
+    assert ws_on["closed_at"] is None and "Tokyo" in ws_on["text"]
+    # Without: nginx closes it at its read timeout.
+    assert ws_off["closed_at"] is not None and timeout - 1 < ws_off["closed_at"] < silence
+
+    # It was nginx that cut them, at its read timeout, and only the unpinged ones.
+    assert "upstream timed out" not in on.log()
+    assert "upstream timed out (110: Connection timed out) while reading upstream" in off.log()
+    assert "upstream timed out (110: Connection timed out) while proxying upgraded" in off.log()
+
+
+async def _silent_sse(url: str) -> dict[str, Any]:
+    result: dict[str, Any] = {"text": "", "done": False, "pings": 0, "error": None}
+    started = time.monotonic()
+    body = chat_body(f"silent-{url.rsplit(':', 1)[-1]}", user_message(SILENT))
+    async with httpx.AsyncClient(timeout=httpx.Timeout(10, read=120)) as client:
+        try:
+            async with client.stream("POST", url, json=body) as response:
+                assert response.status_code == 200
+                async for line in response.aiter_lines():
+                    if line == ": ping":
+                        result["pings"] += 1
+                    elif line == "data: [DONE]":
+                        result["done"] = True
+                    elif '"text-delta"' in line:
+                        result["text"] += json.loads(line[6:])["delta"]
+        except httpx.RemoteProtocolError as exc:  # nginx cut the chunked body
+            result["error"] = type(exc).__name__
+    result["elapsed"] = round(time.monotonic() - started, 1)
+    return result
+
+
+async def _idle_ws(url: str, silence: float) -> dict[str, Any]:
+    """Open a live socket, say nothing for ``silence`` s, then take a turn.
+    The client sends no pings of its own (ping_interval=None)."""
+    result: dict[str, Any] = {"closed_at": None, "text": ""}
+    started = time.monotonic()
+    async with connect(url, ping_interval=None) as ws:
+        try:
+            await asyncio.wait_for(ws.wait_closed(), silence)
+            result["closed_at"] = round(time.monotonic() - started, 1)
+            return result
+        except TimeoutError:
+            pass
+        client = LiveClient(ws)
+        try:
+            await client.say("What's the weather in Tokyo?")
+            result["text"] = text(await client.turn())
+        except ConnectionClosed:
+            result["closed_at"] = round(time.monotonic() - started, 1)
+    return result
+
+
+async def _not_found(scope: Any, receive: Any, send: Any) -> None:
+    """The wrapped site behind AdkMiddleware: 404 for everything else."""
+    if scope["type"] == "lifespan":
+        while (message := await receive())["type"] != "lifespan.shutdown":
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+        await send({"type": "lifespan.shutdown.complete"})
+    elif scope["type"] == "http":
+        await send({"type": "http.response.start", "status": 404, "headers": []})
+        await send({"type": "http.response.body", "body": b"not found"})
+    else:
+        await send({"type": "websocket.close", "code": 1000})

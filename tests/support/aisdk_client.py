@@ -1,0 +1,233 @@
+"""Drive the real Vercel AI SDK chat client (the `ai` npm package) from pytest.
+
+The Node side lives in ``tests/js/drive-chat.mjs``: it builds a headless chat from the
+library's own ``AbstractChat`` and ``DefaultChatTransport``, runs a list of steps against
+a live HTTP endpoint and reports every request, every SSE chunk (validated with that
+version's own ``uiMessageChunkSchema``) and the final ``UIMessage[]``.
+
+Four client versions are installed side by side under npm aliases (see
+``tests/js/package.json``); install them with ``npm ci --prefix tests/js``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Final, Literal
+
+from .paths import TESTS
+
+__all__ = [
+    "AI_VERSIONS",
+    "DRIVER",
+    "JS_DIR",
+    "AutoSend",
+    "NodeHarnessError",
+    "NodeHarnessMissing",
+    "node_harness_problem",
+    "require_node_harness",
+    "run_chat",
+    "run_chat_versions",
+    "run_ws_chat",
+]
+
+AI_VERSIONS: Final = ("ai5", "ai6strict", "ai6", "ai7")
+"""npm aliases: latest 5.x, 6.0.230 (last strict-schema 6.x), latest 6.x, latest 7.x."""
+
+JS_DIR: Final = TESTS / "js"
+DRIVER: Final = JS_DIR / "drive-chat.mjs"
+
+AutoSend = Literal["approvals", "toolCalls"]
+
+_INSTALL_HINT: Final = "run `npm ci --prefix tests/js` (Node >= 20) from the repository root"
+
+
+class NodeHarnessMissing(RuntimeError):
+    """Node or the pinned `ai` packages are not installed."""
+
+
+class NodeHarnessError(RuntimeError):
+    """drive-chat.mjs crashed (as opposed to reporting a failed conversation)."""
+
+
+def node_harness_problem() -> str | None:
+    """Why the Node harness cannot run, or ``None`` when it can."""
+    if shutil.which("node") is None:
+        return f"`node` is not on PATH; install Node.js >= 20, then {_INSTALL_HINT}"
+    missing = [alias for alias in AI_VERSIONS if not (JS_DIR / "node_modules" / alias).is_dir()]
+    if not (JS_DIR / "node_modules").is_dir() or missing:
+        what = "tests/js/node_modules is missing"
+        if (JS_DIR / "node_modules").is_dir():
+            what = f"tests/js/node_modules lacks {', '.join(missing)}"
+        return f"{what}: {_INSTALL_HINT}"
+    return None
+
+
+def require_node_harness() -> None:
+    """Raise :class:`NodeHarnessMissing` with install instructions if the harness can't run.
+
+    Use it from a (module- or session-scoped) fixture, e.g.::
+
+        @pytest.fixture(scope="module", autouse=True)
+        def _node_harness() -> None:
+            try:
+                require_node_harness()
+            except NodeHarnessMissing as exc:
+                pytest.fail(str(exc), pytrace=False)
+    """
+    problem = node_harness_problem()
+    if problem is not None:
+        raise NodeHarnessMissing(problem)
+
+
+def run_chat(
+    ai: str,
+    api: str,
+    steps: Sequence[Mapping[str, Any]],
+    *,
+    chat_id: str | None = None,
+    auto_send: AutoSend | None = None,
+    headers: Mapping[str, str] | None = None,
+    body: Mapping[str, Any] | None = None,
+    timeout: float = 30,
+    node_timeout_ms: int | None = None,
+    settle_ms: int | None = None,
+) -> dict[str, Any]:
+    """Run one conversation through ``ai``'s own Chat and return drive-chat's report.
+
+    ``ai`` is one of :data:`AI_VERSIONS`. ``steps`` are drive-chat steps, e.g.
+    ``{"action": "send", "text": "hi"}``, ``{"action": "approve", "approved": True}``,
+    ``{"action": "toolOutput", "tool": "get_location", "output": {...}}``,
+    ``{"action": "regenerate"}`` or ``{"action": "sendEmpty"}``.
+
+    The report has ``ok`` (no invalid chunk, no chat error, no step error, no timeout),
+    ``version``, ``status``, ``error``, ``messages`` (final ``UIMessage[]``),
+    ``requests`` (per HTTP request: ``body``, ``status``, ``headers``, ``chunks``,
+    ``rawEvents``, ``invalid``, ``nullPaths``, ``sawDone``, ...), ``stepResults``,
+    ``chatErrors``, ``finishes`` and ``problems``.
+
+    ``timeout`` bounds the Node process; the driver's own deadline (``node_timeout_ms``)
+    defaults to a few seconds less so that a hanging server is reported, not killed.
+    Raises :class:`NodeHarnessError` if the driver crashes or prints no report.
+    """
+    require_node_harness()
+    if node_timeout_ms is None:
+        node_timeout_ms = max(1000, math.floor(max(timeout - 5, timeout * 0.75) * 1000))
+    payload: dict[str, Any] = {
+        "ai": ai,
+        "api": api,
+        "chatId": chat_id,
+        "headers": dict(headers) if headers is not None else None,
+        "body": dict(body) if body is not None else None,
+        "autoSend": auto_send,
+        "steps": [dict(step) for step in steps],
+        "timeoutMs": node_timeout_ms,
+    }
+    if settle_ms is not None:
+        payload["settleMs"] = settle_ms
+    try:
+        proc = subprocess.run(
+            ["node", str(DRIVER)],
+            input=json.dumps(payload),
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            cwd=JS_DIR,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise NodeHarnessError(
+            f"drive-chat ({ai}) did not finish within {timeout} s; stderr:\n{exc.stderr!r}"
+        ) from exc
+    if proc.returncode != 0:
+        raise NodeHarnessError(
+            f"drive-chat ({ai}) exited with {proc.returncode}; stderr:\n{proc.stderr}"
+        )
+    try:
+        report = json.loads(proc.stdout)
+    except json.JSONDecodeError as exc:
+        raise NodeHarnessError(
+            f"drive-chat ({ai}) printed no JSON report: {proc.stdout[:2000]!r}\n"
+            f"stderr:\n{proc.stderr}"
+        ) from exc
+    if not isinstance(report, dict):
+        raise NodeHarnessError(f"drive-chat ({ai}) report is not an object: {report!r}")
+    return report
+
+
+def run_chat_versions(
+    api: str,
+    steps: Sequence[Mapping[str, Any]],
+    *,
+    versions: Iterable[str] = AI_VERSIONS,
+    chat_id: str | None = None,
+    auto_send: AutoSend | None = None,
+    headers: Mapping[str, str] | None = None,
+    body: Mapping[str, Any] | None = None,
+    timeout: float = 30,
+    node_timeout_ms: int | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Run the same conversation with several client versions in parallel.
+
+    Returns ``{alias: report}``. Each run gets its own chat id (``<chat_id>-<alias>``)
+    so a stateful server sees independent conversations.
+    """
+    aliases = list(versions)
+    base_id = chat_id or "chat"
+    with ThreadPoolExecutor(max_workers=max(1, len(aliases))) as pool:
+        futures = {
+            alias: pool.submit(
+                run_chat,
+                alias,
+                api,
+                steps,
+                chat_id=f"{base_id}-{alias}",
+                auto_send=auto_send,
+                headers=headers,
+                body=body,
+                timeout=timeout,
+                node_timeout_ms=node_timeout_ms,
+            )
+            for alias in aliases
+        }
+        return {alias: future.result() for alias, future in futures.items()}
+
+
+def run_ws_chat(
+    url: str,
+    steps: Sequence[Mapping[str, Any]],
+    *,
+    chat_id: str,
+    ai: str = "ai7",
+    timeout: float = 90,
+) -> dict[str, Any]:
+    """Run one conversation through ``ai``'s own ``WebSocketChatTransport`` (live protocol
+    B, ``tests/js/drive-ws.mjs``) against the WebSocket ``url``; its report (``messages``,
+    ``frames``, ``invalid``, ``nullPaths``, ``stepResults``, ``problems``, ...)."""
+    require_node_harness()
+    payload = {
+        "ai": ai,
+        "url": url,
+        "chatId": chat_id,
+        "steps": [dict(s) for s in steps],
+        "timeoutMs": math.floor(max(timeout - 5, timeout * 0.75) * 1000),
+    }
+    done = subprocess.run(
+        ["node", str(JS_DIR / "drive-ws.mjs")],
+        input=json.dumps(payload),
+        text=True,
+        capture_output=True,
+        timeout=timeout,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise NodeHarnessError(
+            f"drive-ws ({ai}) exited with {done.returncode}; stderr:\n{done.stderr}"
+        )
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
