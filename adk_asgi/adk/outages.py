@@ -52,20 +52,22 @@ class Outage(Exception):
 
 
 def report_outage(outage: Outage) -> None:
-    """The outage's one log line (no traceback but at DEBUG, never a text that can quote
-    user content) and its count, in the context it was raised in."""
+    """The outage's one log line (never a text that can quote user content; a turn's
+    session failure with its traceback at DEBUG) and its count, in the context it was
+    raised in."""
     outage.context.run(_report, outage)
 
 
 def _report(outage: Outage) -> None:
     service, action, chat_id, error = outage.service, outage.action, outage.chat_id, outage.error
     args: tuple[object, ...] = (chat_id, failure(error))
-    trace = error if logger.isEnabledFor(logging.DEBUG) else None
+    # Only a turn's session failure carries its traceback, and only at DEBUG.
+    trace = error if action == "prepare" and logger.isEnabledFor(logging.DEBUG) else None
     if action == "live":
         line = "Live connection of chat %r closed: %s"
     elif service == "streams":
         # The store's own text names its backend's error, never what a request carried.
-        line, args, trace = "Stream store unavailable for chat %r: %s", (chat_id, error), None
+        line, args = "Stream store unavailable for chat %r: %s", (chat_id, error)
     elif service == "artifacts":
         line = "Artifact service failed for chat %r: %s"
     elif action == "list":
