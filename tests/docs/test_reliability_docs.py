@@ -9,9 +9,9 @@ import inspect
 import uvicorn
 
 from adk_asgi import Limits, StreamingOptions
-from adk_asgi.core import errors
 from adk_asgi.stores.redis import DEFAULT_TIMEOUT, RedisStreamStore
 from adk_asgi.transport.outbox import PROGRESS_TICK
+from adk_asgi.wire import errors
 
 from support import ROOT
 
