@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from .server import WS_CHOICES, WS_PROTOCOL
 from .site import DEFAULT_MOUNT
@@ -222,4 +223,66 @@ def parser() -> argparse.ArgumentParser:
         metavar="HOST",
         help="address of the metrics endpoint (default: --host)",
     )
+    _types(sub)
+    _export_eval(sub)
     return top
+
+
+def _types(sub: Any) -> None:
+    types = sub.add_parser(
+        "types",
+        help="write a TypeScript module of the agent's tools, data parts and UIMessage",
+        description="Write the TypeScript types of what the server sends for the agent: "
+        "each tool's input and output, the answers its requests for input take, its data "
+        "parts, and one UIMessage type for useChat<...>(). The schemas are compiled with "
+        "json-schema-to-typescript, which must be installed (npm install --save-dev "
+        "json-schema-to-typescript) in the project of --out or of the current folder.",
+    )
+    types.add_argument("target", nargs="?", help="as for serve (default: the demo agent)")
+    types.add_argument("--agent", default=None, metavar="NAME", help="as for serve")
+    types.add_argument("--out", default=None, metavar="FILE", help="the module (default: stdout)")
+    types.add_argument(
+        "--name",
+        default=None,
+        metavar="PREFIX",
+        help="prefix of the module's types (default: the root agent's name, e.g. AssistantMessage)",
+    )
+    types.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 when --out is not what the command would write",
+    )
+    types.set_defaults(model=None, token_delay=0.0)
+
+
+def _export_eval(sub: Any) -> None:
+    export = sub.add_parser(
+        "export-eval",
+        help="write a chat as an ADK EvalSet with one eval case",
+        description="Read a chat's ADK session from --session-db and write it as an ADK "
+        "EvalSet (adk eval, AgentEvaluator) with one eval case.",
+    )
+    export.add_argument(
+        "target",
+        nargs="?",
+        help="the agent served, as for serve: its App's name and its initial state "
+        "(default: the app name adk-asgi serve gives an agent)",
+    )
+    export.add_argument("--agent", default=None, metavar="NAME", help="as for serve")
+    export.add_argument("--session-db", required=True, metavar="URL", help="as for serve")
+    export.add_argument("--chat", required=True, metavar="ID", help="the chat's id")
+    export.add_argument(
+        "--user", default=None, metavar="ID", help="its owner (default: found by the chat's id)"
+    )
+    export.add_argument("--app", default=None, metavar="NAME", help="the sessions' app name")
+    export.add_argument(
+        "--out", default=None, metavar="FILE", help="the eval set (default: stdout)"
+    )
+    export.add_argument(
+        "--cassette",
+        default=None,
+        metavar="FILE",
+        help="the Gemini emulator cassette the chat was recorded in (default: "
+        "$ADK_ASGI_CASSETTE, which a recording emulator's env file sets)",
+    )
+    export.set_defaults(model=None, token_delay=0.0)

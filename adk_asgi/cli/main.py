@@ -32,6 +32,14 @@ def main(argv: list[str] | None = None) -> int:
     cli = parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     args = cli.parse_args(argv)
+    if args.command == "types":
+        from .typegen.command import types_command
+
+        return types_command(args, resolve_target(args))
+    if args.command == "export-eval":
+        from .export_eval import export_eval_command
+
+        return export_eval_command(args, resolve_target(args) if args.target else None)
     if (package := ws_missing(args.ws)) is not None:
         # One line, before anything starts (uvicorn would fail with a traceback).
         hint = "'adk-asgi[wsproto]'" if package == "wsproto" else package

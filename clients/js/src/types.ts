@@ -60,12 +60,15 @@ export type AdkToolCallMetadata = {
   payload?: unknown;
 };
 
-/** A `UIMessage` as an adk-asgi server streams it; `TOOLS` types your tool parts. */
-export type AdkUIMessage<TOOLS extends UITools = UITools> = UIMessage<
-  AdkMessageMetadata,
-  AdkDataTypes,
-  TOOLS
->;
+/**
+ * A `UIMessage` as an adk-asgi server streams it; `TOOLS` types your tool parts and `DATA`
+ * adds your data parts to the server's own. `adk-asgi types` writes both for an agent
+ * (`useChat<MyAgentMessage>()`).
+ */
+export type AdkUIMessage<
+  TOOLS extends UITools = UITools,
+  DATA extends Record<string, unknown> = Record<never, never>,
+> = UIMessage<AdkMessageMetadata, AdkDataTypes & DATA, TOOLS>;
 
 /** `callProviderMetadata.adk` of a message part, when the server set it (tool parts). */
 export function adkToolCallMetadata(part: object): AdkToolCallMetadata | undefined {

@@ -8,13 +8,13 @@ import {
   lastAssistantMessageIsCompleteWithAnswers,
   liveUrl,
   runBrowserTool,
-  type AdkUIMessage,
   type BrowserTools,
   type LiveInputError,
   type PcmPlayer,
 } from 'adk-asgi';
 import { DefaultChatTransport, WebSocketChatTransport, type ChatTransport } from 'ai';
 
+import type { AssistantMessage } from './agent.gen';
 import type { BgmPlayer } from './lib/bgm';
 import { getLocation } from './lib/browser-tools';
 import { chatApi } from './lib/config';
@@ -41,8 +41,8 @@ export const MODES: Record<Mode, { label: string; transport: string; wire: (api:
 
 export interface Session {
   mode: Mode;
-  chat: Chat<AdkUIMessage>;
-  live: AdkLiveTransport<AdkUIMessage> | null;
+  chat: Chat<AssistantMessage>;
+  live: AdkLiveTransport<AssistantMessage> | null;
   /** The tools that run in this browser (after approval for get_location). */
   tools: BrowserTools;
   /** What the user said, by the id of the assistant message that answered it. */
@@ -69,14 +69,14 @@ export function newChatId(mode: Mode): string {
 /** The chat to open: its id, and its messages (a history loaded from the server). */
 export interface ChatStart {
   id: string;
-  messages: AdkUIMessage[];
+  messages: AssistantMessage[];
 }
 
 // Only the new (or continued) message goes to the server, which keeps the chat in its
 // session: an answer (an API key) is not sent again with every later turn.
 function lastMessageOnly({ id, messages, trigger, messageId, body }: {
   id: string;
-  messages: AdkUIMessage[];
+  messages: AssistantMessage[];
   trigger: string;
   messageId: string | undefined;
   body: object | undefined;
@@ -88,9 +88,9 @@ export function createSession(mode: Mode, handlers: Handlers, start: ChatStart):
   const api = chatApi();
   const { id, messages } = start;
   const heard = new Map<string, string>();
-  let live: AdkLiveTransport<AdkUIMessage> | null = null;
-  let transport: ChatTransport<AdkUIMessage>;
-  let chat: Chat<AdkUIMessage>;
+  let live: AdkLiveTransport<AssistantMessage> | null = null;
+  let transport: ChatTransport<AssistantMessage>;
+  let chat: Chat<AssistantMessage>;
   const tools: BrowserTools = {
     get_location: () => getLocation(),
     change_bgm: async (input: { track?: unknown }) => {
@@ -104,7 +104,7 @@ export function createSession(mode: Mode, handlers: Handlers, start: ChatStart):
   } else if (mode === 'websocket') {
     transport = new WebSocketChatTransport({ url: api }); // ai@7 makes it ws(s)://
   } else {
-    live = new AdkLiveTransport<AdkUIMessage>({
+    live = new AdkLiveTransport<AssistantMessage>({
       url: api,
       modality: 'audio',
       onServerTurn: () => void chat.resumeStream(),
@@ -113,7 +113,7 @@ export function createSession(mode: Mode, handlers: Handlers, start: ChatStart):
     });
     transport = live;
   }
-  chat = new Chat<AdkUIMessage>({
+  chat = new Chat<AssistantMessage>({
     id,
     messages,
     transport,

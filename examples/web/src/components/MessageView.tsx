@@ -1,15 +1,14 @@
 /** One message: text, reasoning, file, tool, code and workflow node parts, in order. Text a
  * parallel branch wrote names its agent (`providerMetadata.adk.author`). */
 import { CREDENTIAL_TOOL, INPUT_TOOL } from 'adk-asgi';
-import { getToolName, isToolUIPart, type UIMessage } from 'ai';
+import { getToolName, isToolUIPart } from 'ai';
 
+import type { AssistantMessage } from '../agent.gen';
 import { CodeCard } from './CodeCard';
 import { FileView } from './FileView';
 import { Icon } from './Icon';
 import { CredentialCard, InputCard, type PauseHandlers } from './PauseCard';
 import { ToolCard, type ToolPart } from './ToolCard';
-
-type NodeOutput = { node: string; path: string; output: unknown };
 
 function authorOf(part: { providerMetadata?: Record<string, Record<string, unknown>> }) {
   const author = part.providerMetadata?.adk?.author;
@@ -22,7 +21,7 @@ export function MessageView({
   onAnswer,
   pauses,
 }: {
-  message: UIMessage;
+  message: AssistantMessage;
   streaming: boolean;
   onAnswer: (part: ToolPart, approved: boolean) => void;
   pauses: PauseHandlers;
@@ -68,7 +67,7 @@ export function MessageView({
             );
           }
           if (part.type === 'data-node') {
-            const { node, output } = part.data as NodeOutput;
+            const { node, output } = part.data;
             return (
               <div key={index} className="node" data-testid="node-output" data-node={node}>
                 <span className="node-name">{node}</span>

@@ -2,7 +2,7 @@
  * The user's chats on the server (adk-asgi's chat routes): the list, one chat's history,
  * delete, and whether a turn of a chat is still streaming.
  */
-import type { AdkUIMessage } from 'adk-asgi';
+import type { AssistantMessage } from '../agent.gen';
 
 export interface ChatSummary {
   id: string;
@@ -27,11 +27,11 @@ export async function listChats(api: string, cursor?: string | null): Promise<Ch
 }
 
 /** GET {api}/{id}: the chat's messages, as the page showed them; null if there is none. */
-export async function loadChat(api: string, id: string): Promise<AdkUIMessage[] | null> {
+export async function loadChat(api: string, id: string): Promise<AssistantMessage[] | null> {
   const response = await fetch(chatUrl(api, id), { headers: { accept: 'application/json' } });
   if (response.status === 404) return null;
   if (!response.ok) throw new Error(`loading chat: HTTP ${response.status}`);
-  const body = (await response.json()) as { messages: AdkUIMessage[] };
+  const body = (await response.json()) as { messages: AssistantMessage[] };
   return body.messages;
 }
 
