@@ -218,6 +218,7 @@ class AdkApp:
                 # reaches its stream; an artifact whose name ends in "/stream" is not served.
                 ("/{chat_id:path}/artifacts", {"GET": artifacts.listing}),
                 ("/{chat_id:path}/artifacts/{name:path}", {"GET": artifacts.content}),
+                ("/{chat_id:path}/evalset", {"GET": self.history.evalset}),
                 # Last: it matches every path the routes above match.
                 ("/{chat_id:path}", {"GET": self.history.get, "DELETE": self.chats.delete}),
             ]

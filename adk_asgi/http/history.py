@@ -1,5 +1,6 @@
 """``GET {api}/{chatId}``: a chat's history, ``{"id", "messages": UIMessage[]}``, rebuilt
 from its ADK session (``history/messages.py``) for ``useChat({id, messages})`` after a reload.
+``GET {api}/{chatId}/evalset``: the chat as an ADK ``EvalSet`` (``history/evalset.py``).
 
 Every chat route answers only the chat's owner: another user, or a chat that does not
 exist, gets the same ``404 chat_not_found`` (``owned_session``).
@@ -13,6 +14,7 @@ from typing import Any
 import msgspec
 from google.adk.sessions import Session
 
+from ..history.evalset import chat_eval_set, eval_set_id
 from ..history.messages import HistoryOptions, rebuild_messages
 from ..transport.asgi import Receive, Scope, Send, send_json
 from ..wire.errors import RequestError, chat_not_found
@@ -72,3 +74,21 @@ class ChatHistory:
             ) from None
         body: dict[str, Any] = {"id": chat_id, "messages": messages}
         await send_json(send, 200, _encoder.encode(body), [(b"cache-control", b"no-store")])
+
+    async def evalset(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """``GET {api}/{chatId}/evalset``: the chat as an ADK ``EvalSet`` with one eval case,
+        a download (``{chatId}.evalset.json``)."""
+        chat_id = scope["path_params"]["chat_id"]
+        _, session = await owned_session(self.chat, scope, chat_id)
+        if session is None:
+            raise chat_not_found()
+        try:
+            eval_set = chat_eval_set(session, self.chat.runtime.runner.agent)
+        except Exception:
+            logger.exception("Could not convert chat %r to an eval set", chat_id)
+            raise RequestError(
+                500, "evalset_unavailable", "The chat could not be read as an eval set."
+            ) from None
+        disposition = f'attachment; filename="{eval_set_id(chat_id)}.evalset.json"'
+        headers = [(b"cache-control", b"no-store"), (b"content-disposition", disposition.encode())]
+        await send_json(send, 200, _encoder.encode(eval_set), headers)

@@ -293,6 +293,14 @@ class Cassette:
         `NoMatch` naming the nearest recorded one when none matches."""
         key = canonical(body.get("contents"))
         found = [e for e in self.http if (e.method, e.model, e.key) == (method, model, key)]
+        if not found and method == "generateContent":
+            # A chat recorded streaming, replayed by a caller that does not stream (ADK's
+            # evaluation runs the agent so): the streamed answer, merged (the replayer's).
+            found = [
+                e
+                for e in self.http
+                if (e.method, e.model, e.key) == ("streamGenerateContent", model, key)
+            ]
         if not found:
             raise NoMatch(self._explain_http(method, model, key))
         with self._lock:

@@ -76,6 +76,12 @@ class RestReplayer:
                 exchange.status,
                 media_type=exchange.content_type,
             )
+        if method == "generateContent":  # a streamed recording, asked for as one answer
+            return Response(
+                json.dumps(merged([data for _, data in exchange.events]), ensure_ascii=False),
+                exchange.status,
+                media_type="application/json",
+            )
         if http.query_params.get("alt") != "sse":
             return Response(
                 json.dumps([data for _, data in exchange.events]),
@@ -264,3 +270,33 @@ def _matches(exchange: LiveExchange, index: int, key: Any, sent: list[Any]) -> b
         else:
             served.append(frame.key)
     return served == sent
+
+
+def merged(chunks: list[Any]) -> Any:
+    """A streamed answer as the one ``generateContent`` response it adds up to: the parts
+    of every chunk in order (adjacent text of the same kind joined), the last chunk's other
+    fields (finish reason, usage)."""
+    if not chunks or not all(isinstance(c, dict) for c in chunks):
+        return chunks[-1] if chunks else {}
+    parts: list[dict[str, Any]] = []
+    for chunk in chunks:
+        for candidate in chunk.get("candidates", ())[:1]:
+            for part in (candidate.get("content") or {}).get("parts", ()):
+                last = parts[-1] if parts else None
+                if (
+                    last is not None
+                    and set(part) <= {"text", "thought"}
+                    and set(last) <= {"text", "thought"}
+                    and "text" in part
+                    and "text" in last
+                    and part.get("thought") == last.get("thought")
+                ):
+                    last["text"] += part["text"]
+                else:
+                    parts.append(dict(part))
+    answer = dict(chunks[-1])
+    candidates = [dict(c) for c in answer.get("candidates", ())] or [{}]
+    first = dict(candidates[0])
+    first["content"] = {**(first.get("content") or {"role": "model"}), "parts": parts}
+    answer["candidates"] = [first, *candidates[1:]]
+    return answer
