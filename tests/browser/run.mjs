@@ -24,7 +24,7 @@
 // ms, facts}]}); screenshots in --out (default test-artifacts/browser). Exit code 0
 // when the report was produced (check `ok`), 2 when the runner itself failed.
 
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -459,6 +459,18 @@ const HISTORY_SCENARIOS = {
     await waitForText(page, 'Sent 15 USD to Kenji.');
     await waitForState(tool(page, 'process_payment'), 'output-available');
     await shot('switched');
+
+    // Export it from the chat menu: an ADK eval set, one case, the payment call and its
+    // approval as ADK recorded them.
+    await page.locator(`.chat-item[data-chat="${first}"]`).hover();
+    const download = page.waitForEvent('download');
+    await page.locator(`.chat-item[data-chat="${first}"] [data-testid=export-eval]`).click();
+    const evalSet = JSON.parse(readFileSync(await (await download).path(), 'utf8'));
+    const calls = evalSet.eval_cases[0].conversation.flatMap(i =>
+      (i.intermediate_data?.invocation_events ?? []).flatMap(e =>
+        (e.content?.parts ?? []).filter(p => p.function_call).map(p => p.function_call.name)));
+    check(evalSet.eval_cases.length === 1 && calls.includes('process_payment')
+      && calls.includes('adk_request_confirmation'), `exported calls: ${calls}`);
 
     // Delete the open chat: gone from the list, a new chat opens; a reload does not bring it back.
     await page.locator(`.chat-item[data-chat="${first}"]`).hover();

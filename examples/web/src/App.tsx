@@ -26,7 +26,14 @@ import type { PauseHandlers } from './components/PauseCard';
 import type { ToolPart } from './components/ToolCard';
 import { VoicePanel, type Sharing } from './components/VoicePanel';
 import { BgmPlayer } from './lib/bgm';
-import { deleteChat, listChats, loadChat, streamActive, type ChatSummary } from './lib/chats';
+import {
+  deleteChat,
+  evalSetUrl,
+  listChats,
+  loadChat,
+  streamActive,
+  type ChatSummary,
+} from './lib/chats';
 import { chatApi } from './lib/config';
 import { createSession, MODES, newChatId, type ChatStart, type Mode } from './session';
 
@@ -289,6 +296,7 @@ export function App() {
         onOpen={switchTo}
         onDelete={remove}
         onMore={moreChats}
+        evalSetHref={id => evalSetUrl(api, id)}
       />
     <div className="app" data-mode={mode} data-status={status} data-chat={session.chat.id}>
       <header className="header">

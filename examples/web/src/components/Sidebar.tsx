@@ -1,4 +1,5 @@
-/** The user's chats: new, switch, delete; newest first, a page at a time. */
+/** The user's chats: new, switch, export as an ADK eval case, delete; newest first, a page
+ * at a time. */
 import type { ChatSummary } from '../lib/chats';
 
 export function Sidebar({
@@ -9,6 +10,7 @@ export function Sidebar({
   onOpen,
   onDelete,
   onMore,
+  evalSetHref,
 }: {
   chats: ChatSummary[];
   current: string;
@@ -17,6 +19,8 @@ export function Sidebar({
   onOpen: (id: string) => void;
   onDelete: (id: string) => void;
   onMore: () => void;
+  /** Where the chat's eval set downloads from. */
+  evalSetHref: (id: string) => string;
 }) {
   return (
     <nav className="sidebar" aria-label="Chats">
@@ -39,6 +43,16 @@ export function Sidebar({
             >
               {chat.title ?? 'Untitled chat'}
             </button>
+            <a
+              className="chat-export"
+              href={evalSetHref(chat.id)}
+              download
+              title="Export as eval case"
+              aria-label={`Export ${chat.title ?? 'chat'} as eval case`}
+              data-testid="export-eval"
+            >
+              ⤓
+            </a>
             <button
               className="chat-delete"
               aria-label={`Delete ${chat.title ?? 'chat'}`}

@@ -41,6 +41,11 @@ export async function deleteChat(api: string, id: string): Promise<void> {
   if (!response.ok && response.status !== 404) throw new Error(`deleting chat: HTTP ${response.status}`);
 }
 
+/** GET {api}/{id}/evalset: the chat as an ADK eval set (a download, for `adk eval`). */
+export function evalSetUrl(api: string, id: string): string {
+  return `${chatUrl(api, id)}/evalset`;
+}
+
 /** HEAD {api}/{id}/stream: a turn of the chat streams (or ended while nobody read it). */
 export async function streamActive(api: string, id: string): Promise<boolean> {
   const response = await fetch(`${chatUrl(api, id)}/stream`, { method: 'HEAD' });
