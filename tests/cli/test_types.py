@@ -15,11 +15,15 @@ import json
 import re
 import subprocess
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import pytest
+from google.adk.agents import LlmAgent
+from google.adk.tools import BaseTool
+from google.adk.tools.base_toolset import BaseToolset
 
 from adk_asgi.cli.main import main
+from adk_asgi.cli.typegen.tree import read_tree
 
 from support import ROOT
 from support.web_harness import CLIENT_DIR, WEB_DIR, web_tooling_problem
@@ -171,3 +175,22 @@ def test_the_chat_pages_module_is_the_demo_agents(tmp_path: Path) -> None:
     assert (ROOT / "examples" / "web" / "src" / "session.ts").read_text().count(
         "AssistantMessage"
     ) >= 1
+
+
+def test_without_the_compiler_it_says_what_to_install(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _types("--out", str(tmp_path / "agent.gen.ts"), cwd=tmp_path) == 2
+    assert "npm install --save-dev json-schema-to-typescript" in capsys.readouterr().err
+    assert not (tmp_path / "agent.gen.ts").exists()
+
+
+def test_a_toolset_that_cannot_list_its_tools_is_named_not_fatal() -> None:
+    class Unreachable(BaseToolset):
+        async def get_tools(self, readonly_context: Any = None) -> list[BaseTool]:
+            raise ConnectionError("the MCP server is down")
+
+    agent = LlmAgent(name="helper", model="gemini-2.5-flash", tools=[Unreachable()])
+    tree = read_tree(agent)
+    assert tree.unlisted == ["Unreachable: ConnectionError: the MCP server is down"]
+    assert tree.tools == {}

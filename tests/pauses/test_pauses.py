@@ -371,6 +371,13 @@ async def test_credentials_never_leave_adks_credential_flow(
             used = await client.get(location.replace(one, other))
             seen.append(used.content)
             assert used.status_code == 400 and b"already used" in used.content
+            # Each chat as an ADK eval set: the answered pauses, never a secret (checked
+            # with every response below).
+            for chat in ("key", "token", "input", "oauth"):
+                eval_set = await client.get(f"{other}/{chat}/evalset")
+                assert eval_set.status_code == 200, eval_set.text
+                assert eval_set.json()["eval_cases"][0]["conversation"], chat
+                seen.append(eval_set.content)
             state = provider.state()
         secrets = [
             WEATHER_KEY,
