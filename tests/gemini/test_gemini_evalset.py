@@ -1,8 +1,9 @@
 """A chat becomes an ADK eval case and a replayable test.
 
-`adk-asgi serve tests/agents/stocks` runs on ADK's real `Gemini` class through an emulator
-recording to a cassette (the emulator's default script stands in for Google); ai@7's
-`DefaultChatTransport` asks for a quote (a tool call) and an order the user approves.
+`adk-asgi serve` runs the broker desk (tests/agents/brokerdesk) on ADK's real `Gemini`
+class through an emulator recording to a cassette (the emulator's default script stands in
+for Google); ai@7's `DefaultChatTransport` asks for a quote (a tool call), an order the user
+approves, and gets a request for input the page answers.
 `GET {api}/{chatId}/evalset` and `adk-asgi export-eval` give the chat as an `EvalSet`
 (validated by ADK's own class); ADK's `AgentEvaluator` then runs the exported set against
 an emulator replaying the cassette, offline, and passes with the tool trajectory matched —
@@ -14,8 +15,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
@@ -27,20 +26,25 @@ from google.adk.evaluation.evaluation_generator import EvaluationGenerator
 from google.adk.evaluation.evaluator import EvalStatus
 from google.adk.evaluation.trajectory_evaluator import TrajectoryEvaluator
 
+from adk_asgi.cli.main import main
 from adk_asgi.testing.gemini import GeminiEmulator
 from adk_asgi.testing.gemini.cassettes.recorder import Upstream
 
-from support import ROOT, serve
+from support import serve
 from support.aisdk_client import require_node_harness, run_chat_versions
 
 pytestmark = pytest.mark.node
 
 KEY: Final = "real-key-of-the-stand-in"
 CHAT: Final = "evalchat"
+AGENT: Final = "tests.agents.brokerdesk"
 STEPS: Final[list[dict[str, Any]]] = [
     {"action": "send", "text": "What is Google at? Use get_stock_price symbol=GOOG"},
     {"action": "send", "text": "Buy 10 shares: place_order symbol=GOOG quantity=10"},
     {"action": "approve", "approved": True},
+    {"action": "send", "text": 'More? adk_request_input message="How many more shares?"'},
+    {"action": "toolOutput", "tool": "adk_request_input", "output": 5},
+    {"action": "sendEmpty"},
 ]
 
 
@@ -54,7 +58,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
     with (
         GeminiEmulator(tls=False, api_key=KEY) as google,
         GeminiEmulator(record=cassette, upstream=Upstream(google.base_url, KEY)) as recorder,
-        serve("tests/agents/stocks", "--session-db", url, env=recorder.env) as base,
+        serve(f"{AGENT}.agent:root_agent", "--session-db", url, env=recorder.env) as base,
     ):
         reports = run_chat_versions(
             f"{base}/api/chat",
@@ -97,9 +101,20 @@ def test_the_route_answers_adks_eval_set(exported: dict[str, Any]) -> None:
     assert said[0] == STEPS[0]["text"]
     assert calls_of(conversation[0]) == [("get_stock_price", {"symbol": "GOOG"})]
     assert '"price"' in conversation[0]["final_response"]["parts"][0]["text"]
-    # The order and its approval, as ADK recorded them: the call, then the confirmation.
+    # The order and its approval, the request for input and its answer, as ADK recorded
+    # them: each call, then the user's answer as the next invocation's content.
     names = [name for i in conversation[1:] for name, _ in calls_of(i)]
     assert "place_order" in names and "adk_request_confirmation" in names, conversation
+    assert ("adk_request_input", {"message": "How many more shares?"}) in [
+        call for i in conversation for call in calls_of(i)
+    ]
+    answers = [
+        p["function_response"]
+        for i in conversation
+        for p in i["user_content"]["parts"]
+        if p.get("function_response")
+    ]
+    assert {a["name"] for a in answers} == {"adk_request_confirmation", "adk_request_input"}
 
 
 def test_a_chat_that_is_not_yours_gets_404(recorded: dict[str, Any]) -> None:
@@ -110,28 +125,24 @@ def test_a_chat_that_is_not_yours_gets_404(recorded: dict[str, Any]) -> None:
 
 
 def test_the_command_exports_the_same_set_with_its_cassette(
-    recorded: dict[str, Any], exported: dict[str, Any]
+    recorded: dict[str, Any], exported: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = recorded["dir"] / "cli.evalset.json"
-    done = subprocess.run(
+    code = main(
         [
-            *(sys.executable, "-m", "adk_asgi", "export-eval", "tests/agents/stocks"),
+            *("export-eval", f"{AGENT}.agent:root_agent"),
             *("--session-db", recorded["db"], "--chat", recorded["chat"], "--out", str(out)),
             *("--cassette", str(recorded["cassette"])),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+        ]
     )
-    assert done.returncode == 0, done.stderr
+    assert code == 0
+    printed = capsys.readouterr().out
     written = json.loads(out.read_text())
     conversation = written["eval_cases"][0]["conversation"]
     assert conversation == exported["eval_cases"][0]["conversation"]
     copy = out.with_name("cli.cassette")
     assert copy.read_bytes() == Path(recorded["cassette"]).read_bytes()
-    assert "cli.cassette" in done.stdout
+    assert "cli.cassette" in printed
 
 
 def _evaluate(eval_set: dict[str, Any], cassette: Path) -> EvalStatus:
@@ -145,9 +156,7 @@ def _evaluate(eval_set: dict[str, Any], cassette: Path) -> EvalStatus:
         os.environ.update(replaying.env)
         try:
             (responses,) = asyncio.run(
-                EvaluationGenerator.generate_responses(
-                    expected, "tests.agents.stocks", repeat_num=1
-                )
+                EvaluationGenerator.generate_responses(expected, AGENT, repeat_num=1)
             )
             (actual,) = responses.responses
             result = TrajectoryEvaluator(threshold=1.0).evaluate_invocations(
