@@ -53,6 +53,11 @@ export function Page(): string[] {
     if (part.type === 'tool-adk_request_input' && part.state === 'output-available') {
       out.push(String(part.output.alerts), part.output.unit ?? 'celsius');
     }
+    if (part.type === 'data-node' && part.data.node === 'note_preferences') {
+      const unit: Unit = part.data.output.unit;
+      out.push(unit);
+    }
+    if (part.type === 'data-state') out.push(part.data.forecast_text ?? '');
   }
   return out;
 }
@@ -69,7 +74,9 @@ export function Page(): string[] {
       ? [part.input.zip, String(part.output.humidity)]
       : part.type === 'tool-adk_request_input' && part.state === 'output-available'
         ? [part.output.budget]
-        : [],
+        : part.type === 'data-node' && part.data.node === 'note_preferences'
+          ? [part.data.output.city]
+          : [],
   );
 }
 """
@@ -143,6 +150,7 @@ def test_a_page_reading_undeclared_fields_does_not(compiled: dict[str, list[str]
         "TS2339: Property 'zip' does not exist on type 'GetWeatherInput'.",
         "TS2339: Property 'humidity' does not exist on type 'GetWeatherOutput'.",
         "TS2339: Property 'budget' does not exist on type 'Preferences'.",
+        "TS2339: Property 'city' does not exist on type 'NotePreferencesOutput'.",
     ]
 
 
@@ -160,6 +168,9 @@ def test_the_module_states_each_kind_and_shape(compiled: dict[str, list[str]]) -
     assert "Long-running" in module
     assert "export type WeatherDeskAnswer = Preferences;" in module
     assert '"preferences": Preferences;' in module
+    assert "export type ForecastTextState = string;" in module  # the output_key
+    assert "forecast_text?: ForecastTextState;" in module
+    assert '{ node: "note_preferences"; path: string; output: NotePreferencesOutput }' in module
     assert (
         "export type WeatherDeskMessage = AdkUIMessage<WeatherDeskTools, WeatherDeskData>;"
         in module

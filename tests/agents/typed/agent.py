@@ -3,7 +3,7 @@ preferences (``RequestInput`` with a pydantic ``response_schema``), then hands o
 forecaster whose tools declare nested pydantic arguments, enums, optional fields and
 lists, a typed result, a long-running tool and one that needs the user's approval.
 
-    START -> ask_preferences -> forecaster
+    START -> ask_preferences -> note_preferences -> forecaster (output_key)
 
 Never run by the tests (no model): only its declarations are read.
 """
@@ -81,6 +81,16 @@ def cancel_trip(trip_id: str, reason: str | None = None) -> Cancellation:
     return Cancellation(trip_id=trip_id, status="cancelled")
 
 
+class Noted(BaseModel):
+    unit: Unit
+    alerts: bool
+
+
+def note_preferences(node_input: dict[str, Any]) -> Noted:
+    """A node whose output the page gets as ``data-node`` (typed by its return)."""
+    return Noted.model_validate(node_input)
+
+
 def ask_preferences(node_input: Any) -> RequestInput:
     return RequestInput(
         interrupt_id="preferences",
@@ -93,6 +103,7 @@ forecaster = LlmAgent(
     name="forecaster",
     model="gemini-2.5-flash",
     instruction="Tell the weather.",
+    output_key="forecast_text",
     tools=[
         get_weather,
         LongRunningFunctionTool(watch_storms),
@@ -100,4 +111,6 @@ forecaster = LlmAgent(
     ],
 )
 
-root_agent = Workflow(name="weather_desk", edges=[("START", ask_preferences, forecaster)])
+root_agent = Workflow(
+    name="weather_desk", edges=[("START", ask_preferences, note_preferences, forecaster)]
+)
