@@ -279,6 +279,31 @@ def test_identical_requests_replay_in_order_and_timing_is_kept(
         assert time.monotonic() - start >= gaps[-1]
 
 
+def test_a_streamed_recording_answers_a_whole_answer_request(
+    google: GeminiEmulator, tmp_path: Path
+) -> None:
+    """ADK's evaluation asks generateContent what a chat served over SSE recorded with
+    streamGenerateContent: the chunks, merged into the one answer they add up to."""
+    cassette = tmp_path / "streamed.jsonl"
+    body = {"contents": [{"role": "user", "parts": [{"text": "story"}]}]}
+    stream = f"/v1beta/models/{TEXT_MODEL}:streamGenerateContent?alt=sse"
+    whole = f"/v1beta/models/{TEXT_MODEL}:generateContent"
+    with GeminiEmulator(record=cassette, upstream=Upstream(google.base_url, REAL_KEY)) as rec:
+        chunks = events(post(rec, stream, body))
+    assert len(chunks) > 2
+    with GeminiEmulator(replay=cassette) as replaying:
+        answer = post(replaying, whole, body)
+        assert answer.status_code == 200, answer.text
+        merged = answer.json()
+        assert merged["candidates"][0]["content"]["parts"] == [
+            {"text": "".join(c["candidates"][0]["content"]["parts"][0]["text"] for c in chunks)}
+        ]
+        assert merged["usageMetadata"] == chunks[-1]["usageMetadata"]
+        assert merged["candidates"][0]["finishReason"] == "STOP"
+        other = {"contents": [{"role": "user", "parts": [{"text": "another"}]}]}
+        assert post(replaying, whole, other).status_code == 404  # still matched by contents
+
+
 def events(response: httpx.Response) -> list[Any]:
     return [json.loads(line[6:]) for line in response.text.splitlines() if line]
 
