@@ -30,12 +30,9 @@ def export_eval_command(args: argparse.Namespace, target: Target | None) -> int:
         ["serve", *([args.target] if args.target else []), "--session-db", args.session_db]
         + (["--agent", args.agent] if args.agent else [])
     )
-    runtime = build_app(serve_args, target).adk.runtime if target is not None else None
-    if runtime is None:
-        serve_args.target = None
-        runtime = build_app(serve_args).adk.runtime
+    runtime = build_app(serve_args, target).adk.runtime  # no target: the demo agent's
     try:
-        eval_set = asyncio.run(_export(runtime, args, root=target is not None))
+        eval_set = asyncio.run(_export(runtime, args))
     except LookupError as exc:
         print(f"adk-asgi: {exc}", file=sys.stderr)
         return 1
@@ -58,7 +55,7 @@ def export_eval_command(args: argparse.Namespace, target: Target | None) -> int:
     return 0
 
 
-async def _export(runtime: Any, args: argparse.Namespace, *, root: bool) -> dict[str, Any]:
+async def _export(runtime: Any, args: argparse.Namespace) -> dict[str, Any]:
     from ..history.evalset import chat_eval_set
 
     await runtime.startup(warm=False)
@@ -79,7 +76,7 @@ async def _export(runtime: Any, args: argparse.Namespace, *, root: bool) -> dict
         )
         if session is None:
             raise LookupError(f"no chat {args.chat!r} of app {app_name!r} in {args.session_db}")
-        return chat_eval_set(session, runtime.runner.agent if root else None)
+        return chat_eval_set(session, getattr(runtime.runner, "agent", None))
     finally:
         await runtime.shutdown()
 

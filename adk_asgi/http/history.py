@@ -83,7 +83,7 @@ class ChatHistory:
         if session is None:
             raise chat_not_found()
         try:
-            eval_set = chat_eval_set(session, self.chat.runtime.runner.agent)
+            eval_set = chat_eval_set(session, getattr(self.chat.runtime.runner, "agent", None))
         except Exception:
             logger.exception("Could not convert chat %r to an eval set", chat_id)
             raise RequestError(

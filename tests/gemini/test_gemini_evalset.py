@@ -143,6 +143,14 @@ def test_the_command_exports_the_same_set_with_its_cassette(
     copy = out.with_name("cli.cassette")
     assert copy.read_bytes() == Path(recorded["cassette"]).read_bytes()
     assert "cli.cassette" in printed
+    missing = main(
+        [
+            *("export-eval", f"{AGENT}.agent:root_agent"),
+            *("--session-db", recorded["db"], "--chat", "nochat"),
+        ]
+    )
+    assert missing == 1
+    assert "no chat 'nochat' of app 'adk_asgi'" in capsys.readouterr().err
 
 
 def _evaluate(eval_set: dict[str, Any], cassette: Path) -> EvalStatus:
