@@ -206,6 +206,7 @@ def test_another_user_gets_404_on_every_route(server: LoopbackServer) -> None:
         ("GET", f"/{chat_id}/stream"),
         ("DELETE", f"/{chat_id}/stream"),
         ("POST", f"/{chat_id}/tool-output"),
+        ("GET", f"/{chat_id}/evalset"),
     ]
     for method, path in routes:
         response = httpx.request(
@@ -226,9 +227,12 @@ def test_another_user_gets_404_on_every_route(server: LoopbackServer) -> None:
     assert response.status_code == 404
     # and an unknown chat looks the same
     assert httpx.get(f"{server.url}/nope-{chat_id}", headers=ANN, timeout=10).status_code == 404
-    # Ann's chat is untouched
+    # Ann's chat is untouched, and hers to export
     history = httpx.get(f"{server.url}/{chat_id}", headers=ANN, timeout=10).json()
     assert [m["role"] for m in history["messages"]] == ["user", "assistant"]
+    exported = httpx.get(f"{server.url}/{chat_id}/evalset", headers=ANN, timeout=10)
+    assert exported.status_code == 200
+    assert exported.json()["eval_cases"][0]["session_input"]["user_id"] == "ann"
 
 
 def test_delete_stops_a_running_turn(server: LoopbackServer) -> None:
