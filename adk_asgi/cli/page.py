@@ -27,16 +27,17 @@ DEMO_DESCRIPTION: Final = (
     "that run in this browser (your location, the background music) and live voice. Pick "
     "a transport above; every answer comes from the same ADK agent."
 )
+DEMO_TOOLS: Final = frozenset({"get_weather", "process_payment", "get_location", "change_bgm"})
 _MOST: Final = 6  # suggestions made from tool names
 
 
 def page_info(args: argparse.Namespace, target: Target) -> PageInfo:
     """The page's info for ``target``, the flags' values first."""
     api = mount_path(args.mount).lstrip("/")
-    if target.where == "demo":
+    root = _root(target)
+    if target.where == "demo" or DEMO_TOOLS <= set(tool_names(root)):
         shown = PageInfo("Talk to the offline demo agent", DEMO_DESCRIPTION, DEMO_SUGGESTIONS)
     else:
-        root = _root(target)
         name = str(target.value.name if target.kind == "app" else getattr(root, "name", "agent"))
         description = getattr(root, "description", None)
         shown = PageInfo(
