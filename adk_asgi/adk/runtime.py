@@ -6,12 +6,14 @@ import asyncio
 import logging
 import time
 import warnings
+import weakref
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from google.adk.agents import RunConfig
 from google.adk.agents.run_config import StreamingMode
 from google.adk.apps import App, ResumabilityConfig
+from google.adk.apps.app import validate_app_name
 from google.adk.artifacts import BaseArtifactService
 from google.adk.auth.credential_service.base_credential_service import BaseCredentialService
 from google.adk.memory import BaseMemoryService
@@ -36,6 +38,7 @@ __all__ = ("AgentRuntime", "Served", "Services")
 logger = logging.getLogger("adk_asgi")
 
 DEFAULT_APP_NAME = "adk_asgi"
+"""The app name of a root whose own name ADK refuses as an app name."""
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # ResumabilityConfig is marked experimental in ADK 2.x.
     _RESUMABLE = ResumabilityConfig(is_resumable=True)
@@ -52,6 +55,30 @@ class Served:
     runner: Runner | None = None
     app_name: str | None = None
     run_config: RunConfig | None = None
+
+
+def app_name_of(root: BaseNode) -> str:
+    """The app name of a served root: its own name (ADK keys sessions and artifacts by
+    app), or ``DEFAULT_APP_NAME`` when ADK refuses that as an app name."""
+    return valid_app_name(getattr(root, "name", None)) or DEFAULT_APP_NAME
+
+
+def valid_app_name(name: object) -> str | None:
+    """``name`` if ADK takes it as an app name, else None."""
+    if not isinstance(name, str):
+        return None
+    try:
+        validate_app_name(name)
+    except ValueError:
+        return None
+    return name
+
+
+# The started runtimes of this process by (session store, app name): two apps that share
+# both read, continue and delete each other's chats (a warning at start-up).
+_SHARING: Final[weakref.WeakValueDictionary[tuple[str, str], AgentRuntime]] = (
+    weakref.WeakValueDictionary()
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,7 +261,7 @@ class AgentRuntime:
                 # ResumabilityConfig is marked experimental in ADK 2.x.
                 warnings.simplefilter("ignore")
                 app = App(
-                    name=self._app_name or DEFAULT_APP_NAME,
+                    name=self._app_name or app_name_of(self._agent),
                     root_agent=self._agent,
                     resumability_config=_RESUMABLE,
                 )
@@ -266,12 +293,33 @@ class AgentRuntime:
             self._started = True
             _ = self.runner
             _ = self.tools  # a bad client_completes fails here, not on a request
+            self._claim_app_name()
             if warm:
                 started = time.perf_counter()
                 from .warmup import warm_up
 
                 await warm_up()
                 logger.info("ADK warmed up in %.0f ms", (time.perf_counter() - started) * 1000)
+
+    def _claim_app_name(self) -> None:
+        """Warn when another app of this process, still running, keeps its chats in the same
+        session store under the same app name: each would list, read, continue and delete
+        the other's chats (and their artifacts share a folder)."""
+        key = (self._store_key(), self.app_name)
+        other = _SHARING.get(key)
+        if other is not None and other is not self and other.started:
+            logger.warning(
+                "Two apps in this process keep their chats in one session store under "
+                "the app name %r: each lists, reads, continues and deletes the other's "
+                "chats. Give each its own AdkApp(app_name=...) (adk-asgi serve --app-name).",
+                self.app_name,
+            )
+        _SHARING[key] = self
+
+    def _store_key(self) -> str:
+        if self._session_db is not None and not self._session_db.startswith("memory"):
+            return self._session_db  # two services on one database share it
+        return f"service:{id(self.session_service)}"
 
     @property
     def started(self) -> bool:

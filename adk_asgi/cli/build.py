@@ -12,11 +12,20 @@ from typing import Any
 
 from ..options import GcTuning, LiveOptions, PauseOptions, StorageOptions, StreamingOptions
 from .flags import mount_path
+from .page import page_info
 from .server import SERVED
 from .site import WEB_DIR, SiteApp
 from .targets import Target, TargetError, load_target
 
-__all__ = ("build_app", "gc_tuning", "live_model", "observe", "resolve_target", "warn_per_worker")
+__all__ = (
+    "build_app",
+    "gc_tuning",
+    "live_model",
+    "observe",
+    "resolve_target",
+    "warn_anonymous",
+    "warn_per_worker",
+)
 
 logger = logging.getLogger("adk_asgi")
 
@@ -73,6 +82,24 @@ def build_app(args: argparse.Namespace, target: Target | None = None) -> Any:
             uploads_as_artifacts=args.uploads_as_artifacts, remember_sessions=args.remember_sessions
         ),
     }
+    if args.authenticate:
+        options["authenticate"] = _attribute("--authenticate", args.authenticate)
+        if not callable(options["authenticate"]):
+            raise TargetError(f"--authenticate {args.authenticate!r} is not callable")
+    from ..adk.runtime import valid_app_name
+
+    if args.app_name and valid_app_name(args.app_name) is None:
+        raise TargetError(
+            f"--app-name {args.app_name!r}: an app name starts with a letter and holds "
+            "only letters, digits, underscores and hyphens"
+        )
+    if args.app_name or target.app_name:
+        if target.kind == "runner":
+            raise TargetError(
+                f"{target.where} is a Runner: it brings its own app name, so --app-name "
+                "cannot apply"
+            )
+        options["app_name"] = args.app_name or target.app_name
     if (live := live_model(args)) is not None:
         options["live_options"] = LiveOptions(model=live)
     if args.oauth_redirect_uri:
@@ -103,7 +130,7 @@ def build_app(args: argparse.Namespace, target: Target | None = None) -> Any:
             del options[key]
     options[{"agent": "agent", "app": "adk_app", "runner": "runner"}[target.kind]] = target.value
     try:
-        site = SiteApp(WEB_DIR)
+        site = SiteApp(WEB_DIR, page=page_info(args, target))
         app = AdkMiddleware(site, path=mount_path(args.mount), **options)
     except (TypeError, ValueError) as exc:  # e.g. a Runner that cannot pause for approvals
         raise TargetError(f"{target.where}: {exc}") from None
@@ -119,15 +146,7 @@ def credential_service(spec: str) -> Any:
         BaseCredentialService,
     )
 
-    module_name, _, attr = spec.partition(":")
-    if not attr or not all(p.isidentifier() for p in [*module_name.split("."), attr]):
-        raise TargetError(f"--credential-service {spec!r}: expected 'memory' or module:attr")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        value = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise TargetError(f"--credential-service {spec!r}: {exc}") from None
+    value = _attribute("--credential-service", spec, "'memory' or ")
     if not isinstance(value, BaseCredentialService) and callable(value):
         try:
             value = value()
@@ -141,6 +160,44 @@ def credential_service(spec: str) -> Any:
             "ADK BaseCredentialService"
         )
     return value
+
+
+def _attribute(flag: str, spec: str, other: str = "") -> Any:
+    """The object ``module:attr`` names (imported from the current directory first)."""
+    module_name, _, attr = spec.partition(":")
+    if not attr or not all(p.isidentifier() for p in [*module_name.split("."), attr]):
+        raise TargetError(f"{flag} {spec!r}: expected {other}module:attr")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        return getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise TargetError(f"{flag} {spec!r}: {exc}") from None
+
+
+def warn_anonymous(args: argparse.Namespace) -> None:
+    """Listening beyond loopback without ``--authenticate``: every visitor is the same
+    anonymous user, who lists, reads, continues and deletes every chat."""
+    if args.authenticate or _loopback(args.host):
+        return
+    logger.warning(
+        "Listening on %s with no --authenticate: every visitor is the same anonymous "
+        "user and can list, read, continue and delete every chat. Give --authenticate "
+        "module:function (docs/reference/identity.md), or listen on 127.0.0.1 behind "
+        "a proxy that authenticates.",
+        args.host,
+    )
+
+
+def _loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name: whatever it resolves to, it is not only this machine
 
 
 def warn_per_worker(args: argparse.Namespace) -> None:

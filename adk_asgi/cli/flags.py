@@ -64,9 +64,28 @@ def parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="the agent to serve from a folder holding several (ADK's agents directory)",
     )
-    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument(
+        "--app-name",
+        default=None,
+        metavar="NAME",
+        help="the ADK app name chats and artifacts are kept under (default: the "
+        "App's name, the agent folder's, else the root agent's)",
+    )
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on (default 127.0.0.1; beyond loopback every "
+        "visitor is the same anonymous user)",
+    )
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--mount", default=DEFAULT_MOUNT, help="path of the chat endpoint")
+    serve.add_argument(
+        "--authenticate",
+        default=None,
+        metavar="MODULE:ATTR",
+        help="who asks: a function (scope) -> user id, as AdkApp(authenticate=...) "
+        "takes it (default: everyone is the same anonymous user)",
+    )
     serve.add_argument(
         "--session-db",
         default=None,
@@ -125,6 +144,24 @@ def parser() -> argparse.ArgumentParser:
         help="the model of live (WebSocket) runs, for every agent: a Live API "
         "model (default: each agent's own; for the demo on Gemini "
         "gemini-2.5-flash-native-audio-latest, or $ADK_ASGI_LIVE_MODEL)",
+    )
+    serve.add_argument(
+        "--title",
+        default=None,
+        help="the chat page's title (default: 'Talk to' and the agent's name)",
+    )
+    serve.add_argument(
+        "--description",
+        default=None,
+        help="the chat page's description (default: the agent's description)",
+    )
+    serve.add_argument(
+        "--suggestion",
+        action="append",
+        default=None,
+        metavar="TEXT",
+        help="a suggestion the chat page offers (repeatable; default: one per tool "
+        "of the agent, 'use TOOL')",
     )
     serve.add_argument(
         "--token-delay",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import socket
 import sys
 
-from .build import build_app, observe, resolve_target, warn_per_worker
+from .build import build_app, observe, resolve_target, warn_anonymous, warn_per_worker
 from .flags import mount_path, parser
 from .server import DrainingServer, supervise, uvicorn_config, ws_missing
 from .site import WEB_DIR, page_url
@@ -64,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
 
         setup_logging(args.log_level, args.log_format)
         warn_per_worker(args)
+    warn_anonymous(args)
     # Find (and build) what is served before claiming to serve it: a bad target is one line.
     target = resolve_target(args)
     app = build_app(args, target) if args.workers == 1 else None

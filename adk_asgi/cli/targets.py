@@ -40,6 +40,9 @@ class Target:
     kind: Literal["agent", "app", "runner"]
     value: Any
     where: str
+    app_name: str | None = None
+    """The app name the target implies: its agent folder's name (ADK's own tools key
+    sessions by it); None: the App's name, else the root agent's."""
 
 
 def load_target(spec: str, agent: str | None = None) -> Target:
@@ -53,7 +56,7 @@ def load_target(spec: str, agent: str | None = None) -> Target:
     return _from_module(spec)
 
 
-def _classify(value: Any, where: str) -> Target:
+def _classify(value: Any, where: str, app_name: str | None = None) -> Target:
     from google.adk.apps import App
     from google.adk.runners import Runner
     from google.adk.workflow import BaseNode
@@ -63,7 +66,7 @@ def _classify(value: Any, where: str) -> Target:
     if isinstance(value, App):
         return Target("app", value, where)
     if isinstance(value, BaseNode):  # an agent, a Workflow or another workflow node
-        return Target("agent", value, where)
+        return Target("agent", value, where, app_name)
     raise TargetError(
         f"{where} is a {type(value).__name__}, not an ADK agent, Workflow, App or Runner"
     )
@@ -152,4 +155,7 @@ def _from_folder(path: Path, spec: str, agent: str | None) -> Target:
         raise TargetError(
             f"loading agent {name!r} from {spec!r} failed: {type(exc).__name__}: {exc}"
         ) from None
-    return _classify(value, spec if loader.is_single_agent else f"{spec.rstrip('/')}/{name}")
+    from ..adk.runtime import valid_app_name
+
+    where = spec if loader.is_single_agent else f"{spec.rstrip('/')}/{name}"
+    return _classify(value, where, valid_app_name(name))

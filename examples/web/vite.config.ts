@@ -27,6 +27,6 @@ export default defineConfig({
     },
   },
   server: {
-    proxy: { '/api': { target, ws: true } },
+    proxy: { '/api': { target, ws: true }, '/agent.json': { target } },
   },
 });

@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterator
 from typing import Any, Final
 
+import httpx
 import pytest
 
 from adk_asgi.testing.gemini import GeminiEmulator
@@ -83,9 +84,25 @@ def check(messages: list[dict[str, Any]], where: str) -> None:
     assert denied["input"] == {"symbol": "GOOG", "quantity": 10, "side": "sell"}
     assert tools_of(weather) == {}, where
     assert said(weather).startswith('You said: "What\'s the weather in Tokyo?"'), where
+    # The fallback names this agent's tools and how to call them, never the demo's.
+    assert "get_stock_price(symbol)" in said(weather), where
+    assert "place_order(symbol, quantity, side)" in said(weather), where
+    assert 'e.g. "use get_stock_price symbol=..."' in said(weather), where
+    assert "demo" not in said(weather) and "payment" not in said(weather), where
     for message in assistants(messages):
         assert set(tools_of(message)) <= TOOLS, where
         assert not [p for p in message["parts"] if p.get("state") == "output-error"], where
+
+
+def test_the_page_is_told_about_this_agent(url: str) -> None:
+    """The bundled page's title, description and suggestions are the broker's own."""
+    info = httpx.get(f"{url}/agent.json", timeout=10).json()
+    assert info == {
+        "title": "Talk to broker",
+        "description": "Quotes stock prices and places orders.",
+        "suggestions": ["use get_stock_price", "use place_order"],
+        "api": "api/chat",
+    }
 
 
 def declared_calls_only(emulator: GeminiEmulator) -> int:

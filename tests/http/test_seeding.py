@@ -22,6 +22,7 @@ from adk_asgi.http.turn.seed import SEED_MAX_MESSAGES
 
 from support import LoopbackServer, parse_sse, types_of
 
+APP_NAME = build_demo_agent().name  # the app name AdkApp gives the demo agent
 HISTORY = 999  # earlier messages a page sends along (the request limit is 1000)
 
 
@@ -44,7 +45,7 @@ async def _seeded(session_db: str, chat_id: str) -> list[str] | None:
     service = session_service_from_url(session_db)
     try:
         session = await service.get_session(
-            app_name="adk_asgi", user_id="anonymous", session_id=chat_id
+            app_name=APP_NAME, user_id="anonymous", session_id=chat_id
         )
     finally:
         close = getattr(service, "close", None)

@@ -19,7 +19,6 @@ import sys
 import tarfile
 import time
 import tomllib
-import venv
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -39,6 +38,7 @@ from support.pg_server import PostgresServer, find_bindir
 from support.redis_server import RedisServer
 
 VERSION: Final = adk_asgi.__version__
+ADK_RANGE: Final = "<2.14,>=2.13"  # as the metadata writes pyproject's >=2.13,<2.14
 # How long each step took (printed at the end of the module, for the report).
 TIMES: dict[str, float] = {}
 
@@ -50,12 +50,14 @@ def _timed(step: str) -> Iterator[None]:
     TIMES[step] = time.monotonic() - start
 
 
-def _run(*argv: str | Path, cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+def _run(
+    *argv: str | Path, cwd: Path, timeout: float = 900, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("GOOGLE_", "VIRTUAL_ENV", "PYTHON"))
-    }
+    } | (env or {})
     return subprocess.run(
         [str(a) for a in argv],
         cwd=cwd,
@@ -75,22 +77,34 @@ class Dists:
 
 @pytest.fixture(scope="module")
 def dists(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dists]:
+    """The release script's build (``scripts/release``: the sdist, the wheel from it) and
+    its fresh environment with the wheel installed and checked (the npm tarball is packed
+    and installed by tests/clients/test_js_client.py)."""
     out = tmp_path_factory.mktemp("dist")
-    with _timed("python -m build (sdist, then the wheel from it)"):
-        done = _run(sys.executable, "-m", "build", "--outdir", out, ROOT, cwd=ROOT)
+    with _timed("scripts/release --no-npm --check wheel (build, fresh venv + the wheel)"):
+        done = _run(
+            ROOT / "scripts" / "release",
+            "--out",
+            out,
+            "--no-npm",
+            "--check",
+            "wheel",
+            cwd=ROOT,
+            env={"PYTHON": sys.executable, "PIP_NO_COMPILE": "1"},
+        )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert f"wheel installs into {out / 'venv-wheel'}" in done.stdout, done.stdout
     yield Dists(out / f"adk_asgi-{VERSION}.tar.gz", out / f"adk_asgi-{VERSION}-py3-none-any.whl")
     print("\n" + "\n".join(f"  {step}: {seconds:.1f} s" for step, seconds in TIMES.items()))
 
 
 @pytest.fixture(scope="module")
-def env(dists: Dists, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh virtual environment (no system site-packages) with the wheel installed."""
-    where = tmp_path_factory.mktemp("venv") / "venv"
-    with _timed("fresh venv + pip install the wheel"):
-        venv.create(where, with_pip=True, system_site_packages=False)
-        done = _pip(where, str(dists.wheel))
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+def env(dists: Dists) -> Path:
+    """The release script's fresh virtual environment (no system site-packages) with the
+    wheel installed."""
+    where = dists.wheel.parent / "venv-wheel"
+    assert (where / "bin" / "adk-asgi").is_file()
+    assert "include-system-site-packages = false" in (where / "pyvenv.cfg").read_text()
     return where
 
 
@@ -147,7 +161,11 @@ def test_wheel_contents(dists: Dists) -> None:
     requires = metadata.get_all("Requires-Dist") or []
     assert 'redis>=5; extra == "redis"' in requires
     assert 'asyncpg>=0.29; extra == "postgres"' in requires
-    assert 'google-adk[db]==2.13.0; extra == "postgres"' in requires
+    # ADK as a range (patch releases), not a point: pyproject's exact specifier
+    adk = [r for r in requires if r.startswith("google-adk")]
+    assert sorted(r.replace(" ", "") for r in adk) == sorted(
+        [f"google-adk{ADK_RANGE}", f'google-adk[db]{ADK_RANGE};extra=="postgres"']
+    ), adk
     assert not any(name.startswith(("tests/", "examples/", "clients/")) for name in names)
 
 
@@ -355,6 +373,7 @@ ELSEWHERE: Final = {
     "scripts/demo": "tests/package/test_benchmarks.py, in a copy of the repository (a fresh .venv)",
     "scripts/test": "the command that runs this test",
     "npm install adk-asgi": "tests/clients/test_js_client.py installs the packed tarball",
+    "pip install -e '.[testing]'": "tests/package/test_benchmarks.py, in a copy of the repository",
 }
 REAL_KEY: Final = "your-real-key"  # the emulator page's placeholder, accepted by the stand-in
 CLIENT: Final = """
@@ -381,10 +400,19 @@ def _chat(shell: Any, text: str, chat_id: str) -> tuple[str, list[dict[str, Any]
     return "".join(c["delta"] for c in chunks if c["type"] == "text-delta"), chunks
 
 
+def _python_blocks(page: Path) -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```", page.read_text(), re.S | re.M)
+
+
 def _project(where: Path) -> Path:
-    """A user's project: ``my_pkg`` (an agent of its own: tests/agents/stocks) and the
-    emulator page's ``fakes.py``."""
+    """A user's project: ``my_pkg`` (an agent of its own: tests/agents/stocks), the quick
+    start's ``my_agent.py`` (the README's, the same as getting started's) and the emulator
+    page's ``fakes.py``."""
     project = where / "project"
+    (quick_start,) = [b for b in _python_blocks(ROOT / "README.md") if "root_agent =" in b]
+    assert quick_start in _python_blocks(ROOT / "docs" / "getting-started.md")
+    project.mkdir(parents=True)
+    (project / "my_agent.py").write_text(quick_start)
     (project / "my_pkg").mkdir(parents=True)
     (project / "my_pkg" / "__init__.py").write_text("")
     shutil.copy(ROOT / "tests" / "agents" / "stocks" / "agent.py", project / "my_pkg" / "agent.py")
@@ -419,24 +447,38 @@ def test_the_documented_commands_run_from_a_fresh_environment(
     shell.run("pip install 'adk-asgi[testing]'")
     TIMES["pip install the two documented lines (the wheel, [testing])"] = time.monotonic() - start
 
+    # The emulator page's test through adk-asgi (httpx's ASGITransport), as written: the
+    # testing extra brings what it needs (pytest, pytest-asyncio, httpx).
+    page = ROOT / "docs" / "testing" / "gemini-emulator.md"
+    (example,) = [b for b in _python_blocks(page) if "ASGITransport" in b]
+    (shell.cwd / "test_chat_contract.py").write_text(example)
+    with _timed("the emulator page's example test, with pytest from the testing extra"):
+        out = shell.run("python -m pytest -q -p no:cacheprovider test_chat_contract.py")
+    assert "1 passed" in out, out
+
     with _timed("the documented commands (servers, curl, emulator, record, replay)"):
         # The demo, and the README's and getting started's curl.
         with shell.serving("adk-asgi serve"):
-            (curl,) = [c for c in documented if c.startswith("curl -N")]
+            (curl,) = [c for c in documented if c.startswith("curl -N") and "chat-1" in c]
             out = shell.run(curl)
             assert '"toolName":"get_weather"' in out and "Tokyo is sunny" in "".join(
                 c.get("delta", "") for c in parse_sse(out) if isinstance(c, dict)
             )
 
-        # The pip user's equivalent: the emulator, its environment, the user's own agent
-        # (tests/agents/stocks as my_pkg), whose tool is called by naming it.
+        # The quick start: the emulator, its environment, the README's my_agent.py, whose
+        # tool its curl calls by naming it; the page is told about the agent.
         with shell.serving(
             "python -m adk_asgi.testing.gemini --env-file gemini.env", env_file="gemini.env"
         ):
             shell.source("set -a; . ./gemini.env; set +a")
-            with shell.serving("adk-asgi serve my_pkg.agent:root_agent"):
-                said, chunks = _chat(shell, "use get_stock_price symbol=GOOG", "doc-own")
-                assert said.startswith('get_stock_price returned {"currency": "USD"'), said
+            with shell.serving("adk-asgi serve my_agent:root_agent"):
+                (curl,) = [c for c in documented if c.startswith("curl -N") and '"q1"' in c]
+                chunks = [c for c in parse_sse(shell.run(curl)) if isinstance(c, dict)]
+                said = "".join(c.get("delta", "") for c in chunks)
+                assert said.startswith('get_stock_price returned {"price": 123.45}'), said
+                page = httpx.get(f"http://127.0.0.1:{shell.port}/agent.json", timeout=10).json()
+                assert page["title"] == "Talk to broker"
+                assert page["suggestions"] == ["use get_stock_price"]
             with shell.serving(
                 "adk-asgi serve my_pkg.agent:root_agent --port 8000 "
                 "--session-db sqlite:///sessions.db"

@@ -132,6 +132,25 @@ async def test_a_request_for_input_is_a_client_call_checked_against_its_schema(t
         assert (status, body["error"]["code"]) == (409, "unknown_tool_call")  # a replay
 
 
+async def test_an_answer_under_another_message_id_is_refused(trips: str) -> None:
+    """An answer sent in an assistant message whose id is not the paused turn's (a curl
+    with a made-up id) is 409 ``wrong_message_id`` naming the expected id; nothing runs,
+    the call still waits, and the history keeps one assistant message."""
+    async with httpx.AsyncClient(base_url=trips, timeout=30) as client:
+        status, asked = await post(client, "other-id", user("plan a trip"))
+        call = called(asked, "adk_request_input")
+        paused = asked[0]["messageId"]
+        made_up = {**continued(asked, answer(call, BUDGET)), "id": "msg-trip"}
+        status, body = await post(client, "other-id", made_up)
+        assert (status, body["error"]["code"]) == (409, "wrong_message_id"), body
+        assert repr(paused) in body["error"]["message"] and "'msg-trip'" in body["error"]["message"]
+        status, resumed = await post(client, "other-id", continued(asked, answer(call, BUDGET)))
+        assert status == 200 and resumed[0] == {"type": "start", "messageId": paused}
+        history = (await client.get("/other-id")).json()["messages"]
+        assert [m["role"] for m in history] == ["user", "assistant"]
+        assert history[1]["id"] == paused
+
+
 async def test_another_user_cannot_answer(trips: str) -> None:
     app = AdkApp(
         adk_app=trips_app,

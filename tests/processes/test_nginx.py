@@ -13,6 +13,7 @@ import asyncio
 import base64
 import itertools
 import json
+import re
 import statistics
 import time
 from collections.abc import AsyncGenerator, Iterator
@@ -31,7 +32,7 @@ from adk_asgi import AdkMiddleware, StreamingOptions
 from adk_asgi.demo import DemoModel, build_demo_agent
 from adk_asgi.demo._rules import latest_user_text
 
-from support import LoopbackServer, chat_body, parse_sse, text_of, types_of, user_message
+from support import LoopbackServer, Serve, chat_body, parse_sse, text_of, types_of, user_message
 from support.nginx_proxy import EXAMPLE, Nginx, nginx_binary, read_timeout
 from support.ws_client import DONE, LiveClient, kinds, text, ws_url
 
@@ -367,3 +368,69 @@ async def _not_found(scope: Any, receive: Any, send: Any) -> None:
         await send({"type": "http.response.body", "body": b"not found"})
     else:
         await send({"type": "websocket.close", "code": 1000})
+
+
+# -- the example as a newcomer reads and runs it ------------------------------------------
+
+PAGE_DRIVER = Path(__file__).with_name("page_through_proxy.mjs")
+
+
+def test_the_options_the_comments_name_are_the_codes() -> None:
+    """Every ``Record.option`` the file's comments name is a field of that record in
+    ``adk_asgi.options``, and every ``AdkApp <option>`` an ``AdkApp`` argument, so a renamed
+    or removed option fails here instead of misleading a reader."""
+    import dataclasses
+    import inspect
+
+    from adk_asgi import AdkApp, options
+
+    comments = "\n".join(
+        line.split("#", 1)[1] for line in EXAMPLE.read_text().splitlines() if "#" in line
+    )
+    named = re.findall(r"\b([A-Z]\w+)\.([a-z_]+)\b", comments)
+    assert named, "the comments name no option"
+    for record, field in named:
+        fields = {f.name for f in dataclasses.fields(getattr(options, record))}
+        assert field in fields, f"examples/nginx.conf names {record}.{field}, which is not one"
+    arguments = inspect.signature(AdkApp).parameters
+    for argument in re.findall(r"\bAdkApp\(?\s*([a-z_]+)", comments):
+        assert argument in arguments, f"examples/nginx.conf names AdkApp {argument}"
+
+
+def test_the_markdown_shows_the_file_as_it_is() -> None:
+    """docs/serving/nginx.md holds the file's text (a forge shows it; an include would
+    show one line)."""
+    page = (EXAMPLE.parents[1] / "docs" / "serving" / "nginx.md").read_text()
+    (shown,) = re.findall(r"^```nginx\n(.*?)^```", page, re.S | re.M)
+    assert shown == EXAMPLE.read_text()
+
+
+def test_the_page_at_the_root_and_under_the_prefix(tmp_path: Path) -> None:
+    """``adk-asgi serve`` behind the example, unchanged: the page and its ``agent.json``
+    at ``/`` and at ``/chat-app/``, and Chromium loading each and chatting through it, the
+    prefixed page posting to ``/chat-app/api/chat`` by itself."""
+    import subprocess
+
+    with (
+        Serve(token_delay=0, log_level="warning") as server,
+        Nginx(tmp_path / "nginx", server.port) as proxy,
+    ):
+        for prefix in ("", "/chat-app"):
+            page = httpx.get(f"{proxy.url}{prefix}/", timeout=30)
+            assert page.status_code == 200 and '<div id="root"></div>' in page.text, prefix
+            info = httpx.get(f"{proxy.url}{prefix}/agent.json", timeout=30).json()
+            assert info["api"] == "api/chat" and "demo" in info["title"], prefix
+        done = subprocess.run(
+            ["node", str(PAGE_DRIVER), f"{proxy.url}/", f"{proxy.url}/chat-app/"],
+            capture_output=True,
+            text=True,
+            timeout=240,
+            check=False,
+        )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    root, prefixed = json.loads(done.stdout.strip().splitlines()[-1])["pages"]
+    for shown in (root, prefixed):
+        assert shown["title"] == info["title"], shown
+    assert 'You said: "hello from /"' in root["answer"], root
+    assert 'You said: "hello from /chat-app/"' in prefixed["answer"], prefixed
+    assert root["posted"] == ["/api/chat"] and prefixed["posted"] == ["/chat-app/api/chat"]

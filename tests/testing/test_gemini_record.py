@@ -486,9 +486,63 @@ def test_an_https_upstream_is_trusted_only_when_told(tmp_path: Path) -> None:
     with GeminiEmulator(api_key=REAL_KEY) as google:  # https, its own throwaway CA
         untrusted = Upstream(google.base_url, api_key=REAL_KEY)
         with GeminiEmulator(record=tmp_path / "no.jsonl", upstream=untrusted) as recorder:
-            assert post(recorder, path, body).status_code == 503
+            refused = post(recorder, path, body)
+            assert refused.status_code == 503
+            # Named as what it is (a certificate not trusted), with the option that fixes it.
+            message = refused.json()["error"]["message"]
+            assert "TLS certificate" in message and "--gemini-upstream-ca" in message, message
+            assert "unreachable" not in message
         trusted = Upstream(google.base_url, api_key=REAL_KEY, ssl_context=google.ssl_context())
         with GeminiEmulator(record=tmp_path / "yes.jsonl", upstream=trusted) as recorder:
             assert post(recorder, path, body).status_code == 200
     assert len((tmp_path / "no.jsonl").read_text().splitlines()) == 1  # nothing recorded
     assert len((tmp_path / "yes.jsonl").read_text().splitlines()) == 2
+
+
+def test_the_pytest_fixture_records_from_an_https_upstream_it_is_told_to_trust(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``pytest --gemini-record --gemini-upstream URL --gemini-upstream-ca FILE``: an https
+    upstream with a CA of its own is trusted; without the option the test fails, its
+    answer naming the certificate."""
+    monkeypatch.setenv("GOOGLE_API_KEY", REAL_KEY)
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    pytester.makepyfile(
+        test_tls="""
+from google import genai
+
+
+def test_hello(gemini_cassette):
+    client = genai.Client()
+    assert client.models.generate_content(model="gemini-2.5-flash", contents="hello").text
+"""
+    )
+    with GeminiEmulator(api_key=REAL_KEY) as google:  # https, its own throwaway CA
+        assert google.ca_file is not None
+        argv = ("-p", "no:cacheprovider", "--gemini-record", "--gemini-upstream", google.base_url)
+        untrusted = pytester.runpytest_inprocess(*argv)
+        untrusted.assert_outcomes(failed=1)
+        assert "TLS certificate" in untrusted.stdout.str()
+        trusted = pytester.runpytest_inprocess(*argv, "--gemini-upstream-ca", str(google.ca_file))
+        trusted.assert_outcomes(passed=1)
+    assert (pytester.path / "cassettes" / "test_tls" / "test_hello.jsonl").is_file()
+    pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)  # offline
+
+
+def test_a_miss_in_the_other_streaming_mode_says_how_to_record(
+    google: GeminiEmulator, tmp_path: Path
+) -> None:
+    """A cassette recorded without streaming (a plain ``Runner`` test) asked with
+    ``streamGenerateContent`` (``adk-asgi serve``): the miss names the streaming modes and
+    how to record, not a difference in the conversation."""
+    body = {"contents": [{"role": "user", "parts": [{"text": "hello"}]}]}
+    upstream = Upstream(google.base_url, api_key=REAL_KEY)
+    with GeminiEmulator(record=tmp_path / "plain.jsonl", upstream=upstream) as recorder:
+        assert post(recorder, f"/v1beta/models/{TEXT_MODEL}:generateContent", body).is_success
+    with GeminiEmulator(replay=tmp_path / "plain.jsonl") as replayer:
+        streamed = post(replayer, f"/v1beta/models/{TEXT_MODEL}:streamGenerateContent", body)
+    assert streamed.status_code == 404
+    message = streamed.json()["error"]["message"]
+    assert "recorded with generateContent" in message
+    assert "other streaming mode" in message and "--gemini-record" in message, message
+    assert "differs at" not in message

@@ -255,8 +255,20 @@ def _continuation(
                 "approved" if decision.confirmed else "denied",
                 None if since is None else now - since,
             )
-    message_id = last.id or (
-        request.message_id if isinstance(request.message_id, str) else new_message_id()
+    paused = _paused_message_id(session, {d.call.invocation_id for d in decisions})
+    if paused is not None and last.id and last.id != paused:
+        # Continued under another id, the reply would be a second assistant message and
+        # the paused one would show its calls unanswered for good.
+        raise RequestError(
+            409,
+            "wrong_message_id",
+            f"These answers continue the assistant message {paused!r}; send them in "
+            f"that message (its id), not in {last.id!r}.",
+        )
+    message_id = (
+        last.id
+        or paused
+        or (request.message_id if isinstance(request.message_id, str) else new_message_id())
     )
     return TurnPlan(
         message_id=message_id,
@@ -275,6 +287,19 @@ def _continuation(
         calls=pending.calls,
         continues=True,
     )
+
+
+def _paused_message_id(session: Session | None, invocations: set[str | None]) -> str | None:
+    """The id of the assistant message whose turn paused on the answered calls (the
+    newest tagged event of their invocation)."""
+    if session is None:
+        return None
+    for event in reversed(session.events):
+        if event.invocation_id in invocations:
+            found = event_meta(event).get("messageId")
+            if isinstance(found, str) and found:
+                return found
+    return None
 
 
 def _client_answer(

@@ -14,7 +14,8 @@ without the environment.
 * By default it **replays** the test's cassette, offline. A request the cassette has no
   recording of fails the test, with the nearest recording and where it differs.
 * With ``pytest --gemini-record`` it **records**: it forwards every request to the real
-  Gemini API (``--gemini-upstream``), with the key of ``GOOGLE_API_KEY`` (or
+  Gemini API (``--gemini-upstream``, trusted with ``--gemini-upstream-ca`` when it is
+  https with a CA of its own), with the key of ``GOOGLE_API_KEY`` (or
   ``GEMINI_API_KEY``), and writes the cassette anew.
 
 The cassette is ``cassettes/<test module>/<test name>.jsonl`` next to the test file, or
@@ -54,6 +55,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="where --gemini-record forwards (default: the Gemini API)",
     )
+    group.addoption(
+        "--gemini-upstream-ca",
+        metavar="FILE",
+        default=None,
+        help="the CA (PEM) that --gemini-record trusts for an https upstream (default: "
+        "SSL_CERT_FILE, else certifi's roots)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -82,7 +90,9 @@ def gemini_cassette(
 ) -> Iterator[GeminiEmulator]:
     """A Gemini API emulator replaying (or, with ``--gemini-record``, recording) this
     test's cassette, with the environment pointing google-genai at it."""
-    from .cassettes.recorder import Upstream, real_api_key
+    import ssl
+
+    from .cassettes.recorder import DEFAULT_UPSTREAM, Upstream, real_api_key
     from .emulator import GeminiEmulator
 
     path, timing = cassette_path(request)
@@ -95,7 +105,9 @@ def gemini_cassette(
                 pytrace=False,
             )
         url = request.config.getoption("--gemini-upstream", default=None)
-        upstream = Upstream(url, api_key=key) if url else Upstream(api_key=key)
+        ca = request.config.getoption("--gemini-upstream-ca", default=None)
+        trust = ssl.create_default_context(cafile=ca) if ca else None
+        upstream = Upstream(url or DEFAULT_UPSTREAM, api_key=key, ssl_context=trust)
         emulator = GeminiEmulator(record=path, upstream=upstream)
     else:
         if not path.is_file():

@@ -34,7 +34,7 @@ import {
   streamActive,
   type ChatSummary,
 } from './lib/chats';
-import { chatApi } from './lib/config';
+import { chatApi, pageInfo } from './lib/config';
 import { createSession, MODES, newChatId, type ChatStart, type Mode } from './session';
 
 const bgm = new BgmPlayer();
@@ -322,12 +322,8 @@ export function App() {
       <main className="messages" ref={listRef}>
         {messages.length === 0 && (
           <div className="empty">
-            <h1>Talk to the offline demo agent</h1>
-            <p>
-              Streaming text and reasoning, server tools, approvals before a payment runs, tools that
-              run in this browser (your location, the background music) and live voice. Pick a
-              transport above; every answer comes from the same ADK agent.
-            </p>
+            <h1>{pageInfo().title}</h1>
+            {pageInfo().description && <p>{pageInfo().description}</p>}
           </div>
         )}
         {messages.map((message, index) => (

@@ -58,6 +58,17 @@ REDACTED = "REDACTED"
 _SHOWN = 160  # characters of a value shown in an explanation
 
 
+# A request that differs from its recording only by the method was recorded in the other
+# streaming mode: ADK asks streamGenerateContent when streaming (adk-asgi serve, SSE), and
+# generateContent otherwise (a plain Runner.run_async).
+_MODES = (
+    "the same conversation was recorded in the other streaming mode (streamGenerateContent: "
+    "a streaming run such as adk-asgi serve or RunConfig(streaming_mode=StreamingMode.SSE); "
+    "generateContent: a run without streaming). Run the agent as it was recorded, or record "
+    "this test anew in this mode (pytest --gemini-record, or the emulator's --record)"
+)
+
+
 class CassetteError(ValueError):
     """A cassette file that cannot be read."""
 
@@ -328,6 +339,8 @@ class Cassette:
             parts.append(f"recorded with {nearest.method}")
         if (where := difference(nearest.key, key, "contents")) is not None:
             parts.append(f"it differs at {where}")
+        elif nearest.method != method and nearest.model == model:
+            parts.append(_MODES)
         return f"{head} {'; '.join(parts)}."
 
     # ---- Live --------------------------------------------------------------------------

@@ -121,6 +121,29 @@ class Upstream:
         return f"{ws}://{rest}{path}" + (f"?{query}" if query else "")
 
 
+def untrusted_upstream(error: BaseException) -> bool:
+    """Whether ``error`` (or what it came from) is the upstream's TLS certificate refused by
+    the trust the recorder was given: a reachable upstream, not an unreachable one."""
+    seen: BaseException | None = error
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def failure_text(where: str, error: BaseException, what: str = "upstream") -> str:
+    """What a client is told when the upstream at ``where`` could not be reached."""
+    if untrusted_upstream(error):
+        return (
+            f"The {what} {where} presented a TLS certificate this emulator does not trust: "
+            "give its CA with --upstream-ca FILE (pytest: --gemini-upstream-ca FILE)."
+        )
+    return f"The {what} {where} is unreachable."
+
+
 def _forwarded_query(query: str, writer: CassetteWriter) -> str:
     """The query without credentials (``key``, ``access_token``), which become secrets."""
     from urllib.parse import parse_qsl, urlencode
@@ -182,14 +205,12 @@ class RestRecorder:
                 "POST", self._upstream.http_url(http.url.path, query), content=raw, headers=headers
             )
             answer = await client.send(request, stream=True)
-        except httpx.HTTPError as error:
+        except httpx.HTTPError as exc:
             await client.aclose()
             # The error's type only: its text may hold the URL, and the URL a token.
             where = public_url(self._upstream.url)
-            logger.warning(
-                "recording: the upstream %s is unreachable (%s)", where, type(error).__name__
-            )
-            failed = ApiError(503, f"The upstream {where} is unreachable.")
+            failed = ApiError(503, failure_text(where, exc))
+            logger.warning("recording: %s (%s)", failed.message, type(exc).__name__)
             return Response(failed.body(), failed.code, media_type="application/json")
         content_type = answer.headers.get("content-type", "application/json")
         exchange.update(status=answer.status_code, content_type=content_type)
@@ -297,15 +318,20 @@ class LiveRecorder:
                 max_size=None,
                 open_timeout=30,
             )
-        except (OSError, InvalidHandshake, TimeoutError) as error:
-            status = getattr(getattr(error, "response", None), "status_code", None)
+        except (OSError, InvalidHandshake, TimeoutError) as exc:
+            status = getattr(getattr(exc, "response", None), "status_code", None)
             logger.warning(
                 "recording: the upstream Live API at %s refused or failed (%s%s)",
                 public_url(self._upstream.url),
-                type(error).__name__,
+                type(exc).__name__,
                 f" {status}" if status else "",
             )
-            await websocket.close(1011, "The upstream Live API is unreachable.")
+            reason = (
+                "The upstream Live API's TLS certificate is not trusted (--upstream-ca)."
+                if untrusted_upstream(exc)
+                else "The upstream Live API is unreachable."
+            )
+            await websocket.close(1011, reason)
             return
         exchange_id = self._writer.next_id()
         session = _LiveSession(websocket, upstream, number, self._journal)

@@ -21,7 +21,8 @@ In order, for each request:
    wins over rule 3 when it calls a function the message names (its arguments are
    better than generated ones).
 5. **Anything else**: the demo's other phrases ("think ...", "story", "bench N") and
-   an echo of the message.
+   an echo of the message. For the demo agent the echo suggests the demo's phrases; for
+   any other agent it names that agent's own tools and how a message calls them.
 
 The user's message is the newest user content with text, skipping the contents ADK
 writes to tell an agent what another agent did ("For context: ...").
@@ -89,9 +90,56 @@ def default_reply(request: Request) -> Reply:
         )
     if (agent := _named_agent(request)) is not None:
         return Reply(calls=(types.FunctionCall(name=_TRANSFER, args={"agent_name": agent}),))
-    if demo.calls and request.contents:
-        return emulated(_rules.echo_reply(request.contents[-1]))
+    if _serves_demo(request):
+        if demo.calls and request.contents:
+            return emulated(_rules.echo_reply(request.contents[-1]))
+        return demo
+    if demo.calls or (request.contents and demo.text == _demo_echo(request)):
+        return _echo(message, request)
     return demo
+
+
+def _serves_demo(request: Request) -> bool:
+    """The request is the demo agent's (it declares the demo's weather and payment tools):
+    its echo invites the demo's phrases."""
+    return _demo_tool(request, "get_weather") and _demo_tool(request, "process_payment")
+
+
+def _demo_echo(request: Request) -> str:
+    return _rules.echo_reply(request.contents[-1]).text
+
+
+def _echo(message: str, request: Request) -> Reply:
+    """An echo of the user's message for any agent but the demo: it names the agent's own
+    tools and how a message calls them (never the demo's phrases)."""
+    words = message.split()
+    snippet = " ".join(words[:8]) + (" …" if len(words) > 8 else "")
+    said = f'You said: "{snippet}". ' if snippet else "Hello! "
+    tools = [d for d in request.declarations if d.name and d.name != _TRANSFER]
+    if not tools:
+        return Reply(
+            f"{said}This is the Gemini API emulator's default script: it echoes, and "
+            "calls a tool when a message names one (this request declares none)."
+        )
+    listed = ", ".join(_signature(d) for d in tools)
+    first = tools[0]
+    example = " ".join([f"use {first.name}", *(f"{p}=..." for p in _shown(first)[:2])])
+    return Reply(
+        f"{said}This is the Gemini API emulator's default script: name one of this "
+        f'agent\'s tools in a message to call it ({listed}), e.g. "{example}".'
+    )
+
+
+def _shown(declaration: types.FunctionDeclaration) -> list[str]:
+    """The declaration's parameters, the required ones first."""
+    schema = parameters_schema(declaration) or {}
+    required = schema.get("required")
+    first = [str(n) for n in required] if isinstance(required, list) else []
+    return first + sorted(n for n in parameter_names(declaration) if n not in first)
+
+
+def _signature(declaration: types.FunctionDeclaration) -> str:
+    return f"{declaration.name}({', '.join(_shown(declaration))})"
 
 
 def user_message(request: Request) -> str:

@@ -1,14 +1,7 @@
 /** The input line: suggestions, text box, Send / Stop. */
 import { useState, type FormEvent } from 'react';
 
-export const SUGGESTIONS = [
-  "What's the weather in Tokyo?",
-  'Send 50 dollars to Hanako',
-  'Send 30 dollars to Alice and 40 dollars to Bob',
-  'Where am I?',
-  'Play track 2',
-  'think about streaming',
-];
+import { pageInfo } from '../lib/config';
 
 export function Composer({
   busy,
@@ -32,7 +25,7 @@ export function Composer({
   return (
     <div className="composer">
       <div className="chips">
-        {SUGGESTIONS.map(s => (
+        {pageInfo().suggestions.map(s => (
           <button key={s} className="chip" disabled={busy || blocked != null} onClick={() => onSend(s)}>
             {s}
           </button>
@@ -41,7 +34,7 @@ export function Composer({
       <form className="input-row" onSubmit={submit}>
         <input
           aria-label="Message"
-          placeholder={blocked ?? 'Ask the demo agent…'}
+          placeholder={blocked ?? 'Message…'}
           value={text}
           disabled={blocked != null}
           onChange={event => setText(event.target.value)}
