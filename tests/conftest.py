@@ -13,6 +13,7 @@ from adk_asgi import AdkApp
 from adk_asgi.demo import build_demo_agent
 
 from support import LoopbackServer
+from support.schedule import slowest_files_first
 
 _real_connect = socket.socket.connect
 
@@ -26,6 +27,11 @@ def _guarded_connect(self: socket.socket, address: Any) -> Any:
     ):
         raise OSError(f"tests are offline: refused connect to {address!r}")
     return _real_connect(self, address)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The slowest files first, for xdist's workers (see support/schedule.py)."""
+    items[:] = [items[i] for i in slowest_files_first(items)]
 
 
 @pytest.fixture(autouse=True)
