@@ -90,4 +90,6 @@ class Translators:
     def live_history(self, message_id: str) -> LiveTranslator:
         """A live turn's message as a chat's history replays it (no audio; approval tools
         as the app declares them)."""
-        return self._live(message_id, self.settings, audio_out=False)
+        return self._live(
+            message_id, self.settings, audio_out=False, context=MessageContext(replay=True)
+        )

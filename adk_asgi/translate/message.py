@@ -29,6 +29,7 @@ from .blocks import MessageBlocks
 from .lanes import Lane
 from .response_meta import ResponseMeta
 from .surface import Surface
+from .tool_errors import ToolFailures
 from .tool_parts import ToolParts
 
 __all__ = ("NODE_CHUNK_TYPE", "AssistantMessage", "MessageContext", "MessageSettings")
@@ -69,6 +70,9 @@ class MessageContext:
     """Steps the message already has (its earlier requests')."""
     oauth_redirect: str | None = None
     """Where an OAuth2 sign-in of this request returns (adk-asgi's callback)."""
+    replay: bool = False
+    """The request is replayed from the session (a chat's history): what its stream
+    logged is not logged again."""
 
 
 class AssistantMessage:
@@ -119,6 +123,9 @@ class AssistantMessage:
             approval_tools=settings.tools.approval,
             awaiting=context.awaiting,
             resumed=context.resumed,
+            failures=ToolFailures(
+                settings.describe_error, settings.tools.errors, quiet=context.replay
+            ),
         )
         """The message's tool parts (``tool_parts.py``): calls, approval requests and
         outcomes, which calls wait for the client (``awaiting``)."""
