@@ -57,6 +57,7 @@ class Translators:
             confirmation_style=settings.pauses.confirmation_style,
             describe_error=settings.describe_error,
             surface=surface if surface.active else None,
+            resolve_file=surface.resolve_file,
         )
         self._settings: MessageSettings | None = None
         self._live_settings: MessageSettings | None = None
