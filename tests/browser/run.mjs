@@ -521,7 +521,8 @@ const ARTIFACT_SCENARIOS = {
 
 // Grounding on the Gemini emulator (tests/gemini/test_gemini_grounding.py, `--agent
 // grounding`): the answer's sources as links and documents, and Google's search suggestions
-// as rendered, as wide as the answer, their link opening a new tab; the same after a reload.
+// as rendered, as wide as the answer, their link opening a new tab; the file the answer
+// comes with, named by ADK's display_name; the same after a reload.
 const GROUNDING_SCENARIOS = {
   async grounding({ page, shot }) {
     await send(page, 'the capital of Portugal?');
@@ -544,7 +545,8 @@ const GROUNDING_SCENARIOS = {
         const frame = m.querySelector('iframe[data-testid=search-suggestions]').getBoundingClientRect().width;
         return { text, frame };
       });
-      return { listed, links, href, target, chipText, sandbox, widths };
+      const file = await answer.locator('[data-testid=file]').textContent();
+      return { listed, links, href, target, chipText, sandbox, widths, file };
     };
     const live = await seen();
     check(live.listed.length === 6, `sources listed: ${JSON.stringify(live.listed)}`);
@@ -553,6 +555,7 @@ const GROUNDING_SCENARIOS = {
     check(live.chipText === 'capital of portugal', `chip: ${live.chipText}`);
     check(live.href === 'https://www.google.com/search?q=capital+of+portugal' && live.target === '_blank', `chip link: ${live.href} ${live.target}`);
     check(live.sandbox === 'allow-popups allow-popups-to-escape-sandbox', `sandbox: ${live.sandbox}`);
+    check(live.file === 'Tram 28 timetable.pdf', `the file's name: ${live.file}`);
     check(live.widths.frame >= live.widths.text, `suggestions narrower than the answer: ${JSON.stringify(live.widths)}`);
     await shot('grounded');
     await page.reload();

@@ -84,8 +84,9 @@ def page(emulator: GeminiEmulator) -> dict[str, Any]:
 @pytest.mark.browser
 @pytest.mark.slow
 def test_the_page_shows_the_sources_and_the_search_suggestions(page: dict[str, Any]) -> None:
-    """As wide as the answer, the chip's link opening Google Search in a new tab, the same
-    after a reload (run.mjs checks it)."""
+    """As wide as the answer, the chip's link opening Google Search in a new tab; the
+    answer's file named by its ``display_name``; the same after a reload (run.mjs checks
+    it)."""
     [result] = page["results"]
     assert result["ok"], result["error"]
 

@@ -108,8 +108,9 @@ def build_app(mcp_url: str) -> App:
     retry plugin."""
     toolsets = [
         McpToolset(
+            # (a loaded CI machine can take more than ADK's 5 s to connect)
             connection_params=StreamableHTTPConnectionParams(
-                url=mcp_url, headers={"Authorization": f"Bearer {token}"}
+                url=mcp_url, headers={"Authorization": f"Bearer {token}"}, timeout=30
             ),
             tool_filter=tools,
         )

@@ -2,7 +2,7 @@
 (``web``, its queries, the search suggestions), Google Maps, image search, Vertex AI Search
 / RAG (``retrieved_context``: a web page and a stored document), the segment citations
 (``grounding_supports``, one source cited twice) and ``citation_metadata``. Any question
-about a capital gets it (``script``)."""
+about a capital gets it (``script``), with a file the model names (``display_name``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from google.genai import types
 
 from adk_asgi.testing.gemini import Reply, Rule, Script
 
-__all__ = ("ANSWER", "CITATIONS", "GROUNDING", "SUGGESTIONS", "script")
+__all__ = ("ANSWER", "CITATIONS", "GROUNDING", "SUGGESTIONS", "TIMETABLE", "script")
 
 ANSWER: Final = "Lisbon is the capital of Portugal. The tram 28 crosses it."
 SUGGESTIONS: Final = (
@@ -84,7 +84,21 @@ CITATIONS: Final = types.CitationMetadata(
     ]
 )
 
+TIMETABLE: Final = types.Part(
+    file_data=types.FileData(
+        file_uri="https://files.test/t28.pdf",
+        mime_type="application/pdf",
+        display_name="Tram 28 timetable.pdf",
+    )
+)
+"""A file the answer comes with, named by its ``display_name``."""
+
 
 def script() -> Script:
     """The emulator's script: a question about a capital gets the grounded answer."""
-    return Script(Rule("capital", Reply(ANSWER, grounding=GROUNDING, citations=CITATIONS)))
+    return Script(
+        Rule(
+            "capital",
+            Reply(ANSWER, grounding=GROUNDING, citations=CITATIONS, parts=(TIMETABLE,)),
+        )
+    )
