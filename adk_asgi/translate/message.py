@@ -127,7 +127,10 @@ class AssistantMessage:
             awaiting=context.awaiting,
             resumed=context.resumed,
             failures=ToolFailures(
-                settings.describe_error, settings.tools.errors, quiet=context.replay
+                settings.describe_error,
+                settings.tools.errors,
+                browser=settings.tools.browser,
+                quiet=context.replay,
             ),
         )
         """The message's tool parts (``tool_parts.py``): calls, approval requests and

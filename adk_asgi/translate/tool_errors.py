@@ -113,21 +113,27 @@ class ToolFailures:
     """How one message reports its tools' failures: the text the page reads and the log
     line (none when ``quiet``: a chat's history replays what a stream already logged)."""
 
-    __slots__ = ("_describe_error", "_detectors", "_quiet")
+    __slots__ = ("_browser", "_describe_error", "_detectors", "_quiet")
 
     def __init__(
         self,
         describe_error: DescribeError = describe_error_generic,
         detectors: Mapping[str, Detector] | None = None,
         *,
+        browser: frozenset[str] = frozenset(),
         quiet: bool = False,
     ) -> None:
         self._describe_error = describe_error
         self._detectors = detectors or {}
+        self._browser = browser
         self._quiet = quiet
 
     def of(self, name: str, result: Any) -> ErrorInfo | None:
-        """The failure the result of tool ``name`` reports, the tool named in it."""
+        """The failure the result of tool ``name`` reports, the tool named in it. A browser
+        tool's result is the page's own answer (in live mode it comes back through the
+        agent): its error keeps its text."""
+        if name in self._browser:
+            return None
         failure = tool_failure(result, self._detectors.get(name))
         if failure is None:
             return None

@@ -160,6 +160,22 @@ def test_tool_error_result() -> None:
     } in chunks
 
 
+def test_a_browser_tools_error_keeps_the_pages_text() -> None:
+    """In live mode the page's answer for a browser tool comes back through the agent."""
+    settings = MessageSettings(tools=ToolKinds(browser=frozenset({"t"})))
+    chunks = run(
+        EventTranslator("m", settings),
+        ev(call("t", "c1"), partial=False),
+        ev(result("t", "c1", {"error": "the speaker is unplugged"}), role="user", event_id="e2"),
+    )
+    error = {
+        "type": "tool-output-error",
+        "toolCallId": "c1",
+        "errorText": "the speaker is unplugged",
+    }
+    assert error in chunks
+
+
 def test_a_result_the_tools_error_hook_marks_is_a_tool_error() -> None:
     """ADK's error hook of a tool (``_detect_error_in_response``), as ``tool_kinds`` finds
     it, decides; a result it does not mark stays a result."""
