@@ -73,6 +73,11 @@ def tool_failure(result: Any, detect: Detector | None = None) -> ErrorInfo | Non
     text meant for the model, for ``describe_error`` to map; never sent as it is."""
     if not isinstance(result, dict):
         return None
+    said = result.get("error")
+    if isinstance(said, str) and said in GATE_TEXTS:
+        # The live gate's answers for calls it did not run are the server's own texts,
+        # written for the user too: they stay errors with their text.
+        return None
     if result.get("response_type") == RETRY_PLUGIN_RESPONSE:
         code = result.get("error_type")
         details = result.get("error_details")
@@ -82,10 +87,8 @@ def tool_failure(result: Any, detect: Detector | None = None) -> ErrorInfo | Non
         )
     if result.get("isError") is True or result.get("is_error") is True:
         return ErrorInfo(MCP_TOOL_ERROR, _mcp_text(result))
-    if is_error(result) and result["error"] not in GATE_TEXTS:
-        # (the live gate's answers for calls it did not run are the server's texts, for
-        # the user too: they stay errors with their text)
-        return ErrorInfo(TOOL_ERROR, str(result["error"]))
+    if is_error(result):
+        return ErrorInfo(TOOL_ERROR, str(said))
     if detect is not None:
         try:
             code = detect(result)
