@@ -41,6 +41,7 @@ __all__ = (
     "Authenticate",
     "ChatListOptions",
     "ConfirmationStyle",
+    "FileResolver",
     "GcTuning",
     "Limits",
     "LiveOptions",
@@ -65,6 +66,9 @@ Authenticate = Callable[[MutableMapping[str, Any]], "str | Awaitable[str]"]
 """``(scope) -> user id`` (or its awaitable): who asks, for an HTTP or WebSocket scope;
 raise ``AuthError`` to refuse (``adk_asgi.transport.auth``)."""
 OnEvent = Callable[[Event, EventParts], None]
+FileResolver = Callable[[types.FileData], "str | None"]
+"""``(file) -> URL``: where a browser fetches a file ADK refers to by a URI it cannot open
+(``SurfaceOptions.resolve_file``); None: the part is left out."""
 """``(event, parts)``: the application's own data parts and metadata for an ADK event."""
 TitleHook = Callable[[str], "str | None"]
 """``(first user text) -> title`` of a chat."""
@@ -157,6 +161,12 @@ class SurfaceOptions:
     node_outputs: bool = True
     """Workflow nodes' outputs: a string as text, anything else as a ``data-node`` part
     (``{node, path, output}``)."""
+    resolve_file: FileResolver | None = None
+    """Where a browser fetches a file a model or tool refers to by a URI it cannot open
+    (``gs://``, ``s3://``, the Gemini Files API): ``(types.FileData) -> URL`` (a signed
+    URL, say), None to leave the part out. Called as the answer streams and as the
+    history is read: it must not block. None (the default): such parts are left out, one
+    log line each."""
     shows_state: Callable[[str], bool] | None = field(init=False, repr=False, compare=False)
     """``state_keys`` as a predicate (None: no state is shown)."""
 

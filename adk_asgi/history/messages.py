@@ -357,7 +357,9 @@ class _History:
         if self._message is None:
             self._message = UIMessageState(message_id)
             self.messages.append(self._message.message)
-        context = MessageContext(denied=denied, resumed=resumed, steps_before=self._message.steps)
+        context = MessageContext(
+            denied=denied, resumed=resumed, steps_before=self._message.steps, replay=True
+        )
         self._translator = self.options.translators.turn(message_id, context)
         self._aborted = False
         return self._translator.message.start()

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from .approvals import CallKind
 
 __all__ = (
+    "ANSWER_TIMEOUT",
+    "APPROVAL_TIMEOUT",
+    "GATE_TEXTS",
+    "REFUSED",
+    "RESULT_TIMEOUT",
     "ApprovalNotice",
     "AskNotice",
     "GateNotice",
@@ -20,6 +25,19 @@ __all__ = (
 )
 
 Kind = CallKind
+
+# What the gate answers the model for a call it did not run: the server's own texts, written
+# for the user too (a tool error shows them, translate/tool_errors.py).
+REFUSED: Final = (
+    "Too many tool calls are already waiting for the user on this "
+    "connection; this call was not run."
+)
+APPROVAL_TIMEOUT: Final = (
+    "The user did not answer the confirmation request in time; the tool call was not run."
+)
+RESULT_TIMEOUT: Final = "The browser did not return a result in time."
+ANSWER_TIMEOUT: Final = "The user did not answer in time."
+GATE_TEXTS: Final = frozenset({REFUSED, APPROVAL_TIMEOUT, RESULT_TIMEOUT, ANSWER_TIMEOUT})
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,8 +15,8 @@ approved; the result must come back with that approval.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from google.adk.tools import BaseTool, ToolContext
@@ -81,6 +81,9 @@ class ToolKinds:
     """Browser tools the user approves before the page runs them."""
     long_running: frozenset[str] = frozenset()
     client_completes: frozenset[str] = frozenset()
+    errors: Mapping[str, Callable[[Any], str | None]] = field(default_factory=dict)
+    """Tools with ADK's error hook (``_detect_error_in_response``), by name: which of
+    their results are failures."""
 
 
 def tool_kinds(agent: Any, client_completes: Iterable[str] = ()) -> ToolKinds:
@@ -89,6 +92,7 @@ def tool_kinds(agent: Any, client_completes: Iterable[str] = ()) -> ToolKinds:
     browser: set[str] = set()
     approval: set[str] = set()
     long_running: set[str] = set()
+    errors: dict[str, Callable[[Any], str | None]] = {}
     agents = [agent]
     while agents:
         current = agents.pop()
@@ -99,6 +103,9 @@ def tool_kinds(agent: Any, client_completes: Iterable[str] = ()) -> ToolKinds:
                     approval.add(tool.name)
             elif isinstance(tool, BaseTool) and tool.is_long_running:
                 long_running.add(tool.name)
+            detect = getattr(tool, "_detect_error_in_response", None)
+            if isinstance(tool, BaseTool) and callable(detect):
+                errors[tool.name] = detect
         agents.extend(getattr(current, "sub_agents", None) or ())
         graph = getattr(current, "graph", None)  # a Workflow: its nodes, agents among them
         agents.extend(getattr(graph, "nodes", None) or ())
@@ -109,4 +116,6 @@ def tool_kinds(agent: Any, client_completes: Iterable[str] = ()) -> ToolKinds:
             f"client_completes names tools that are not long-running server "
             f"tools of the agent: {', '.join(sorted(unknown))}"
         )
-    return ToolKinds(frozenset(browser), frozenset(approval), frozenset(long_running), completes)
+    return ToolKinds(
+        frozenset(browser), frozenset(approval), frozenset(long_running), completes, errors
+    )

@@ -13,13 +13,9 @@ branches that ran side by side; ``author_changed`` tells who wrote it (``lanes.p
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Callable
 
-from google.genai import types
-
 from ..wire.chunks import (
-    File,
     FinishStep,
     ReasoningDelta,
     ReasoningEnd,
@@ -177,18 +173,3 @@ class MessageBlocks:
         lane.reasoning_id = None
         if lane.text_id is None:
             self._open.remove(lane)
-
-    # -- files --------------------------------------------------------------------------
-
-    @staticmethod
-    def file(part: types.Part, out: list[UIChunk]) -> None:
-        """Inline bytes as a ``data:`` URL, or a file reference, as a ``file`` part."""
-        blob, ref = part.inline_data, part.file_data
-        if blob is not None and blob.data is not None:
-            mime = blob.mime_type or "application/octet-stream"
-            data = base64.b64encode(blob.data).decode("ascii")
-            out.append(File(url=f"data:{mime};base64,{data}", media_type=mime))
-        elif ref is not None and ref.file_uri:
-            out.append(
-                File(url=ref.file_uri, media_type=ref.mime_type or "application/octet-stream")
-            )

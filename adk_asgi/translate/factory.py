@@ -57,6 +57,7 @@ class Translators:
             confirmation_style=settings.pauses.confirmation_style,
             describe_error=settings.describe_error,
             surface=surface if surface.active else None,
+            resolve_file=surface.resolve_file,
         )
         self._settings: MessageSettings | None = None
         self._live_settings: MessageSettings | None = None
@@ -90,4 +91,6 @@ class Translators:
     def live_history(self, message_id: str) -> LiveTranslator:
         """A live turn's message as a chat's history replays it (no audio; approval tools
         as the app declares them)."""
-        return self._live(message_id, self.settings, audio_out=False)
+        return self._live(
+            message_id, self.settings, audio_out=False, context=MessageContext(replay=True)
+        )

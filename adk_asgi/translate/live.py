@@ -30,7 +30,7 @@ from ..pauses.approvals import CONFIRMATION_TOOL
 from ..pauses.notices import ApprovalNotice, AskNotice, ResolvedNotice
 from ..wire.chunks import DataChunk, ToolOutputAvailable, UIChunk
 from .lanes import TEXT, Lane
-from .message import MessageSettings
+from .message import MessageContext, MessageSettings
 from .translator import Chunks, EventTranslator
 
 __all__ = ("PCM_CHUNK_TYPE", "TRANSCRIPTION_CHUNK_TYPE", "LiveTranslator")
@@ -53,8 +53,9 @@ class LiveTranslator(EventTranslator):
         *,
         audio_out: bool = True,
         turn_based: bool = False,
+        context: MessageContext | None = None,
     ) -> None:
-        super().__init__(message_id, settings)
+        super().__init__(message_id, settings, context)
         # False: a text connection on a model that only speaks; its transcript is the text.
         self._audio_out = audio_out
         # The run answers each message with run_async (run.py): SSE's events.

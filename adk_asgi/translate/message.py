@@ -20,15 +20,17 @@ from typing import Any, Final
 from google.adk.events import Event
 from google.genai import types
 
-from ..options import ConfirmationStyle, SurfaceOptions
+from ..options import ConfirmationStyle, FileResolver, SurfaceOptions
 from ..pauses.tools import ToolKinds
 from ..wire.chunks import Abort, DataChunk, Error, Finish, FinishReason, Start, UIChunk
 from ..wire.errors import DescribeError, ErrorInfo, describe, describe_error_generic
 from ..wire.jsonable import NotJson, json_value
 from .blocks import MessageBlocks
+from .files import file_chunk
 from .lanes import Lane
 from .response_meta import ResponseMeta
 from .surface import Surface
+from .tool_errors import ToolFailures
 from .tool_parts import ToolParts
 
 __all__ = ("NODE_CHUNK_TYPE", "AssistantMessage", "MessageContext", "MessageSettings")
@@ -52,6 +54,8 @@ class MessageSettings:
     """The agent's browser, approval and long-running tools."""
     surface: SurfaceOptions | None = None
     """What a message carries besides ADK's content; None: nothing."""
+    resolve_file: FileResolver | None = None
+    """Where a browser fetches a file by a URI it cannot open (``files.py``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +73,9 @@ class MessageContext:
     """Steps the message already has (its earlier requests')."""
     oauth_redirect: str | None = None
     """Where an OAuth2 sign-in of this request returns (adk-asgi's callback)."""
+    replay: bool = False
+    """The request is replayed from the session (a chat's history): what its stream
+    logged is not logged again."""
 
 
 class AssistantMessage:
@@ -119,6 +126,12 @@ class AssistantMessage:
             approval_tools=settings.tools.approval,
             awaiting=context.awaiting,
             resumed=context.resumed,
+            failures=ToolFailures(
+                settings.describe_error,
+                settings.tools.errors,
+                browser=settings.tools.browser,
+                quiet=context.replay,
+            ),
         )
         """The message's tool parts (``tool_parts.py``): calls, approval requests and
         outcomes, which calls wait for the client (``awaiting``)."""
@@ -262,9 +275,13 @@ class AssistantMessage:
         self._blocks.calls_done()
 
     def file(self, part: types.Part, lane: Lane) -> list[UIChunk]:
-        """A ``file`` part for inline bytes (a ``data:`` URL) or a file reference."""
+        """A ``file`` part for inline bytes (a ``data:`` URL) or a file reference, as a
+        browser can use it (``files.py``); none for a file it could not."""
+        chunk = file_chunk(part, self.settings.resolve_file)
+        if chunk is None:
+            return []
         out = self.close(lane)
-        self._blocks.file(part, out)
+        out.append(chunk)
         return out
 
     def node_output(self, lane: Lane, path: str, output: Any) -> list[UIChunk]:

@@ -1,6 +1,6 @@
 """ResponseMeta: what the model's final responses say about the message as a whole —
-usage, finish reason and model version (the ``finish`` chunk's metadata) and grounding
-sources (``source-url`` chunks, each once)."""
+usage, finish reason and model version (the ``finish`` chunk's metadata) and what it is
+grounded on (``grounding.py``: source parts, each once, and ``data-grounding``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import Any, Final
 
 from google.adk.events import Event
 
-from ..wire.chunks import FinishReason, SourceUrl, UIChunk
+from ..wire.chunks import FinishReason, UIChunk
+from .grounding import Grounding
 
 __all__ = ("ResponseMeta",)
 
@@ -25,13 +26,12 @@ _FINISH_REASONS: Final[dict[str, FinishReason]] = {
 
 
 class ResponseMeta:
-    __slots__ = ("_message_id", "_model_version", "_sources", "_usage", "finish_reason")
+    __slots__ = ("_grounding", "_model_version", "_usage", "finish_reason")
 
     def __init__(self, message_id: str) -> None:
-        self._message_id = message_id
         self._usage: dict[str, int] = {}
         self._model_version: str | None = None
-        self._sources: set[str] = set()
+        self._grounding = Grounding(message_id)
         self.finish_reason: FinishReason | None = None
 
     def record(self, event: Event, out: list[UIChunk]) -> None:
@@ -51,19 +51,7 @@ class ResponseMeta:
             ):
                 if value:
                     self._usage[key] = self._usage.get(key, 0) + value
-        grounding = event.grounding_metadata
-        if grounding is not None and grounding.grounding_chunks:
-            for chunk in grounding.grounding_chunks:
-                web = chunk.web
-                if web is None or not web.uri or web.uri in self._sources:
-                    continue
-                self._sources.add(web.uri)
-                source_id = f"{self._message_id}-s{len(self._sources)}"
-                out.append(
-                    SourceUrl(source_id=source_id, url=web.uri, title=web.title)
-                    if web.title
-                    else SourceUrl(source_id=source_id, url=web.uri)
-                )
+        self._grounding.record(event, out)
 
     @property
     def output_tokens(self) -> int:

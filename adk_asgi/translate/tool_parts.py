@@ -10,10 +10,12 @@ as ``tool-output-denied`` (native style); the ADK-tool style shows ADK's error.
 
 A tool's result is converted to JSON the way ADK converts it for the model
 (``jsonable.py``); one that has none ends its call as ``tool-output-error`` with the generic
-text (and one log line), the answer goes on. Code the model runs (Gemini's code execution,
-or an agent's code executor) is a provider-executed ``code_execution`` call: its input is
-the language and the code, its output the outcome and what the code printed; a failed run
-is ``tool-output-error``.
+text (and one log line), the answer goes on. A result that reports a failure (ADK's
+``{"error": ...}``, an MCP ``isError``, the retry plugin's) is a ``tool-output-error`` too,
+never the text meant for the model (``tool_errors.py``). Code the model runs (Gemini's
+code execution, or an agent's code executor) is a provider-executed ``code_execution``
+call: its input is the language and the code, its output the outcome and what the code
+printed; a failed run is ``tool-output-error``.
 """
 
 from __future__ import annotations
@@ -37,10 +39,10 @@ from ..wire.chunks import (
 from ..wire.jsonable import NotJson, json_value
 from .blocks import MessageBlocks
 from .lanes import Lane
+from .tool_errors import TOOL_FAILED, ToolFailures, is_error
 
 __all__ = ("CODE_TOOL", "TOOL_FAILED", "ToolParts")
 
-TOOL_FAILED: Final = "The tool failed."
 CODE_TOOL: Final = "code_execution"
 """The tool name of code the model runs (Gemini's name for its code execution tool)."""
 
@@ -56,6 +58,7 @@ class ToolParts:
         "_blocks",
         "_code_calls",
         "_denied",
+        "_failures",
         "_long_running",
         "_native",
         "_open",
@@ -72,11 +75,13 @@ class ToolParts:
         approval_tools: frozenset[str] = frozenset(),
         awaiting: Iterable[str] = (),
         resumed: Iterable[str] = (),
+        failures: ToolFailures | None = None,
     ) -> None:
         self._blocks = blocks
         self._code_calls = 0
         self._native = native
-        self._denied: set[str] = set(denied) if native else set()
+        self._denied: set[str] = set(denied)
+        self._failures = failures or ToolFailures()
         # Approved or denied in the request this message continues with (either style).
         self._answered = set(denied) | set(resumed)
         # Browser tools the user approves before the page runs them.
@@ -174,12 +179,18 @@ class ToolParts:
         return out
 
     def outcome(
-        self, call_id: str, result: Any, *, lane: Lane | None = None, agent: bool = False
+        self,
+        call_id: str,
+        result: Any,
+        *,
+        lane: Lane | None = None,
+        agent: bool = False,
+        name: str = "",
     ) -> list[UIChunk]:
-        """A call's result: ``tool-output-available``, ``-error`` or ``-denied`` (ADK's
-        ``{"error": ...}`` results are errors), after ``lane``'s open block ends. ``agent``:
-        the tool's own result (not an answer the client or the server sent in), interim for
-        a long-running call."""
+        """A call's result: ``tool-output-available``, ``-error`` or ``-denied``, after
+        ``lane``'s open block ends. ``agent``: the tool's own result (not an answer sent
+        in), interim for a long-running call; a failure it reports is an error with the
+        generic text (``tool_errors.py``), an answer sent in keeps its ``error`` text."""
         out: list[UIChunk] = []
         if lane is not None:
             self._blocks.close(lane, out)
@@ -187,19 +198,20 @@ class ToolParts:
             result = json_value(result)
         except NotJson as exc:
             logger.error("The result of tool call %s cannot be sent: %s", call_id, exc)
-            out.append(ToolOutputError(tool_call_id=call_id, error_text=TOOL_FAILED))
-            self._long_running.discard(call_id)
-            self.awaiting.discard(call_id)
-            self._open.pop(call_id, None)
-            return out
+            self._long_running.discard(call_id)  # it ends here, as a failure
+            result, agent = {"error": TOOL_FAILED}, False
         if agent and call_id in self._long_running:
             out.append(ToolOutputAvailable(tool_call_id=call_id, output=result, preliminary=True))
             self._open.pop(call_id, None)
             return out
-        if call_id in self._denied and _is_error(result):
+        denied = call_id in self._denied and is_error(result)
+        failure = self._failures.of(name, result) if agent and not denied else None
+        if denied and self._native:
             out.append(ToolOutputDenied(tool_call_id=call_id))
-        elif _is_error(result):
-            assert result is not None
+        elif failure is not None:
+            text = self._failures.text(call_id, failure)
+            out.append(ToolOutputError(tool_call_id=call_id, error_text=text))
+        elif is_error(result):  # an answer sent in, or ADK's rejection (the user's reason)
             out.append(ToolOutputError(tool_call_id=call_id, error_text=str(result["error"])))
         else:
             out.append(ToolOutputAvailable(tool_call_id=call_id, output=result))
@@ -276,9 +288,9 @@ class ToolParts:
         self._open[call_id] = None
 
     def deny(self, call_id: str) -> None:
-        """The user denied the call: ADK's rejection result shows as denied (native style)."""
-        if self._native:
-            self._denied.add(call_id)
+        """The user denied the call: ADK's rejection is no failure (shown as denied in the
+        native style, with its text in the ADK-tool style)."""
+        self._denied.add(call_id)
 
     def fail_open(self) -> list[UIChunk]:
         """The run failed: the server calls without an outcome end as errors."""
@@ -287,13 +299,3 @@ class ToolParts:
         ]
         self._open.clear()
         return out
-
-
-def _is_error(result: Any) -> bool:
-    """ADK reports tool failures (and rejections) as ``{"error": "..."}``."""
-    return (
-        isinstance(result, dict)
-        and "error" in result
-        and "result" not in result
-        and (len(result) == 1 or result.get("status") in ("error", None))
-    )

@@ -310,7 +310,11 @@ class EventTranslator:
         if self.pauses.interim(response, event):
             self.message.tools.long_running(call_id)  # the tool waits for a credential
         return self.message.tools.outcome(
-            call_id, response.response, lane=lane, agent=event.author != "user"
+            call_id,
+            response.response,
+            lane=lane,
+            agent=event.author != "user",
+            name=response.name or "",
         )
 
     def on_executable_code(self, code: types.ExecutableCode, lane: Lane, *, replay: bool) -> Chunks:

@@ -125,13 +125,16 @@ def store_unavailable() -> RequestError:
 
 @dataclass(frozen=True, slots=True)
 class ErrorInfo:
-    """A failure, as ``describe_error`` sees it: ``code`` is ADK's error code or the
-    exception's class name; ``message`` and ``exception`` are for logs and mapping,
-    never sent as they are."""
+    """A failure, as ``describe_error`` sees it: ``code`` is ADK's error code, the
+    exception's class name or a tool failure's code (``translate/tool_errors.py``);
+    ``message`` and ``exception`` are for logs and mapping, never sent as they are."""
 
     code: str
     message: str | None = None
     exception: BaseException | None = None
+    tool: str | None = None
+    """The tool whose result reported the failure (its call fails, the answer goes on);
+    None: the turn failed."""
 
 
 def describe_error_generic(error: ErrorInfo) -> str:

@@ -531,6 +531,53 @@ const ARTIFACT_SCENARIOS = {
   },
 };
 
+// Grounding on the Gemini emulator (tests/gemini/test_gemini_grounding.py, `--agent
+// grounding`): the answer's sources as links and documents, and Google's search suggestions
+// as rendered, as wide as the answer, their link opening a new tab; the file the answer
+// comes with, named by ADK's display_name; the same after a reload.
+const GROUNDING_SCENARIOS = {
+  async grounding({ page, shot }) {
+    await send(page, 'the capital of Portugal?');
+    await waitForText(page, 'Lisbon is the capital of Portugal.');
+    await waitIdle(page);
+    const seen = async () => {
+      const answer = page.locator('[data-testid=message][data-role=assistant]').last();
+      const sources = answer.locator('[data-testid=source]');
+      await sources.first().waitFor({ timeout: 15_000 });
+      const listed = await sources.allTextContents();
+      const links = await answer.locator('[data-testid=source] a').evaluateAll(a => a.map(l => [l.href, l.target]));
+      const frame = answer.locator('iframe[data-testid=search-suggestions]');
+      const chip = page.frameLocator('[data-testid=message][data-role=assistant] iframe[data-testid=search-suggestions]').locator('a.chip');
+      await chip.waitFor({ timeout: 15_000 });
+      const [href, target] = await chip.evaluate(a => [a.href, a.target || document.querySelector('base')?.target]);
+      const chipText = await chip.textContent();
+      const sandbox = await frame.getAttribute('sandbox');
+      const widths = await answer.evaluate(m => {
+        const text = m.querySelector('[data-testid=text]').getBoundingClientRect().width;
+        const frame = m.querySelector('iframe[data-testid=search-suggestions]').getBoundingClientRect().width;
+        return { text, frame };
+      });
+      const file = await answer.locator('[data-testid=file]').textContent();
+      return { listed, links, href, target, chipText, sandbox, widths, file };
+    };
+    const live = await seen();
+    check(live.listed.length === 6, `sources listed: ${JSON.stringify(live.listed)}`);
+    check(live.listed.includes('Tram guide (trams.pdf)'), `the RAG document: ${JSON.stringify(live.listed)}`);
+    check(live.links[0][0] === 'https://pt.test/lisbon' && live.links[0][1] === '_blank', `links: ${JSON.stringify(live.links)}`);
+    check(live.chipText === 'capital of portugal', `chip: ${live.chipText}`);
+    check(live.href === 'https://www.google.com/search?q=capital+of+portugal' && live.target === '_blank', `chip link: ${live.href} ${live.target}`);
+    check(live.sandbox === 'allow-popups allow-popups-to-escape-sandbox', `sandbox: ${live.sandbox}`);
+    check(live.file === 'Tram 28 timetable.pdf', `the file's name: ${live.file}`);
+    check(live.widths.frame >= live.widths.text, `suggestions narrower than the answer: ${JSON.stringify(live.widths)}`);
+    await shot('grounded');
+    await page.reload();
+    await page.getByLabel('Message').waitFor();
+    const reloaded = await seen();
+    check(JSON.stringify({ ...reloaded, widths: 0 }) === JSON.stringify({ ...live, widths: 0 }), `after a reload: ${JSON.stringify(reloaded)}`);
+    return live;
+  },
+};
+
 // The README's picture: `--readme docs/approval.png` runs only this.
 // The code-execution test agent (tests/agents/code): the page shows the code the model ran
 // and what it printed, or the error of a failed run.
@@ -615,7 +662,12 @@ async function main() {
   }
   const results = [];
   const plan = [];
-  const agents = { artifacts: ARTIFACT_SCENARIOS, code: CODE_SCENARIOS, fanout: FANOUT_SCENARIOS };
+  const agents = {
+    artifacts: ARTIFACT_SCENARIOS,
+    code: CODE_SCENARIOS,
+    fanout: FANOUT_SCENARIOS,
+    grounding: GROUNDING_SCENARIOS,
+  };
   if (args.agent && !(args.agent in agents)) throw new Error(`no scenarios for --agent ${args.agent}`);
   const set = args.agent ? agents[args.agent] : SCENARIOS;
   for (const transport of ['sse', 'websocket']) {

@@ -122,8 +122,8 @@ def test_typecheck_and_vitest_suite(tmp_path: Path) -> None:
     ]
     assert failed == [] and done.returncode == 0, (failed, done.stderr[-3000:])
     # per ai version: the transport's 13 and the browser tools' 14 (ai 5 skips the 12
-    # that need approvals: it has none); once: audio 6, frames 12, liveUrl 9, types 2
-    assert (result["numPassedTests"], result["numPendingTests"]) == (104, 12), result
+    # that need approvals: it has none); once: audio 6, frames 12, liveUrl 9, types 3
+    assert (result["numPassedTests"], result["numPendingTests"]) == (105, 12), result
 
 
 @pytest.mark.slow

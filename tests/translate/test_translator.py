@@ -19,12 +19,13 @@ def ev(
     role: str = "model",
     partial: bool | None = None,
     event_id: str = "e1",
+    author: str = "assistant",
     **kw: Any,
 ) -> Event:
     return Event(
         id=event_id,
         invocation_id="inv",
-        author="assistant",
+        author=author,
         partial=partial,
         content=types.Content(role=role, parts=list(parts)),
         **kw,
@@ -152,7 +153,56 @@ def test_tool_error_result() -> None:
         ev(call("t", "c1"), partial=False),
         ev(result("t", "c1", {"error": "boom"}), role="user", event_id="e2"),
     )
-    assert {"type": "tool-output-error", "toolCallId": "c1", "errorText": "boom"} in chunks
+    assert {
+        "type": "tool-output-error",
+        "toolCallId": "c1",
+        "errorText": "The tool failed.",
+    } in chunks
+
+
+def test_a_browser_tools_error_keeps_the_pages_text() -> None:
+    """In live mode the page's answer for a browser tool comes back through the agent."""
+    settings = MessageSettings(tools=ToolKinds(browser=frozenset({"t"})))
+    chunks = run(
+        EventTranslator("m", settings),
+        ev(call("t", "c1"), partial=False),
+        ev(result("t", "c1", {"error": "the speaker is unplugged"}), role="user", event_id="e2"),
+    )
+    error = {
+        "type": "tool-output-error",
+        "toolCallId": "c1",
+        "errorText": "the speaker is unplugged",
+    }
+    assert error in chunks
+
+
+def test_a_result_the_tools_error_hook_marks_is_a_tool_error() -> None:
+    """ADK's error hook of a tool (``_detect_error_in_response``), as ``tool_kinds`` finds
+    it, decides; a result it does not mark stays a result."""
+
+    def detect(response: Any) -> str | None:
+        return "ENV_FAILED" if response.get("status") == "failed" else None
+
+    settings = MessageSettings(tools=ToolKinds(errors={"t": detect}))
+    chunks = run(
+        EventTranslator("m", settings),
+        ev(call("t", "c1"), call("t", "c2"), partial=False),
+        ev(
+            result("t", "c1", {"status": "failed", "log": "for the model"}),
+            result("t", "c2", {"status": "ok"}),
+            role="user",
+            event_id="e2",
+        ),
+    )
+    assert {
+        "type": "tool-output-error",
+        "toolCallId": "c1",
+        "errorText": "The tool failed.",
+    } in chunks
+    assert {"type": "tool-output-available", "toolCallId": "c2", "output": {"status": "ok"}} in (
+        chunks
+    )
+    assert "for the model" not in str(chunks)
 
 
 def _confirmation_events() -> list[Event]:

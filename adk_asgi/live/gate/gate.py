@@ -43,6 +43,10 @@ from ...pauses.approvals import CallKind, Decision, PendingCall
 from ...pauses.credentials import CREDENTIAL_TOOL, CredentialRequest, Secret
 from ...pauses.kinds import INPUT_TOOL, client_output, pending_call, secret_of
 from ...pauses.notices import (
+    ANSWER_TIMEOUT,
+    APPROVAL_TIMEOUT,
+    REFUSED,
+    RESULT_TIMEOUT,
     ApprovalNotice,
     AskNotice,
     Notify,
@@ -61,15 +65,10 @@ CONFIRMATION_HINT: Final = (
 
 # Early browser results kept per connection; more is a misbehaving client.
 _MAX_EARLY: Final = 64
-_REFUSED: Final = (
-    "Too many tool calls are already waiting for the user on this "
-    "connection; this call was not run."
-)
-_APPROVAL_TIMEOUT: Final = (
-    "The user did not answer the confirmation request in time; the tool call was not run."
-)
-_RESULT_TIMEOUT: Final = "The browser did not return a result in time."
-_ANSWER_TIMEOUT: Final = "The user did not answer in time."
+_REFUSED: Final = REFUSED
+_APPROVAL_TIMEOUT: Final = APPROVAL_TIMEOUT
+_RESULT_TIMEOUT: Final = RESULT_TIMEOUT
+_ANSWER_TIMEOUT: Final = ANSWER_TIMEOUT
 Kind = CallKind
 
 

@@ -59,6 +59,12 @@ def dump(message: pydantic.BaseModel) -> dict[str, Any]:
 def encode(message: pydantic.BaseModel) -> str:
     """``message`` as JSON text by alias, without unset fields."""
     data = message.model_dump(mode="python", by_alias=True, exclude_none=True)
+    for candidate in data.get("candidates") or ():
+        # The Gemini API names a citation list "citationSources"; google-genai reads it
+        # into ``CitationMetadata.citations``.
+        cited = candidate.get("citationMetadata")
+        if isinstance(cited, dict) and "citations" in cited:
+            cited["citationSources"] = cited.pop("citations")
     return json.dumps(data, default=_default, ensure_ascii=False, separators=(",", ":"))
 
 

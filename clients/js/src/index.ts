@@ -54,10 +54,15 @@ export {
 export {
   adkToolCallMetadata,
   type AdkDataTypes,
+  type AdkFileMetadata,
   type AdkMessageMetadata,
+  type AdkSourceMetadata,
   type AdkToolCallMetadata,
   type AdkUIMessage,
   type AdkUsage,
+  type GroundingCitation,
+  type GroundingData,
+  type GroundingSupport,
   type PcmData,
   type TranscriptionData,
 } from './types';

@@ -23,6 +23,66 @@ export type TranscriptionData = {
   finished: boolean;
 };
 
+/** A text segment of the answer and the sources it is grounded on (`grounding_supports`). */
+export type GroundingSupport = {
+  /** The segment's text, as the model wrote it. */
+  text: string;
+  /** Byte offsets of the segment in its part of the model's response. */
+  startIndex: number;
+  endIndex: number;
+  /** The part of the model's response the offsets count in, when not the first. */
+  partIndex?: number;
+  /** The `sourceId`s of the message's `source-url` / `source-document` parts it cites. */
+  sourceIds: string[];
+  /** The model's confidence in each source, in the order of `sourceIds`. */
+  confidence?: number[];
+};
+
+/** A passage the model recited (`citation_metadata`), with its source part. */
+export type GroundingCitation = {
+  sourceId: string;
+  startIndex?: number;
+  endIndex?: number;
+  license?: string;
+};
+
+/**
+ * `data-grounding`: what one model response says it is grounded on, besides its source
+ * parts. Kept in the message (and in its history).
+ */
+export type GroundingData = {
+  /** The Google Search queries the model ran (`web_search_queries`). */
+  searchQueries?: string[];
+  /** The queries it ran against a retrieval store (Vertex AI Search, RAG). */
+  retrievalQueries?: string[];
+  /**
+   * The Google Search suggestions as Google renders them (HTML and CSS,
+   * `search_entry_point.rendered_content`). Google's terms for Grounding with Google
+   * Search require showing them, unmodified, with the answer: render them isolated (the
+   * chat page uses a sandboxed `<iframe srcdoc>`, links opening a new tab).
+   */
+  searchEntryPoint?: string;
+  supports?: GroundingSupport[];
+  citations?: GroundingCitation[];
+};
+
+/** `providerMetadata.adk` of a `source-url` or `source-document` part (none for web results). */
+export type AdkSourceMetadata = {
+  kind: 'maps' | 'image' | 'retrievedContext' | 'citation';
+  /** Google Maps: the place's id. */
+  placeId?: string;
+  /** Image search: the image itself (the source's `url` is the page it is on). */
+  imageUrl?: string;
+  /** Vertex AI Search / RAG: the retrieved passage. */
+  text?: string;
+  pageNumber?: number;
+};
+
+/** `providerMetadata.adk` of a `file` part: the file's name, when ADK's part had one (ai 6, 7). */
+export type AdkFileMetadata = {
+  filename?: string;
+};
+
 /**
  * The data parts by name (`data-pcm` is `pcm`), the second type parameter of
  * `UIMessage`. Add your own: `AdkDataTypes & { weather: Weather }`.
@@ -30,6 +90,7 @@ export type TranscriptionData = {
 export type AdkDataTypes = {
   pcm: PcmData;
   transcription: TranscriptionData;
+  grounding: GroundingData;
 };
 
 /** Token counts of the turn, summed over its model calls (only the counts the model gave). */

@@ -5,7 +5,14 @@
 import type { ChatOnDataCallback, DataUIPart } from 'ai';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 
-import { adkToolCallMetadata, type AdkDataTypes, type AdkUIMessage, type PcmData, type TranscriptionData } from '../src/types';
+import {
+  adkToolCallMetadata,
+  type AdkDataTypes,
+  type AdkUIMessage,
+  type GroundingData,
+  type PcmData,
+  type TranscriptionData,
+} from '../src/types';
 
 describe('types', () => {
   it('onData narrows data-pcm and data-transcription by their type', () => {
@@ -22,9 +29,37 @@ describe('types', () => {
     onData({ type: 'data-pcm', data: { content: '', sampleRate: 24000, channels: 1, bitDepth: 16 } });
     onData({ type: 'data-transcription', data: { role: 'user', text: 'hi', finished: true } });
     expect(seen).toEqual(['24000', 'hi']);
-    expectTypeOf<DataUIPart<AdkDataTypes>['type']>().toEqualTypeOf<'data-pcm' | 'data-transcription'>();
+    expectTypeOf<DataUIPart<AdkDataTypes>['type']>().toEqualTypeOf<
+      'data-pcm' | 'data-transcription' | 'data-grounding'
+    >();
     // @ts-expect-error: not a data part the server sends
     onData({ type: 'data-other', data: {} });
+  });
+
+  it('a data-grounding part of a message is typed', () => {
+    const message: AdkUIMessage = {
+      id: 'm',
+      role: 'assistant',
+      parts: [
+        { type: 'source-url', sourceId: 'm-s1', url: 'https://pt.test' },
+        {
+          type: 'data-grounding',
+          id: 'm-g1',
+          data: {
+            searchQueries: ['capital of portugal'],
+            searchEntryPoint: '<div></div>',
+            supports: [{ text: 'Lisbon.', startIndex: 0, endIndex: 7, sourceIds: ['m-s1'] }],
+          },
+        },
+      ],
+    };
+    const [grounding] = message.parts.filter(p => p.type === 'data-grounding');
+    if (grounding?.type === 'data-grounding') {
+      expectTypeOf(grounding.data).toEqualTypeOf<GroundingData>();
+      expect(grounding.data.supports?.[0]?.sourceIds).toEqual(['m-s1']);
+    } else {
+      expect.unreachable();
+    }
   });
 
   it('adkToolCallMetadata reads the adk provider metadata of a tool part', () => {

@@ -195,6 +195,7 @@ class _Stream:
             candidate.finish_reason = types.FinishReason(reply.finish_reason)
             candidate.finish_message = reply.finish_message
             candidate.grounding_metadata = reply.grounding
+            candidate.citation_metadata = reply.citations
         return types.GenerateContentResponse(
             candidates=[candidate],
             usage_metadata=self._usage(text),

@@ -85,6 +85,8 @@ class Reply:
     finish_message: str | None = None
     grounding: types.GroundingMetadata | None = None
     """``groundingMetadata`` of the answer (as if a search tool had grounded it)."""
+    citations: types.CitationMetadata | None = None
+    """``citationMetadata`` of the answer (the sources Gemini says it recites)."""
     parts: tuple[types.Part, ...] = ()
     """Parts sent before ``text``, each in a chunk of its own, as Gemini sends its code
     execution: text, ``executable_code`` and ``code_execution_result`` parts (see

@@ -12,12 +12,14 @@ import type { FileUIPart } from 'ai';
 import { chatApi } from '../lib/config';
 
 /**
- * The name to show: the part's filename, else the artifact's name (its
- * `providerMetadata.adk.artifact`, which ai 5 clients drop), else the URL's last segment.
+ * The name to show: the part's filename, else the name ADK gave the file
+ * (`providerMetadata.adk.filename`) or the artifact's name (`providerMetadata.adk.artifact`;
+ * ai 5 clients drop both), else the URL's last segment.
  */
 export function fileName(part: FileUIPart): string {
-  const artifact = (part.providerMetadata?.adk as { artifact?: unknown } | undefined)?.artifact;
-  let name = part.filename ?? (typeof artifact === 'string' ? artifact : undefined);
+  const adk = part.providerMetadata?.adk as { artifact?: unknown; filename?: unknown } | undefined;
+  const given = typeof adk?.filename === 'string' ? adk.filename : undefined; // ADK's display_name
+  let name = part.filename ?? given ?? (typeof adk?.artifact === 'string' ? adk.artifact : undefined);
   if (name === undefined && !part.url.startsWith('data:')) {
     name = decodeURIComponent(new URL(part.url, location.href).pathname.split('/').pop() ?? '');
   }

@@ -1,11 +1,15 @@
-/** One message: text, reasoning, file, tool, code and workflow node parts, in order. Text a
- * parallel branch wrote names its agent (`providerMetadata.adk.author`). */
+/** One message: text, reasoning, file, tool, code and workflow node parts, in order, then
+ * its sources and Google Search suggestions. Text a parallel branch wrote names its agent
+ * (`providerMetadata.adk.author`). */
 import { CREDENTIAL_TOOL, INPUT_TOOL } from 'adk-asgi';
 import { getToolName, isToolUIPart } from 'ai';
 
 import type { AssistantMessage } from '../agent.gen';
+import type { GroundingData } from 'adk-asgi';
+
 import { CodeCard } from './CodeCard';
 import { FileView } from './FileView';
+import { SearchSuggestions, Sources, type SourcePart } from './Grounding';
 import { Icon } from './Icon';
 import { CredentialCard, InputCard, type PauseHandlers } from './PauseCard';
 import { ToolCard, type ToolPart } from './ToolCard';
@@ -26,6 +30,9 @@ export function MessageView({
   onAnswer: (part: ToolPart, approved: boolean) => void;
   pauses: PauseHandlers;
 }) {
+  const sources = message.parts.filter(
+    (part): part is SourcePart => part.type === 'source-url' || part.type === 'source-document',
+  );
   return (
     <div className={`message message-${message.role}`} data-testid="message" data-role={message.role}>
       <div className="avatar">
@@ -75,8 +82,12 @@ export function MessageView({
               </div>
             );
           }
+          if (part.type === 'data-grounding') {
+            return <SearchSuggestions key={index} data={part.data as GroundingData} />;
+          }
           return null;
         })}
+        <Sources parts={sources} />
       </div>
     </div>
   );
