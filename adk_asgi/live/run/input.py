@@ -9,6 +9,7 @@ input (``upstream.py``), both through the run (``LiveRun.input``); the run reads
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Literal
 
 from google.adk.agents.live_request_queue import LiveRequest, LiveRequestQueue
@@ -20,7 +21,7 @@ __all__ = ("LiveInput",)
 
 
 class LiveInput:
-    __slots__ = ("_manual_activity", "_preload", "_queue", "_user_id")
+    __slots__ = ("_manual_activity", "_preload", "_queue", "_sent", "_user_id")
 
     def __init__(
         self, user_id: str, *, manual_activity: bool, preload: LivePreload | None = None
@@ -29,6 +30,7 @@ class LiveInput:
         self._manual_activity = manual_activity  # the page says when the user speaks
         self._preload = preload if preload is not None and preload.active else None
         self._queue = LiveRequestQueue()
+        self._sent = asyncio.Event()  # the page sent the model something since ``renew``
 
     @property
     def queue(self) -> LiveRequestQueue:
@@ -38,7 +40,12 @@ class LiveInput:
     def renew(self) -> LiveRequestQueue:
         """A fresh queue, for a restarted run."""
         self._queue = LiveRequestQueue()
+        self._sent.clear()
         return self._queue
+
+    async def sent(self) -> None:
+        """Until the page sends the model a message or media on the current queue."""
+        await self._sent.wait()
 
     def close(self) -> None:
         """The run is over: ADK closes the model connection."""
@@ -54,10 +61,12 @@ class LiveInput:
             for found in await self._preload.contents(self._user_id, chat_id, content):
                 self._queue.send(LiveRequest(content=found, partial=True))
         self._queue.send(LiveRequest(content=content, state_delta=state_delta or None))
+        self._sent.set()
 
     def realtime(self, mime_type: str, data: bytes) -> None:
         """Audio or an image (``protocol/media.py``'s rules passed)."""
         self._queue.send_realtime(types.Blob(mime_type=mime_type, data=data))
+        self._sent.set()
 
     def microphone(self, action: Literal["start", "stop"]) -> None:
         if self._manual_activity:

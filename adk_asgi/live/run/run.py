@@ -3,7 +3,10 @@ model's input (``input.py``: the one writer of the ``LiveRequestQueue``), and th
 that feeds run_live's events to the connection.
 
 The run starts with the first message (or the first audio) and is restarted with a fresh
-queue after a model error, up to ``MAX_RESTARTS`` times, so the connection stays usable.
+queue after a model error, up to ``MAX_RESTARTS`` times, so the connection stays usable. A
+run that never reached the model (no API key, the service down) is not restarted at once:
+its failure answers what the page sent, and the page's next message or media starts it
+again.
 
 A root ``run_live`` cannot hold a conversation with (a ``Workflow``, a ``ParallelAgent``:
 ``models.converses_live``) is served *turn by turn*: each message the queue receives runs
@@ -55,6 +58,7 @@ from .preload import LivePreload
 __all__ = (
     "FAILED_ANSWER",
     "MAX_RESTARTS",
+    "LiveModelUnavailable",
     "LiveRun",
     "RunEnded",
     "RunFailed",
@@ -68,6 +72,11 @@ logger = logging.getLogger("adk_asgi")
 
 FAILED_ANSWER: Final = "(This answer failed with an error.)"
 MAX_RESTARTS: Final = 5
+
+
+class LiveModelUnavailable(RuntimeError):
+    """The run could not connect to its live model (``describe_error`` sees this code; the
+    cause is the connection's own error)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +237,16 @@ class LiveRun:
                     await self._deliver(RunFailed(SessionUnavailable(failure(exc))))
                     return
                 log_exception("Live run failed", self.chat_id, exc)
+                if link.connections == 0 and not self._closed:
+                    # It never reached the model (no key, the service down): a restart
+                    # now would fail the same way, once more per turn. What the page sent
+                    # is answered with this error; the next message tries again.
+                    unreachable = LiveModelUnavailable(f"{type(exc).__name__}: {exc}")
+                    unreachable.__cause__ = exc
+                    await self._deliver(RunFailed(unreachable))
+                    self.input.renew()
+                    await self.input.sent()
+                    continue
                 await self._deliver(RunFailed(exc))
                 restarts += 1
                 if restarts > MAX_RESTARTS or self._closed:
