@@ -15,15 +15,16 @@ from typing import Any
 
 import pytest
 from google.adk.agents import LlmAgent
+from google.adk.events import Event
 from google.adk.models import Gemini
 
 from adk_asgi import AdkApp, LiveOptions
 from adk_asgi.live.run.models import DEFAULT_GEMINI_LIVE_MODEL
 from adk_asgi.testing.gemini import GeminiEmulator
 
-from .live_helpers import connections_of, pick, sent_on
+from .live_helpers import connections_of, drive_ws, pick, sent_on
 from support import LoopbackServer
-from support.ws_client import DONE, LiveClient, dicts, kinds, text, ws_url
+from support.ws_client import DONE, LiveClient, assemble, dicts, kinds, text, ws_url
 
 KEY = "the-emulator's-key"
 
@@ -35,6 +36,14 @@ async def watch_price(symbol: str) -> AsyncIterator[dict[str, Any]]:
         yield {"symbol": symbol, "price": price}
 
 
+async def build(target: str) -> AsyncIterator[Event | dict[str, Any]]:
+    """Builds a target, telling the user how far it got."""
+    for step in (1, 2):
+        await asyncio.sleep(0.02)
+        yield Event(message=f"Step {step} of building {target}.")
+    yield {"built": target}
+
+
 @pytest.fixture(scope="module")
 def emulator() -> Iterator[GeminiEmulator]:
     with GeminiEmulator(tokens_per_chunk=8, api_key=KEY) as running:
@@ -42,7 +51,7 @@ def emulator() -> Iterator[GeminiEmulator]:
 
 
 def _app(model: Gemini) -> AdkApp:
-    agent = LlmAgent(name="quotes", model=model, tools=[watch_price], instruction="Quote.")
+    agent = LlmAgent(name="quotes", model=model, tools=[watch_price, build], instruction="Go.")
     live = LiveOptions(model=DEFAULT_GEMINI_LIVE_MODEL)
     return AdkApp(agent, live_options=live, warm_up=False)
 
@@ -69,8 +78,9 @@ async def test_a_streaming_tool_keeps_the_conversation_going(
     server: LoopbackServer, emulator: GeminiEmulator
 ) -> None:
     """Each yield is one more response for the call: the service ignores them (the
-    "pending" one ended the call), so the model connection stays, the turn finishes and
-    the socket answers the next message."""
+    "pending" one ended the call), so the model connection stays. The page gets "pending"
+    and each quote as they come, as preliminary outputs in the open turn, then the last
+    quote as the output; the turn finishes and the socket answers the next message."""
     client = await LiveClient.open(ws_url(server.url, "chatId=g-stream-a"))
     try:
         await client.say("Use watch_price symbol=GOOG")
@@ -81,12 +91,78 @@ async def test_a_streaming_tool_keeps_the_conversation_going(
         await client.close()
     assert errors_of(quote) == [] and errors_of(after) == []
     assert kinds(quote)[-2:] == ["finish", DONE]
+    outputs = [c for c in dicts(quote) if c["type"] == "tool-output-available"]
+    assert [(c["output"].get("price"), c.get("preliminary")) for c in outputs] == [
+        (None, True),  # ADK's "pending"
+        (100, True),
+        (101, True),
+        (102, True),
+        (102, None),
+    ]
+    assert "pending" in str(outputs[0]["output"])
     assert text(after).startswith('You said: "hello after the quotes"')
     connections = connections_of(emulator, "Use watch_price symbol=GOOG")
     responses = [r.data for r in sent_on(emulator, connections, "toolResponse")]
     ids = {pick(f, "id") for r in responses for f in pick(r, "functionResponses")}
     assert len(responses) >= 2 and len(ids) == 1  # "pending", then the quotes: one call
     assert not sent_on(emulator, connections, "close")  # nothing closed the connection
+
+
+async def test_a_streaming_tool_talks_to_the_user_in_the_open_turn(
+    server: LoopbackServer,
+) -> None:
+    """``Event(message=...)``: text in the message that shows the call, as it comes; the
+    message is finished and the socket answers the next message."""
+    client = await LiveClient.open(ws_url(server.url, "chatId=g-stream-talk"))
+    try:
+        await client.say("Use build target=docs")
+        built = await client.turn(wait=15)
+        await client.say("hello once more")
+        after = await client.turn(wait=15)
+    finally:
+        await client.close()
+    assert errors_of(built) == [] and errors_of(after) == []
+    assert kinds(built).count("start") == 1 and kinds(built)[-2:] == ["finish", DONE]
+    texts = [p["text"] for p in assemble(built)["parts"] if p["type"] == "text"]
+    assert texts[-2:] == ["Step 1 of building docs.", "Step 2 of building docs."]
+    final = [c for c in dicts(built) if c["type"] == "tool-output-available"][-1]
+    assert final["output"] == {"built": "docs"} and "preliminary" not in final
+    assert text(after).startswith('You said: "hello once more"')
+
+
+@pytest.mark.node
+def test_streaming_tools_on_protocol_b(server: LoopbackServer) -> None:
+    """ai@7's ``WebSocketChatTransport``: the values, the messages and the final output
+    reach the chat, each request's stream ends, and the next message is answered."""
+    url = server.url.replace("http://", "ws://") + "/"
+    result = drive_ws(
+        url,
+        [
+            {"action": "send", "text": "Use watch_price symbol=AAPL"},
+            {"action": "send", "text": "Use build target=site"},
+            {"action": "send", "text": "hello after both"},
+        ],
+        chat_id="g-stream-b",
+    )
+    quote, built, after = [m for m in result["messages"] if m["role"] == "assistant"]
+    (price,) = [p for p in quote["parts"] if p["type"] == "tool-watch_price"]
+    assert price["state"] == "output-available" and not price.get("preliminary")
+    assert price["output"] == {"symbol": "AAPL", "price": 102}
+    chunks = [f["chunk"] for f in result["frames"] if f["type"] == "chunk"]
+    preliminary = [
+        c["output"].get("price")
+        for c in chunks
+        if c["type"] == "tool-output-available" and c.get("preliminary")
+    ]
+    assert preliminary[1:4] == [100, 101, 102]
+    texts = [p["text"] for p in built["parts"] if p["type"] == "text"]
+    assert texts[-2:] == ["Step 1 of building site.", "Step 2 of building site."]
+    (done,) = [p for p in built["parts"] if p["type"] == "tool-build"]
+    assert done["output"] == {"built": "site"}
+    assert "".join(p["text"] for p in after["parts"] if p["type"] == "text").startswith(
+        'You said: "hello after both"'
+    )
+    assert not [f for f in result["frames"] if f.get("type") == "error"]
 
 
 async def test_a_run_that_cannot_start_answers_each_message_once(
