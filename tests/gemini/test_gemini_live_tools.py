@@ -44,6 +44,22 @@ async def build(target: str) -> AsyncIterator[Event | dict[str, Any]]:
     yield {"built": target}
 
 
+async def ticker(name: str) -> AsyncIterator[dict[str, Any]]:
+    """Ticks until stopped."""
+    tick = 0
+    while True:
+        tick += 1
+        yield {"name": name, "tick": tick}
+        await asyncio.sleep(0.05)
+
+
+async def flaky_feed(source: str) -> AsyncIterator[dict[str, Any]]:
+    """Reads a feed that breaks after its first item."""
+    yield {"source": source, "item": 1}
+    await asyncio.sleep(0.02)
+    raise ConnectionError("the feed at 10.0.0.7 broke")
+
+
 @pytest.fixture(scope="module")
 def emulator() -> Iterator[GeminiEmulator]:
     with GeminiEmulator(tokens_per_chunk=8, api_key=KEY) as running:
@@ -51,7 +67,12 @@ def emulator() -> Iterator[GeminiEmulator]:
 
 
 def _app(model: Gemini) -> AdkApp:
-    agent = LlmAgent(name="quotes", model=model, tools=[watch_price, build], instruction="Go.")
+    agent = LlmAgent(
+        name="quotes",
+        model=model,
+        tools=[watch_price, build, ticker, flaky_feed],
+        instruction="Go.",
+    )
     live = LiveOptions(model=DEFAULT_GEMINI_LIVE_MODEL)
     return AdkApp(agent, live_options=live, warm_up=False)
 
@@ -128,6 +149,31 @@ async def test_a_streaming_tool_talks_to_the_user_in_the_open_turn(
     final = [c for c in dicts(built) if c["type"] == "tool-output-available"][-1]
     assert final["output"] == {"built": "docs"} and "preliminary" not in final
     assert text(after).startswith('You said: "hello once more"')
+
+
+async def test_a_message_ends_a_turn_held_for_a_streaming_tool(server: LoopbackServer) -> None:
+    """A tool that never ends holds its turn open only until the user speaks again: the
+    turn finishes with the last value shown, and the new message is answered. A tool that
+    raises ends with ``tool-output-error`` (ADK's generic text, never the exception's)."""
+    client = await LiveClient.open(ws_url(server.url, "chatId=g-stream-held"))
+    try:
+        await client.say("Use ticker name=clock")
+        held = await client.until("tool-output-available")  # "pending"
+        while not [c for c in dicts(held) if c.get("output", {}).get("tick") == 2]:
+            held.append(await client.next())
+        await client.say("hello while it ticks")
+        held += await client.turn()
+        after = await client.turn()
+        await client.say("Use flaky_feed source=news")
+        flaky = await client.turn(wait=15)
+    finally:
+        await client.close()
+    assert kinds(held)[-2:] == ["finish", DONE] and errors_of(held) == []
+    assert text(after).startswith('You said: "hello while it ticks"')
+    assert not [c for c in dicts(after) if c["type"].startswith("tool-")]  # later ticks: unseen
+    (failed,) = [c for c in dicts(flaky) if c["type"] == "tool-output-error"]
+    assert failed["errorText"] == "Invoking `flaky_feed()` failed with an internal error."
+    assert "10.0.0.7" not in str(flaky) and kinds(flaky)[-2:] == ["finish", DONE]
 
 
 @pytest.mark.node
