@@ -291,6 +291,8 @@ class Connection:
                     await self.followers.resume(request_id, chat_id)
                 case Abort(request_id):
                     await conversation.abort(request_id)
+                case Interrupt() if self.run.manual_activity:
+                    await conversation.streams.release()  # the model was interrupted
                 case Interrupt():
                     await conversation.interrupt()
                 case RunFailed(error):

@@ -53,6 +53,15 @@ async def ticker(name: str) -> AsyncIterator[dict[str, Any]]:
         await asyncio.sleep(0.05)
 
 
+async def chatter(topic: str) -> AsyncIterator[Event]:
+    """Talks about a topic until stopped."""
+    count = 0
+    while True:
+        count += 1
+        yield Event(message=f"Note {count} on {topic}.")
+        await asyncio.sleep(0.1)
+
+
 async def flaky_feed(source: str) -> AsyncIterator[dict[str, Any]]:
     """Reads a feed that breaks after its first item."""
     yield {"source": source, "item": 1}
@@ -70,7 +79,7 @@ def _app(model: Gemini) -> AdkApp:
     agent = LlmAgent(
         name="quotes",
         model=model,
-        tools=[watch_price, build, ticker, flaky_feed],
+        tools=[watch_price, build, ticker, chatter, flaky_feed],
         instruction="Go.",
     )
     live = LiveOptions(model=DEFAULT_GEMINI_LIVE_MODEL)
@@ -174,6 +183,31 @@ async def test_a_message_ends_a_turn_held_for_a_streaming_tool(server: LoopbackS
     (failed,) = [c for c in dicts(flaky) if c["type"] == "tool-output-error"]
     assert failed["errorText"] == "Invoking `flaky_feed()` failed with an internal error."
     assert "10.0.0.7" not in str(flaky) and kinds(flaky)[-2:] == ["finish", DONE]
+
+
+async def test_a_streaming_tools_messages_after_its_turn(server: LoopbackServer) -> None:
+    """A stop finishes a turn held for a streaming tool. What the tool says after that is a
+    message of its own, finished, while no turn is open; during another turn it is not
+    shown there (it belongs to none of its calls)."""
+    client = await LiveClient.open(ws_url(server.url, "chatId=g-stream-chatter"))
+    try:
+        await client.say("Use chatter topic=tea")
+        head = await client.until("text-delta")
+        while "Note 3 on tea." not in text(head):  # the model's answer is over: held
+            head.append(await client.next())
+        await client.send("interrupt")
+        head += await client.turn()
+        alone = await client.turn()
+        await client.say("hello between the notes")
+        answer = await client.turn()
+        while not text(answer).startswith("You said"):
+            answer = await client.turn()
+    finally:
+        await client.close()
+    assert kinds(head)[-2:] == ["finish", DONE] and errors_of(head) == []
+    assert kinds(alone)[0] == "start" and kinds(alone)[-2:] == ["finish", DONE]
+    assert text(alone).startswith("Note ") and text(alone).endswith(" on tea.")
+    assert "Note" not in text(answer) and errors_of(answer) == []
 
 
 @pytest.mark.node

@@ -140,8 +140,7 @@ class Conversation:
 
     async def interrupt(self) -> None:
         """Stop the model's answer: an activity start interrupts it (manual activity
-        detection; its interrupted turn_complete ends the turn); with automatic detection
-        (no such signal) the turn ends here and the rest of the answer is dropped."""
+        detection), else the turn ends here and the rest of the answer is dropped."""
         if await self.streams.release():
             return
         if self._run.manual_activity:
@@ -158,6 +157,8 @@ class Conversation:
             self._dropping = not event.turn_complete
             return
         turn, alone = self.turn, self.turn is None
+        if self.streams.foreign(turn, event):
+            return  # a streaming tool's message from an ended turn, during another
         if turn is None:
             meaningful = (
                 event.content is not None
@@ -190,7 +191,7 @@ class Conversation:
             await self._end()  # a streaming tool spoke after its turn: a message of its own
         elif event.turn_complete:
             if event.interrupted or translator.message.done or not translator.model_called_tools:
-                if translator.message.done or not self.streams.hold(turn, event):
+                if translator.message.done or self.queued or not self.streams.hold(turn, event):
                     await self._end("interrupted" if event.interrupted else None)
             else:
                 # Tool results go back to the model, which answers in this message.
@@ -243,8 +244,7 @@ class Conversation:
             await self._maybe_suspend()
 
     async def settled(self, call_id: str, *, streaming: bool = False) -> None:
-        """The call ran on the server (its function response may come later: ADK sends
-        the responses of parallel calls together; a streaming tool's values too)."""
+        """The call ran on the server (its response may come later; a streaming tool's too)."""
         if self.turn is not None:
             self.streams.settled(call_id, streaming=streaming)
             self.turn.settle(call_id)

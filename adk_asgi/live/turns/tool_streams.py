@@ -64,6 +64,13 @@ class ToolStreams:
         turn.held = bool(turn.streams) and not event.interrupted
         return turn.held
 
+    def foreign(self, turn: LiveTurn | None, event: Event) -> bool:
+        """A streaming tool's message whose turn ended while another turn is open: it is
+        not shown there (with no turn open it is a message of its own)."""
+        if turn is None or not tool_message(event):
+            return False
+        return (event.branch or "").rsplit("@", 1)[-1] not in turn.translator.emitted_calls
+
     async def release(self) -> bool:
         """End a held turn now (the user speaks again, or stops it)."""
         turn = self._current()
