@@ -29,6 +29,7 @@ import contextlib
 import logging
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 from google.adk.agents import RunConfig
 from google.adk.events import Event
@@ -64,7 +65,7 @@ from .protocol.socket import (
     LiveSocket,
 )
 from .resume import Followers
-from .run.run import LiveRun, RunEnded, RunFailed, RunItem, TurnDone
+from .run.run import LiveRun, RunEnded, RunFailed, RunItem, StreamEnded, ToolSent, TurnDone
 from .turns.conversation import Conversation
 from .turns.output import TurnOutput
 from .upstream import Answers, InboxItem, Shutdown, StartRun, Upstream, UserMessage
@@ -250,6 +251,10 @@ class Connection:
         future.add_done_callback(lambda _: LIVE_SIGN_INS.forget(chat_id, request.call_id))
         return future
 
+    def _watch(self, call_id: str, running: asyncio.Future[Any]) -> None:
+        """A streaming tool's task: its end goes through the inbox."""
+        running.add_done_callback(lambda _: self.run.later(StreamEnded(call_id)))
+
     async def _deliver(self, item: RunItem | GateNotice) -> None:
         if not self.socket.closed:
             await self.inbox.put(item)
@@ -266,8 +271,14 @@ class Connection:
                     await conversation.approval(notice)
                 case WaitNotice(call_id=call_id):
                     await conversation.client_waits(call_id)
-                case SettledNotice(call_id=call_id):
-                    await conversation.settled(call_id)
+                case SettledNotice(call_id=call_id, running=running):
+                    await conversation.settled(call_id, streaming=running is not None)
+                    if isinstance(running, asyncio.Future):
+                        self._watch(call_id, running)
+                case ToolSent(responses, partial):
+                    await conversation.streams.sent(responses, partial)
+                case StreamEnded(call_id):
+                    await conversation.streams.ended(call_id)
                 case ResolvedNotice() as notice:
                     await conversation.resolved(notice)
                 case UserMessage(chat_id, content, request_id, state_delta):
@@ -280,6 +291,8 @@ class Connection:
                     await self.followers.resume(request_id, chat_id)
                 case Abort(request_id):
                     await conversation.abort(request_id)
+                case Interrupt() if self.run.manual_activity:
+                    await conversation.streams.release()  # the model was interrupted
                 case Interrupt():
                     await conversation.interrupt()
                 case RunFailed(error):

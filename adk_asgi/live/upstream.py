@@ -154,8 +154,9 @@ class Upstream:
             case Interrupt():
                 if self.run.manual_activity:
                     self.run.interrupt()  # at once: barge-in should not queue behind events
-                else:
-                    await self.inbox.put(command)  # the turn ends in order with its events
+                # the turn ends in order with its events (manual: a turn held for its
+                # streaming tools, which the model's interruption does not end)
+                await self.inbox.put(command)
             case Messages() as messages:
                 await self._messages(messages)
             case ToolResult(call_id, result):

@@ -72,9 +72,11 @@ class WaitNotice:
 
 @dataclass(frozen=True, slots=True)
 class SettledNotice:
-    """A call finished on the server without waiting for the client."""
+    """A call finished on the server without waiting for the client (``running``: a
+    streaming tool's task, which goes on yielding results after its first response)."""
 
     call_id: str
+    running: Awaitable[Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

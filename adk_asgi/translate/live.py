@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import base64
 import re
-from typing import Final
+from typing import Any, Final
 
 from google.adk.events import Event
 from google.genai import types
@@ -108,6 +108,15 @@ class LiveTranslator(EventTranslator):
             self.emitted_calls.add(call.id)
             self.model_called_tools = True
         return super().on_function_call(call, event, lane)
+
+    def stream_value(self, call_id: str, value: Any) -> list[UIChunk]:
+        """A value a streaming tool yielded (what ADK sent the model): the call's
+        preliminary output."""
+        return self.message.tools.outcome(call_id, value, agent=True)
+
+    def stream_done(self, call_id: str, result: Any) -> list[UIChunk]:
+        """A streaming tool's call ended: its last value, or its error, is the output."""
+        return self.message.tools.outcome(call_id, result)
 
     def _spoken(self, event: Event, lane: Lane, text: str) -> list[UIChunk]:
         """The output transcription: what the model says is the message's text."""

@@ -281,6 +281,58 @@ async def test_tool_response_for_an_unknown_call_is_refused(
     assert (error.code, error.details) == (1008, "Requested entity was not found.")
 
 
+NON_BLOCKING_WEATHER = types.LiveConnectConfig(
+    response_modalities=[types.Modality.TEXT],
+    tools=[
+        types.Tool(
+            function_declarations=[
+                types.FunctionDeclaration(
+                    name="get_weather",
+                    parameters=types.Schema(
+                        type=types.Type.OBJECT,
+                        properties={"location": types.Schema(type=types.Type.STRING)},
+                    ),
+                    behavior=types.Behavior.NON_BLOCKING,
+                )
+            ]
+        )
+    ],
+)
+
+
+async def test_a_non_blocking_call_answers_as_a_generator(emulator: GeminiEmulator) -> None:
+    """A NON_BLOCKING call takes several responses while ``willContinue`` says more come
+    (SILENT ones only fill the context); its last response ends it, and a response after
+    that is not considered: ignored, the connection goes on (FunctionResponse.will_continue).
+    ADK's streaming tools answer this way: a "pending" response, then one per yield."""
+
+    def weather(response: dict[str, Any], **more: Any) -> types.FunctionResponse:
+        return types.FunctionResponse(id=call.id, name="get_weather", response=response, **more)
+
+    async with live(emulator, NON_BLOCKING_WEATHER) as session:
+        await say(session, "What's the weather in Paris?")
+        first = await turn(session)
+        (call,) = next(m.tool_call for m in first if m.tool_call).function_calls or []
+        silent = types.FunctionResponseScheduling.SILENT
+        await session.send_tool_response(
+            function_responses=weather({"status": "pending"}, will_continue=True, scheduling=silent)
+        )
+        await session.send_tool_response(
+            function_responses=weather({"condition": "rainy", "temperature_c": 9})
+        )
+        answer = await turn(session)
+        # the call is over: this one is not considered, and nothing closes
+        await session.send_tool_response(
+            function_responses=weather({"condition": "sunny", "temperature_c": 30})
+        )
+        await say(session, "hello again")
+        after = await turn(session)
+    assert text_of(answer) == "The weather in Paris is rainy, 9°C."
+    assert text_of(after).startswith('You said: "hello again"')
+    received = [r for r in emulator.journal.records("toolResponse") if "sunny" in str(r.data)]
+    assert received  # it was sent, and ignored
+
+
 # 5. a connection's lifetime, announced by goAway --------------------------------------
 
 

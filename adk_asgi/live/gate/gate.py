@@ -297,10 +297,10 @@ class LiveGate:
         )
         return Secret("authResponse", uri)
 
-    async def settled(self, call_id: str) -> None:
-        """The call ran on the server: no browser result is expected for it."""
+    async def settled(self, call_id: str, running: asyncio.Future[Any] | None = None) -> None:
+        """The call ran on the server (``running``: a streaming tool's task, yielding)."""
         self._expected.pop(call_id, None)
-        await self._notify(SettledNotice(call_id))
+        await self._notify(SettledNotice(call_id, running))
 
     def _register(self, call: PendingCall) -> _Waiter:
         if self._closed:

@@ -6,6 +6,8 @@ live run whose ``LiveRequestQueue`` belongs to a connection.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import weakref
 from typing import Any, Final, cast
 
@@ -127,5 +129,18 @@ class LiveGatePlugin(BasePlugin):
             # The browser runs it: its result becomes the function response.
             decision = await gate.client_result(call_id, tool.name)
             return {"error": decision} if isinstance(decision, str) else decision.response
-        await gate.settled(call_id)
+        await gate.settled(call_id, _streaming_task(tool, tool_context))
         return None
+
+
+def _streaming_task(tool: BaseTool, tool_context: ToolContext) -> asyncio.Future[Any] | None:
+    """The task of a streaming tool's call (an async generator): ADK answered the call with
+    a "pending" response and runs the generator in the background, sending each value it
+    yields to the model (never as an event); the page shows them (``LiveInput``)."""
+    if not inspect.isasyncgenfunction(getattr(tool, "func", None)):
+        return None
+    # ADK keeps no public handle on the call's task (``active_streaming_tools`` is
+    # deprecated and keyed by tool name): its registry, by call id.
+    running = tool_context._invocation_context._active_background_tools or {}
+    entry = running.get(tool_context.function_call_id or "")
+    return entry.task if entry is not None else None

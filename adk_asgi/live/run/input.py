@@ -9,6 +9,8 @@ input (``upstream.py``), both through the run (``LiveRun.input``); the run reads
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from typing import Any, Literal
 
 from google.adk.agents.live_request_queue import LiveRequest, LiveRequestQueue
@@ -16,19 +18,45 @@ from google.genai import types
 
 from .preload import LivePreload
 
-__all__ = ("LiveInput",)
+__all__ = ("LiveInput", "ToolResults")
+
+ToolResults = Callable[[list[types.FunctionResponse], bool], None]
+"""Hears the function responses ADK sends the model itself, and whether they are partial."""
+
+
+class _Queue(LiveRequestQueue):
+    """The run's queue, which also tells who listens of the function responses ADK's
+    streaming tools send the model through it (``partial``: one per yielded value; they
+    never become events, so the page would not see them)."""
+
+    def __init__(self, heard: ToolResults | None) -> None:
+        super().__init__()
+        self._heard = heard
+
+    def send_content(self, content: types.Content, partial: bool = False) -> None:
+        super().send_content(content, partial)
+        parts = content.parts or []
+        if self._heard is not None and parts and all(p.function_response for p in parts):
+            self._heard([p.function_response for p in parts if p.function_response], partial)
 
 
 class LiveInput:
-    __slots__ = ("_manual_activity", "_preload", "_queue", "_user_id")
+    __slots__ = ("_heard", "_manual_activity", "_preload", "_queue", "_sent", "_user_id")
 
     def __init__(
-        self, user_id: str, *, manual_activity: bool, preload: LivePreload | None = None
+        self,
+        user_id: str,
+        *,
+        manual_activity: bool,
+        preload: LivePreload | None = None,
+        tool_results: ToolResults | None = None,
     ) -> None:
         self._user_id = user_id
         self._manual_activity = manual_activity  # the page says when the user speaks
         self._preload = preload if preload is not None and preload.active else None
-        self._queue = LiveRequestQueue()
+        self._heard = tool_results
+        self._queue: LiveRequestQueue = _Queue(tool_results)
+        self._sent = asyncio.Event()  # the page sent the model something since ``renew``
 
     @property
     def queue(self) -> LiveRequestQueue:
@@ -37,8 +65,13 @@ class LiveInput:
 
     def renew(self) -> LiveRequestQueue:
         """A fresh queue, for a restarted run."""
-        self._queue = LiveRequestQueue()
+        self._queue = _Queue(self._heard)
+        self._sent.clear()
         return self._queue
+
+    async def sent(self) -> None:
+        """Until the page sends the model a message or media on the current queue."""
+        await self._sent.wait()
 
     def close(self) -> None:
         """The run is over: ADK closes the model connection."""
@@ -54,10 +87,12 @@ class LiveInput:
             for found in await self._preload.contents(self._user_id, chat_id, content):
                 self._queue.send(LiveRequest(content=found, partial=True))
         self._queue.send(LiveRequest(content=content, state_delta=state_delta or None))
+        self._sent.set()
 
     def realtime(self, mime_type: str, data: bytes) -> None:
         """Audio or an image (``protocol/media.py``'s rules passed)."""
         self._queue.send_realtime(types.Blob(mime_type=mime_type, data=data))
+        self._sent.set()
 
     def microphone(self, action: Literal["start", "stop"]) -> None:
         if self._manual_activity:

@@ -3,7 +3,10 @@ model's input (``input.py``: the one writer of the ``LiveRequestQueue``), and th
 that feeds run_live's events to the connection.
 
 The run starts with the first message (or the first audio) and is restarted with a fresh
-queue after a model error, up to ``MAX_RESTARTS`` times, so the connection stays usable.
+queue after a model error, up to ``MAX_RESTARTS`` times, so the connection stays usable. A
+run that never reached the model (no API key, the service down) is not restarted at once:
+its failure answers what the page sent, and the page's next message or media starts it
+again.
 
 A root ``run_live`` cannot hold a conversation with (a ``Workflow``, a ``ParallelAgent``:
 ``models.converses_live``) is served *turn by turn*: each message the queue receives runs
@@ -22,9 +25,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from google.adk.agents import RunConfig
 from google.adk.agents.live_request_queue import LiveRequestQueue
@@ -55,10 +58,13 @@ from .preload import LivePreload
 __all__ = (
     "FAILED_ANSWER",
     "MAX_RESTARTS",
+    "LiveModelUnavailable",
     "LiveRun",
     "RunEnded",
     "RunFailed",
     "RunItem",
+    "StreamEnded",
+    "ToolSent",
     "TurnDone",
     "resumable_handle",
 )
@@ -68,6 +74,11 @@ logger = logging.getLogger("adk_asgi")
 
 FAILED_ANSWER: Final = "(This answer failed with an error.)"
 MAX_RESTARTS: Final = 5
+
+
+class LiveModelUnavailable(RuntimeError):
+    """The run could not connect to its live model (``describe_error`` sees this code; the
+    cause is the connection's own error)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +98,23 @@ class TurnDone:
     """A turn-by-turn run answered the message: the turn ends."""
 
 
-RunItem = Event | RunFailed | RunEnded | TurnDone
+@dataclass(frozen=True, slots=True)
+class ToolSent:
+    """Function responses ADK sent the model itself (``partial``: a streaming tool's
+    yielded value)."""
+
+    responses: list[types.FunctionResponse]
+    partial: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEnded:
+    """A streaming tool's call is over (its generator ended, failed or was stopped)."""
+
+    call_id: str
+
+
+RunItem = Event | RunFailed | RunEnded | TurnDone | ToolSent | StreamEnded
 
 
 class LiveRun:
@@ -103,7 +130,7 @@ class LiveRun:
         user_id: str,
         runner: Runner,
         config: RunConfig,
-        deliver: Callable[[RunItem], Awaitable[None]],
+        deliver: Callable[[RunItem], Coroutine[Any, Any, None]],
     ) -> None:
         self._runtime = runtime
         self._runner = runner
@@ -115,8 +142,12 @@ class LiveRun:
         self._deliver = deliver
         self.chat_id: str | None = None
         self.input = LiveInput(
-            user_id, manual_activity=self.manual_activity, preload=LivePreload(runner)
+            user_id,
+            manual_activity=self.manual_activity,
+            preload=LivePreload(runner),
+            tool_results=self._tool_sent,
         )
+        self._sending: set[asyncio.Task[None]] = set()
         """What the page sends the model (audio, images, messages): the queue's writer."""
         self._pump: asyncio.Task[None] | None = None
         self._closed = False
@@ -124,6 +155,16 @@ class LiveRun:
         """Each message runs as over SSE (``run_async``): ``run_live`` cannot hold a
         conversation with the root."""
         self._turn_abort: asyncio.Event | None = None  # the turn-by-turn run's
+
+    def _tool_sent(self, responses: list[types.FunctionResponse], partial: bool) -> None:
+        # Called synchronously by ADK's tool task: delivered in order, by tasks kept alive.
+        self.later(ToolSent(responses, partial))
+
+    def later(self, item: RunItem) -> None:
+        """Deliver ``item`` from synchronous code (in order with other such items)."""
+        task = asyncio.get_running_loop().create_task(self._deliver(item))
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
 
     @property
     def user_id(self) -> str:
@@ -228,6 +269,16 @@ class LiveRun:
                     await self._deliver(RunFailed(SessionUnavailable(failure(exc))))
                     return
                 log_exception("Live run failed", self.chat_id, exc)
+                if link.connections == 0 and not self._closed:
+                    # It never reached the model (no key, the service down): a restart
+                    # now would fail the same way, once more per turn. What the page sent
+                    # is answered with this error; the next message tries again.
+                    unreachable = LiveModelUnavailable(f"{type(exc).__name__}: {exc}")
+                    unreachable.__cause__ = exc
+                    await self._deliver(RunFailed(unreachable))
+                    self.input.renew()
+                    await self.input.sent()
+                    continue
                 await self._deliver(RunFailed(exc))
                 restarts += 1
                 if restarts > MAX_RESTARTS or self._closed:
@@ -235,7 +286,8 @@ class LiveRun:
                     return
                 # A fresh queue and run: the connection stays usable after a model error.
                 self.input.renew()
-                await self._close_failed_exchange()
+                assert self.chat_id is not None
+                await close_failed_exchange(self._runtime, self._user_id, self.chat_id)
 
     async def _pump_events(self, queue: LiveRequestQueue, config: RunConfig) -> None:
         if self.turn_based:
@@ -310,25 +362,24 @@ class LiveRun:
         resumption = config.session_resumption.model_copy(update={"handle": handle})
         return config.model_copy(update={"session_resumption": resumption})
 
-    async def _close_failed_exchange(self) -> None:
-        """Record that the last answer failed, so the restarted run's history does not end
-        on the user's message (the model would answer it again, and fail again)."""
-        runtime = self._runtime
-        assert self.chat_id is not None
-        session = await runtime.session_service.get_session(
-            app_name=runtime.app_name, user_id=self._user_id, session_id=self.chat_id
-        )
-        if session is None or not session.events or session.events[-1].author != "user":
-            return
-        await runtime.session_service.append_event(
-            session,
-            Event(
-                invocation_id=session.events[-1].invocation_id,
-                author=runtime.agent_name,
-                content=types.Content(role="model", parts=[types.Part(text=FAILED_ANSWER)]),
-                custom_metadata={META_KEY: {"liveError": True}},
-            ),
-        )
+
+async def close_failed_exchange(runtime: AgentRuntime, user_id: str, chat_id: str) -> None:
+    """Record that the last answer failed, so the restarted run's history does not end on
+    the user's message (the model would answer it again, and fail again)."""
+    session = await runtime.session_service.get_session(
+        app_name=runtime.app_name, user_id=user_id, session_id=chat_id
+    )
+    if session is None or not session.events or session.events[-1].author != "user":
+        return
+    await runtime.session_service.append_event(
+        session,
+        Event(
+            invocation_id=session.events[-1].invocation_id,
+            author=runtime.agent_name,
+            content=types.Content(role="model", parts=[types.Part(text=FAILED_ANSWER)]),
+            custom_metadata={META_KEY: {"liveError": True}},
+        ),
+    )
 
 
 def resumable_handle(session: Session | None) -> str | None:

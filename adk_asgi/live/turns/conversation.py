@@ -41,6 +41,7 @@ from ...wire.errors import NOT_SAVED_ERROR, SHUTDOWN_ERROR, ErrorInfo, RequestEr
 from ..gate.gate import LiveGate
 from ..run.run import LiveRun
 from .output import TurnOutput
+from .tool_streams import ToolStreams, tool_message
 from .turn import LiveTurn
 
 __all__ = ("Conversation",)
@@ -82,6 +83,7 @@ class Conversation:
         self.draining = False
         self.idle_since: float = asyncio.get_running_loop().time()
         self._dropping = False  # the model's answer was cut on the page: skip its rest
+        self.streams = ToolStreams(lambda: self.turn, self._emit, self._end)
 
     @property
     def busy(self) -> bool:
@@ -103,6 +105,7 @@ class Conversation:
         if problem is not None:
             await self.output.error(problem, request_id)
             return
+        await self.streams.release()
         if self.turn is not None:
             self.queued.append(_Queued(chat_id, content, request_id, state_delta or {}))
             return
@@ -136,10 +139,10 @@ class Conversation:
             await self.interrupt()
 
     async def interrupt(self) -> None:
-        """Stop the model's answer. With manual activity detection an activity start
-        interrupts the model, whose interrupted turn_complete then ends the turn. With
-        automatic detection the Live API takes no such signal (only speech interrupts), so
-        the turn ends here and the rest of the model's answer is dropped."""
+        """Stop the model's answer: an activity start interrupts it (manual activity
+        detection), else the turn ends here and the rest of the answer is dropped."""
+        if await self.streams.release():
+            return
         if self._run.manual_activity:
             self._run.interrupt()
         elif self.turn is not None:
@@ -153,7 +156,9 @@ class Conversation:
         if self._dropping:
             self._dropping = not event.turn_complete
             return
-        turn = self.turn
+        turn, alone = self.turn, self.turn is None
+        if self.streams.foreign(turn, event):
+            return  # a streaming tool's message from an ended turn, during another
         if turn is None:
             meaningful = (
                 event.content is not None
@@ -182,9 +187,12 @@ class Conversation:
         await self._emit(out)
         for notice in turn.ready_notices():
             await self.approval(notice)
-        if event.turn_complete:
+        if alone and tool_message(event):
+            await self._end()  # a streaming tool spoke after its turn: a message of its own
+        elif event.turn_complete:
             if event.interrupted or translator.message.done or not translator.model_called_tools:
-                await self._end("interrupted" if event.interrupted else None)
+                if translator.message.done or self.queued or not self.streams.hold(turn, event):
+                    await self._end("interrupted" if event.interrupted else None)
             else:
                 # Tool results go back to the model, which answers in this message.
                 translator.end_model_turn()
@@ -235,10 +243,10 @@ class Conversation:
             self.turn.wait_for(call_id)
             await self._maybe_suspend()
 
-    async def settled(self, call_id: str) -> None:
-        """The call ran on the server (its function response may come later: ADK sends
-        the responses of parallel calls together)."""
+    async def settled(self, call_id: str, *, streaming: bool = False) -> None:
+        """The call ran on the server (its response may come later; a streaming tool's too)."""
         if self.turn is not None:
+            self.streams.settled(call_id, streaming=streaming)
             self.turn.settle(call_id)
             await self._maybe_suspend()
 
@@ -279,8 +287,7 @@ class Conversation:
             )
 
     async def close(self, outcome: Outcome = "client_gone") -> None:
-        """The connection is gone: end the open turn (``outcome``), its recording and its
-        lock."""
+        """The connection is gone: end the open turn (``outcome``), its recording, its lock."""
         turn, self.turn = self.turn, None
         if turn is not None:
             await turn.abandon(outcome)

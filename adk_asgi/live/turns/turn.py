@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from opentelemetry.trace import INVALID_SPAN, Span
 
@@ -41,6 +42,10 @@ class LiveTurn:
     waiting: set[str] = field(default_factory=set)
     announced: set[str] = field(default_factory=set)
     settled: set[str] = field(default_factory=set)
+    streams: dict[str, Any] = field(default_factory=dict)
+    """Its streaming tools' calls still running (``tool_streams.Stream`` by call id)."""
+    held: bool = False
+    """The model is done; the turn stays open for its streaming tools' values."""
     # For the metrics and the turn's span.
     span: Span = INVALID_SPAN
     started: float = field(default_factory=time.perf_counter)

@@ -14,9 +14,9 @@ three. Replies come from a script (`Script`, `Rule`, `Reply`; by
 default `default_reply`, which calls the declared functions a message names and otherwise
 answers with the adk-asgi demo agent's phrases), and the emulator enforces the real service's
 documented rules: ``setup`` first and once, activity signals only with manual activity
-detection, 16-bit PCM audio input, tool responses only for pending calls, a connection
-lifetime announced by ``goAway``, the context window, session resumption handles and API
-keys.
+detection, 16-bit PCM audio input, tool responses only for pending calls (several for a
+``NON_BLOCKING`` call while they say ``willContinue``), a connection lifetime announced by
+``goAway``, the context window, session resumption handles and API keys.
 
 From a shell: ``python -m adk_asgi.testing.gemini --port 0 --env-file gemini.env``.
 """

@@ -194,19 +194,51 @@ class LiveInput:
                 raise invalid("FunctionResponse.id is required.")
             if response.id in session.cancelled_calls:
                 continue  # the call was cancelled (toolCallCancellation): ignored
-            if response.id not in session.pending_calls:
+            if response.id in session.finished_calls:
+                # A NON_BLOCKING call's response without willContinue ended it: "If set
+                # to false, future responses will not be considered" (FunctionResponse.
+                # will_continue, https://ai.google.dev/api/caching#FunctionResponse).
+                continue
+            if response.id not in session.pending_calls | session.continuing_calls:
                 # Only answers to pending calls: a response for an id the session does
                 # not know closes with 1008 "Requested entity was not found."
                 # (google-gemini/deprecated-generative-ai-js#487).
                 raise Closed.of(ApiError(404))
             answered.append(response)
+        prompts = False
         for response in answered:
-            call = session.pending_calls.pop(response.id or "")
+            call_id = response.id or ""
+            call = session.pending_calls.pop(call_id, None) or session.continuing_calls[call_id]
             response.name = response.name or call.name
+            if not self._non_blocking(call):
+                # "willContinue ... Is only applicable to NON_BLOCKING function calls, is
+                # ignored otherwise": a BLOCKING call's first response is its only one.
+                prompts = True
+                continue
+            if response.will_continue:
+                # "Signals that function call continues, and more responses will be
+                # returned, turning the function call into a generator."
+                session.continuing_calls[call_id] = call
+            else:
+                session.continuing_calls.pop(call_id, None)
+                session.finished_calls.add(call_id)
+            # SILENT: "Only add the result to the conversation context, do not interrupt
+            # or trigger generation"; WHEN_IDLE (the default) and INTERRUPT prompt it
+            # (FunctionResponseScheduling).
+            prompts |= response.scheduling != types.FunctionResponseScheduling.SILENT
         if answered:
             content = types.Content(
                 role="user", parts=[types.Part(function_response=r) for r in answered]
             )
             session.entries.append(Entry(content, self._state.tokens(content)))
-        if answered and not session.pending_calls:
+        waiting = any(not self._non_blocking(c) for c in session.pending_calls.values())
+        if prompts and not waiting:
             self._speaker.queue(None)
+
+    def _non_blocking(self, call: types.FunctionCall) -> bool:
+        """The call's declaration says NON_BLOCKING ("the system will not wait to receive
+        the function response", FunctionDeclaration.behavior)."""
+        for declaration in self._state.setup.declarations:
+            if declaration.name == call.name:
+                return declaration.behavior == types.Behavior.NON_BLOCKING
+        return False

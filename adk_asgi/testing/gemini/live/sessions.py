@@ -37,6 +37,10 @@ class LiveSession:
     pending_calls: dict[str, types.FunctionCall] = field(default_factory=dict)
     """Function calls sent to the client and not answered yet, by id."""
     cancelled_calls: set[str] = field(default_factory=set)
+    continuing_calls: dict[str, types.FunctionCall] = field(default_factory=dict)
+    """NON_BLOCKING calls answered with ``willContinue``: more responses will come."""
+    finished_calls: set[str] = field(default_factory=set)
+    """NON_BLOCKING calls whose last response came: later responses are not considered."""
     holder: object | None = None
     """The connection that holds the session (None once it ended)."""
     ended_at: float | None = None
@@ -118,6 +122,7 @@ class SessionStore:
         found.session.entries = list(found.entries)
         found.session.pending_calls.clear()
         found.session.cancelled_calls.clear()
+        found.session.continuing_calls.clear()
 
     def terminate(self, session: LiveSession) -> None:
         session.terminated = True
