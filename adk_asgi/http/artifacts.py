@@ -26,26 +26,32 @@ with ``Retry-After``: the artifact service failed).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import re
 from datetime import UTC, datetime
 from email.utils import formatdate
 from typing import Final
-from urllib.parse import parse_qs, quote
+from urllib.parse import quote
 
 import msgspec
 from google.adk.artifacts.base_artifact_service import ArtifactVersion
 from google.adk.errors.input_validation_error import InputValidationError
 from google.genai import types
 
-from ..adk.artifacts import artifact_url, guess_media_type
+from ..adk.artifacts import artifact_url, fetchable_name, guess_media_type
 from ..transport.asgi import Receive, Scope, Send, send_json
+from ..transport.params import header, query, whole_number
 from ..wire.errors import RequestError, error_body
 from .endpoint import ChatEndpoint
 from .errors import failing
 
 __all__ = ("ArtifactRoutes", "byte_range")
 
+_MAX_VERSION_DIGITS: Final = 9
+"""Versions count from 0 one save at a time: nine digits are more than any store holds."""
+_NAME_ERRORS: Final = frozenset({errno.ENAMETOOLONG, errno.EINVAL, errno.EILSEQ})
+"""A file store's answers for a name no file can have: nothing by that name."""
 SLICE: Final = 256 * 1024
 """Bytes per body message."""
 _INLINE: Final = frozenset({"application/pdf", "text/plain"})
@@ -60,37 +66,32 @@ class _Unsatisfiable(Exception):
 def byte_range(header: str | None, size: int) -> tuple[int, int] | None:
     """The ``(start, end)`` (end exclusive) of a ``Range`` of one byte range; None to send
     everything (no header, another unit, several ranges, a malformed one: RFC 9110 lets a
-    server ignore them). Raises ``_Unsatisfiable`` for a range past the end."""
+    server ignore them). Raises ``_Unsatisfiable`` for a range past the end. Its numbers
+    are read as every number a request carries is (``transport/params.py``)."""
     if header is None:
         return None
     unit, _, spec = header.partition("=")
     if unit.strip().lower() != "bytes" or "," in spec:
         return None
-    first, dash, last = spec.strip().partition("-")
+    first_text, dash, last_text = spec.strip().partition("-")
+    first, last = whole_number(first_text), whole_number(last_text)
     if (
         not dash
-        or not (first.isdigit() or last.isdigit())
-        or (first and not first.isdigit())
-        or (last and not last.isdigit())
+        or (first is None and last is None)
+        or (first_text and first is None)
+        or (last_text and last is None)
     ):
         return None
-    if not first:  # the last N bytes
-        if int(last) == 0 or size == 0:
+    if first is None:  # the last N bytes
+        assert last is not None
+        if last == 0 or size == 0:
             raise _Unsatisfiable
-        return max(size - int(last), 0), size
-    start = int(first)
-    if last and int(last) < start:
+        return max(size - last, 0), size
+    if last is not None and last < first:
         return None
-    if start >= size:
+    if first >= size:
         raise _Unsatisfiable
-    return start, min(int(last) + 1, size) if last else size
-
-
-def _header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope.get("headers", ()):
-        if key == name:
-            return str(value.decode("latin-1"))
-    return None
+    return first, min(last + 1, size) if last is not None else size
 
 
 def _etag(found: ArtifactVersion) -> str:
@@ -227,18 +228,17 @@ class ArtifactRoutes:
         params = scope["path_params"]
         chat_id, name = params["chat_id"], params["name"]
         user_id = await self._owner(scope, chat_id)
-        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         version: int | None = None
-        if "version" in query:
-            text = query["version"][0]
-            if not text.isdigit():
+        asked = query(scope).get("version")
+        if asked:
+            version = whole_number(asked[0], _MAX_VERSION_DIGITS)
+            if version is None:
                 raise RequestError(
                     422, "invalid_version", "`version` is a whole number (0 is the first)."
                 )
-            version = int(text)
         runtime = self._chat.runtime
         service = runtime.artifacts.service
-        if service is None or not name:
+        if service is None or not fetchable_name(name):
             raise _not_found()
         where = {
             "app_name": runtime.app_name,
@@ -258,7 +258,7 @@ class ArtifactRoutes:
                     (b"cache-control", b"private, no-cache"),
                     (b"x-content-type-options", b"nosniff"),
                 ]
-                if_none_match = _header(scope, b"if-none-match")
+                if_none_match = header(scope, b"if-none-match")
                 if if_none_match is not None and _matches(if_none_match, etag):
                     await send({"type": "http.response.start", "status": 304, "headers": headers})
                     await send({"type": "http.response.body", "body": b""})
@@ -266,7 +266,11 @@ class ArtifactRoutes:
                 part = await service.load_artifact(**where, version=found.version)
                 if part is None:
                     raise _not_found()
-            except InputValidationError:  # a name or id ADK's stores refuse: nothing there
+            except (InputValidationError, ValueError):  # a name a store refuses: not there
+                raise _not_found() from None
+            except OSError as exc:
+                if exc.errno not in _NAME_ERRORS:  # the disk failed: an outage
+                    raise
                 raise _not_found() from None
         await self._send(scope, send, name, part, found, headers)
 
@@ -298,10 +302,10 @@ class ArtifactRoutes:
         media_type = _header_type(media_type or found.mime_type or guess_media_type(name))
         size = len(data)
         etag = dict(headers)[b"etag"].decode()
-        if_range = _header(scope, b"if-range")
+        if_range = header(scope, b"if-range")
         try:
             span = (
-                byte_range(_header(scope, b"range"), size)
+                byte_range(header(scope, b"range"), size)
                 if if_range is None or if_range == etag
                 else None
             )
