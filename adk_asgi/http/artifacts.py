@@ -16,8 +16,10 @@ private, no-cache`` and ``accept-ranges: bytes``. A ``Range`` of one byte range 
 bytes */SIZE``; several ranges, or an ``If-Range`` that no longer matches, the whole
 artifact (``200``, as RFC 9110 allows).
 
-ADK's artifact services load an artifact whole (``load_artifact`` returns its bytes); they
-are sent in slices from that one copy, never copied whole again.
+A version ADK's file service keeps is read from its file a slice at a time (a range reads
+only what it sends); the other services load an artifact whole and it is sent in slices of
+that one copy. Either way a client that takes nothing for ``send_timeout`` is dropped
+(``http/downloads.py``).
 
 Errors are JSON with stable codes: ``chat_not_found`` and ``artifact_not_found`` (404),
 ``invalid_version`` (422), ``range_not_satisfiable`` (416), ``artifact_unavailable`` (503
@@ -43,6 +45,7 @@ from ..adk.artifacts import artifact_url, fetchable_name, guess_media_type
 from ..transport.asgi import Receive, Scope, Send, send_json
 from ..transport.params import header, query, whole_number
 from ..wire.errors import RequestError, error_body
+from .downloads import InMemoryPayload, Payload, file_payload, send_payload
 from .endpoint import ChatEndpoint
 from .errors import failing
 
@@ -50,10 +53,9 @@ __all__ = ("ArtifactRoutes", "byte_range")
 
 _MAX_VERSION_DIGITS: Final = 9
 """Versions count from 0 one save at a time: nine digits are more than any store holds."""
+_TEXT: Final = "text/plain; charset=utf-8"
 _NAME_ERRORS: Final = frozenset({errno.ENAMETOOLONG, errno.EINVAL, errno.EILSEQ})
 """A file store's answers for a name no file can have: nothing by that name."""
-SLICE: Final = 256 * 1024
-"""Bytes per body message."""
 _INLINE: Final = frozenset({"application/pdf", "text/plain"})
 _NOT_INLINE: Final = frozenset({"image/svg+xml"})  # an SVG opened as a page runs scripts
 _MEDIA_TYPE: Final = re.compile(r"[\w!#$&^.+-]+/[\w!#$&^.+-]+(;[ -~]*)?")
@@ -129,7 +131,7 @@ def _content(part: types.Part) -> tuple[bytes, str] | None:
     if part.inline_data is not None and part.inline_data.data is not None:
         return part.inline_data.data, part.inline_data.mime_type or ""
     if part.text is not None:
-        return part.text.encode(), "text/plain; charset=utf-8"
+        return part.text.encode(), _TEXT
     return None
 
 
@@ -263,26 +265,33 @@ class ArtifactRoutes:
                     await send({"type": "http.response.start", "status": 304, "headers": headers})
                     await send({"type": "http.response.body", "body": b""})
                     return
-                part = await service.load_artifact(**where, version=found.version)
-                if part is None:
-                    raise _not_found()
+                payload: Payload | None = file_payload(service, found)
+                part = None
+                if payload is None:
+                    part = await service.load_artifact(**where, version=found.version)
+                    if part is None:
+                        raise _not_found()
             except (InputValidationError, ValueError):  # a name a store refuses: not there
                 raise _not_found() from None
             except OSError as exc:
                 if exc.errno not in _NAME_ERRORS:  # the disk failed: an outage
                     raise
                 raise _not_found() from None
-        await self._send(scope, send, name, part, found, headers)
+        # The file service keeps no media type for a text artifact.
+        media_type = found.mime_type or _TEXT
+        if part is not None:
+            loaded = await self._loaded(send, part, headers)
+            if loaded is None:
+                return
+            payload, media_type = loaded[0], loaded[1] or found.mime_type or ""
+        assert payload is not None
+        await self._send(scope, send, name, payload, media_type, headers)
 
-    async def _send(
-        self,
-        scope: Scope,
-        send: Send,
-        name: str,
-        part: types.Part,
-        found: ArtifactVersion,
-        headers: list[tuple[bytes, bytes]],
-    ) -> None:
+    async def _loaded(
+        self, send: Send, part: types.Part, headers: list[tuple[bytes, bytes]]
+    ) -> tuple[Payload, str] | None:
+        """The bytes of a loaded ``part`` and their media type; None when it was answered
+        already (a reference to a file stored elsewhere)."""
         content = _content(part)
         if content is None:
             uri = part.file_data.file_uri if part.file_data is not None else None
@@ -296,11 +305,21 @@ class ArtifactRoutes:
                     }
                 )
                 await send({"type": "http.response.body", "body": b""})
-                return
+                return None
             raise _not_found()
-        data, media_type = content
-        media_type = _header_type(media_type or found.mime_type or guess_media_type(name))
-        size = len(data)
+        return InMemoryPayload(content[0]), content[1]
+
+    async def _send(
+        self,
+        scope: Scope,
+        send: Send,
+        name: str,
+        payload: Payload,
+        media_type: str,
+        headers: list[tuple[bytes, bytes]],
+    ) -> None:
+        media_type = _header_type(media_type or guess_media_type(name))
+        size = payload.size
         etag = dict(headers)[b"etag"].decode()
         if_range = header(scope, b"if-range")
         try:
@@ -331,14 +350,12 @@ class ArtifactRoutes:
         if scope["method"] == "HEAD" or start == end:
             await send({"type": "http.response.body", "body": b""})
             return
-        view = memoryview(data)
-        while start < end:
-            stop = min(start + SLICE, end)
-            await send(
-                {
-                    "type": "http.response.body",
-                    "body": bytes(view[start:stop]),
-                    "more_body": stop < end,
-                }
-            )
-            start = stop
+        settings = self._chat.settings
+        await send_payload(
+            send,
+            payload,
+            start,
+            end,
+            send_timeout=settings.streaming.send_timeout,
+            max_queued=settings.limits.max_queued_bytes,
+        )
