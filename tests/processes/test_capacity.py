@@ -41,7 +41,7 @@ from support import (
 pytestmark = pytest.mark.slow
 
 STREAMS = 200
-FOLLOWERS = 150
+FOLLOWERS = 120
 
 
 def _enough_files() -> None:
@@ -76,7 +76,7 @@ def test_many_readers_of_one_stream_queue_for_connections(
     """A real uvicorn on loopback (no process start-up to wait for)."""
     _enough_files()
     store = RedisStreamStore(redis_url.rsplit("/", 1)[0] + "/12")
-    app = AdkApp(build_demo_agent(token_delay=0.08), stream_store=store, warm_up=False)
+    app = AdkApp(build_demo_agent(token_delay=0.05), stream_store=store, warm_up=False)
     with caplog.at_level(logging.WARNING, logger="adk_asgi"), LoopbackServer(app) as server:
         followed = asyncio.run(_follow_all(f"http://127.0.0.1:{server.port}"))
     output = caplog.text
