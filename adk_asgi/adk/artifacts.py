@@ -47,6 +47,7 @@ __all__ = (
     "ChatArtifacts",
     "ChatFiles",
     "artifact_url",
+    "fetchable_name",
     "guess_media_type",
     "upload_marks",
 )
@@ -66,6 +67,18 @@ def artifact_url(api_path: str, chat_id: str, name: str, version: int) -> str:
         f"{api_path}/{quote(chat_id, safe='')}/{ARTIFACTS_PATH}/"
         f"{quote(name, safe='')}?version={version}"
     )
+
+
+MAX_NAME_LENGTH: Final = 1024
+"""The longest artifact name the artifact route looks up (characters)."""
+
+
+def fetchable_name(name: str) -> bool:
+    """Whether the artifact route asks the artifact service for ``name``: 1 to
+    ``MAX_NAME_LENGTH`` characters, no U+0000 (no file system, and so ADK's file service,
+    can store either; the route answers them ``404`` before any store is asked). Any
+    other character is served: the route matches every character, newlines too."""
+    return 0 < len(name) <= MAX_NAME_LENGTH and "\x00" not in name
 
 
 def guess_media_type(name: str) -> str:

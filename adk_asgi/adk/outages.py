@@ -2,7 +2,10 @@
 (``StoreUnavailable``: Redis down), ADK's session service (its database down, locked,
 read-only) or its artifact service. Each one is one log line and one count of
 ``adk_asgi.store_errors{store, operation}``, written by ``report_outage`` whichever side met
-it: HTTP answers it 503 (``http/errors.py``), a WebSocket closes 1013 (``live/``).
+it: HTTP answers it 503 (``http/errors.py``), a WebSocket closes 1013 (``live/``). A worker
+at capacity (``AtCapacity``: its store healthy, its connections to it all busy) is no
+outage: one warning and one count of ``adk_asgi.at_capacity{resource}``, answered ``503
+at_capacity``.
 
 Operators alert on these lines and labels: the texts below, and the ``action`` each caller
 names (the ``operation`` label: ``turn``, ``prepare``, ``resume``, ``stop``, ``list``,
@@ -16,7 +19,7 @@ import logging
 from typing import Literal
 
 from ..observability.metrics import METRICS
-from ..stores import StoreUnavailable
+from ..stores import AtCapacity, StoreUnavailable
 from .sessions import failure
 
 __all__ = ("Outage", "Service", "report_outage")
@@ -60,6 +63,10 @@ def report_outage(outage: Outage) -> None:
 
 def _report(outage: Outage) -> None:
     service, action, chat_id, error = outage.service, outage.action, outage.chat_id, outage.error
+    if isinstance(error, AtCapacity):  # no dependency failed: not an outage
+        logger.warning("At capacity (%s): chat %r refused, to retry", error.resource, chat_id)
+        METRICS.at_capacity(error.resource)
+        return
     args: tuple[object, ...] = (chat_id, failure(error))
     # Only a turn's session failure carries its traceback, and only at DEBUG.
     trace = error if action == "prepare" and logger.isEnabledFor(logging.DEBUG) else None

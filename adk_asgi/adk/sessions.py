@@ -50,6 +50,9 @@ def failure(exc: BaseException) -> str:
         name = f"{name} ({type(root).__name__})"
     if not isinstance(exc, _TELLING):
         return name
+    if isinstance(exc, OSError) and exc.strerror:
+        # Its errno and reason, never its file names: no log line names a server path.
+        return f"{name}: [Errno {exc.errno}] {exc.strerror}"
     text = " ".join(str(exc).split())
     return f"{name}: {text[:300]}" if text else name
 

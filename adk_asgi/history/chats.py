@@ -19,15 +19,19 @@ import base64
 import binascii
 import datetime as dt
 import json
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
+import msgspec
 from google.adk.sessions import Session
 from google.genai import types
 
 from ..options import ChatListOptions
+from ..transport.params import whole_number
 from ..wire.errors import RequestError
+from ..wire.request import valid_chat_id
 
 __all__ = (
     "CREATED_KEY",
@@ -126,26 +130,37 @@ def _cursor(summary: ChatSummary) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
+_MAX_CURSOR: Final = 1024
+"""The longest cursor this server gives (a time and a chat id of at most 256 characters)."""
+_LATEST: Final = dt.datetime(9999, 12, 31, tzinfo=dt.UTC).timestamp()
+_position: Final = msgspec.json.Decoder(tuple[float, str])
+
+
 def cursor_position(cursor: str) -> tuple[float, str]:
-    """Where a page ends: the last chat's update time and id (``422 invalid_cursor``)."""
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        updated, chat_id = json.loads(raw)
-        if isinstance(updated, int | float) and isinstance(chat_id, str):
-            return float(updated), chat_id
-    except (binascii.Error, ValueError, TypeError):
-        pass
+    """Where a page ends: the last chat's update time and id (``422 invalid_cursor``).
+    Checked whole before any store is asked: a time every store can compare (finite, from
+    the epoch to the year 9999), a valid chat id, nothing nested."""
+    if len(cursor) <= _MAX_CURSOR:
+        try:
+            raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+            updated, chat_id = _position.decode(raw)
+        except (binascii.Error, ValueError, msgspec.DecodeError, RecursionError):
+            pass
+        else:
+            if math.isfinite(updated) and 0 <= updated < _LATEST and valid_chat_id(chat_id):
+                return updated, chat_id
     raise RequestError(422, "invalid_cursor", "`cursor` is not one this server gave.")
 
 
 def page_limit(value: str | None, options: ChatListOptions) -> int:
     if value is None or value == "":
         return options.page_size
-    if not value.isdigit() or not 0 < int(value) <= options.max_page_size:
+    limit = whole_number(value)
+    if limit is None or not 0 < limit <= options.max_page_size:
         raise RequestError(
             422, "invalid_limit", f"`limit` is a whole number from 1 to {options.max_page_size}."
         )
-    return int(value)
+    return limit
 
 
 def chat_page(

@@ -16,8 +16,10 @@ private, no-cache`` and ``accept-ranges: bytes``. A ``Range`` of one byte range 
 bytes */SIZE``; several ranges, or an ``If-Range`` that no longer matches, the whole
 artifact (``200``, as RFC 9110 allows).
 
-ADK's artifact services load an artifact whole (``load_artifact`` returns its bytes); they
-are sent in slices from that one copy, never copied whole again.
+A version ADK's file service keeps is read from its file a slice at a time (a range reads
+only what it sends); the other services load an artifact whole and it is sent in slices of
+that one copy. Either way a client that takes nothing for ``send_timeout`` is dropped
+(``http/downloads.py``).
 
 Errors are JSON with stable codes: ``chat_not_found`` and ``artifact_not_found`` (404),
 ``invalid_version`` (422), ``range_not_satisfiable`` (416), ``artifact_unavailable`` (503
@@ -26,28 +28,34 @@ with ``Retry-After``: the artifact service failed).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import re
 from datetime import UTC, datetime
 from email.utils import formatdate
 from typing import Final
-from urllib.parse import parse_qs, quote
+from urllib.parse import quote
 
 import msgspec
 from google.adk.artifacts.base_artifact_service import ArtifactVersion
 from google.adk.errors.input_validation_error import InputValidationError
 from google.genai import types
 
-from ..adk.artifacts import artifact_url, guess_media_type
+from ..adk.artifacts import artifact_url, fetchable_name, guess_media_type
 from ..transport.asgi import Receive, Scope, Send, send_json
+from ..transport.params import header, query, whole_number
 from ..wire.errors import RequestError, error_body
+from .downloads import InMemoryPayload, Payload, file_payload, send_payload
 from .endpoint import ChatEndpoint
 from .errors import failing
 
 __all__ = ("ArtifactRoutes", "byte_range")
 
-SLICE: Final = 256 * 1024
-"""Bytes per body message."""
+_MAX_VERSION_DIGITS: Final = 9
+"""Versions count from 0 one save at a time: nine digits are more than any store holds."""
+_TEXT: Final = "text/plain; charset=utf-8"
+_NAME_ERRORS: Final = frozenset({errno.ENAMETOOLONG, errno.EINVAL, errno.EILSEQ})
+"""A file store's answers for a name no file can have: nothing by that name."""
 _INLINE: Final = frozenset({"application/pdf", "text/plain"})
 _NOT_INLINE: Final = frozenset({"image/svg+xml"})  # an SVG opened as a page runs scripts
 _MEDIA_TYPE: Final = re.compile(r"[\w!#$&^.+-]+/[\w!#$&^.+-]+(;[ -~]*)?")
@@ -60,37 +68,32 @@ class _Unsatisfiable(Exception):
 def byte_range(header: str | None, size: int) -> tuple[int, int] | None:
     """The ``(start, end)`` (end exclusive) of a ``Range`` of one byte range; None to send
     everything (no header, another unit, several ranges, a malformed one: RFC 9110 lets a
-    server ignore them). Raises ``_Unsatisfiable`` for a range past the end."""
+    server ignore them). Raises ``_Unsatisfiable`` for a range past the end. Its numbers
+    are read as every number a request carries is (``transport/params.py``)."""
     if header is None:
         return None
     unit, _, spec = header.partition("=")
     if unit.strip().lower() != "bytes" or "," in spec:
         return None
-    first, dash, last = spec.strip().partition("-")
+    first_text, dash, last_text = spec.strip().partition("-")
+    first, last = whole_number(first_text), whole_number(last_text)
     if (
         not dash
-        or not (first.isdigit() or last.isdigit())
-        or (first and not first.isdigit())
-        or (last and not last.isdigit())
+        or (first is None and last is None)
+        or (first_text and first is None)
+        or (last_text and last is None)
     ):
         return None
-    if not first:  # the last N bytes
-        if int(last) == 0 or size == 0:
+    if first is None:  # the last N bytes
+        assert last is not None
+        if last == 0 or size == 0:
             raise _Unsatisfiable
-        return max(size - int(last), 0), size
-    start = int(first)
-    if last and int(last) < start:
+        return max(size - last, 0), size
+    if last is not None and last < first:
         return None
-    if start >= size:
+    if first >= size:
         raise _Unsatisfiable
-    return start, min(int(last) + 1, size) if last else size
-
-
-def _header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope.get("headers", ()):
-        if key == name:
-            return str(value.decode("latin-1"))
-    return None
+    return first, min(last + 1, size) if last is not None else size
 
 
 def _etag(found: ArtifactVersion) -> str:
@@ -128,7 +131,7 @@ def _content(part: types.Part) -> tuple[bytes, str] | None:
     if part.inline_data is not None and part.inline_data.data is not None:
         return part.inline_data.data, part.inline_data.mime_type or ""
     if part.text is not None:
-        return part.text.encode(), "text/plain; charset=utf-8"
+        return part.text.encode(), _TEXT
     return None
 
 
@@ -227,18 +230,17 @@ class ArtifactRoutes:
         params = scope["path_params"]
         chat_id, name = params["chat_id"], params["name"]
         user_id = await self._owner(scope, chat_id)
-        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         version: int | None = None
-        if "version" in query:
-            text = query["version"][0]
-            if not text.isdigit():
+        asked = query(scope).get("version")
+        if asked:
+            version = whole_number(asked[0], _MAX_VERSION_DIGITS)
+            if version is None:
                 raise RequestError(
                     422, "invalid_version", "`version` is a whole number (0 is the first)."
                 )
-            version = int(text)
         runtime = self._chat.runtime
         service = runtime.artifacts.service
-        if service is None or not name:
+        if service is None or not fetchable_name(name):
             raise _not_found()
         where = {
             "app_name": runtime.app_name,
@@ -258,27 +260,38 @@ class ArtifactRoutes:
                     (b"cache-control", b"private, no-cache"),
                     (b"x-content-type-options", b"nosniff"),
                 ]
-                if_none_match = _header(scope, b"if-none-match")
+                if_none_match = header(scope, b"if-none-match")
                 if if_none_match is not None and _matches(if_none_match, etag):
                     await send({"type": "http.response.start", "status": 304, "headers": headers})
                     await send({"type": "http.response.body", "body": b""})
                     return
-                part = await service.load_artifact(**where, version=found.version)
-                if part is None:
-                    raise _not_found()
-            except InputValidationError:  # a name or id ADK's stores refuse: nothing there
+                payload: Payload | None = file_payload(service, found)
+                part = None
+                if payload is None:
+                    part = await service.load_artifact(**where, version=found.version)
+                    if part is None:
+                        raise _not_found()
+            except (InputValidationError, ValueError):  # a name a store refuses: not there
                 raise _not_found() from None
-        await self._send(scope, send, name, part, found, headers)
+            except OSError as exc:
+                if exc.errno not in _NAME_ERRORS:  # the disk failed: an outage
+                    raise
+                raise _not_found() from None
+        # The file service keeps no media type for a text artifact.
+        media_type = found.mime_type or _TEXT
+        if part is not None:
+            loaded = await self._loaded(send, part, headers)
+            if loaded is None:
+                return
+            payload, media_type = loaded[0], loaded[1] or found.mime_type or ""
+        assert payload is not None
+        await self._send(scope, send, name, payload, media_type, headers)
 
-    async def _send(
-        self,
-        scope: Scope,
-        send: Send,
-        name: str,
-        part: types.Part,
-        found: ArtifactVersion,
-        headers: list[tuple[bytes, bytes]],
-    ) -> None:
+    async def _loaded(
+        self, send: Send, part: types.Part, headers: list[tuple[bytes, bytes]]
+    ) -> tuple[Payload, str] | None:
+        """The bytes of a loaded ``part`` and their media type; None when it was answered
+        already (a reference to a file stored elsewhere)."""
         content = _content(part)
         if content is None:
             uri = part.file_data.file_uri if part.file_data is not None else None
@@ -292,16 +305,26 @@ class ArtifactRoutes:
                     }
                 )
                 await send({"type": "http.response.body", "body": b""})
-                return
+                return None
             raise _not_found()
-        data, media_type = content
-        media_type = _header_type(media_type or found.mime_type or guess_media_type(name))
-        size = len(data)
+        return InMemoryPayload(content[0]), content[1]
+
+    async def _send(
+        self,
+        scope: Scope,
+        send: Send,
+        name: str,
+        payload: Payload,
+        media_type: str,
+        headers: list[tuple[bytes, bytes]],
+    ) -> None:
+        media_type = _header_type(media_type or guess_media_type(name))
+        size = payload.size
         etag = dict(headers)[b"etag"].decode()
-        if_range = _header(scope, b"if-range")
+        if_range = header(scope, b"if-range")
         try:
             span = (
-                byte_range(_header(scope, b"range"), size)
+                byte_range(header(scope, b"range"), size)
                 if if_range is None or if_range == etag
                 else None
             )
@@ -327,14 +350,12 @@ class ArtifactRoutes:
         if scope["method"] == "HEAD" or start == end:
             await send({"type": "http.response.body", "body": b""})
             return
-        view = memoryview(data)
-        while start < end:
-            stop = min(start + SLICE, end)
-            await send(
-                {
-                    "type": "http.response.body",
-                    "body": bytes(view[start:stop]),
-                    "more_body": stop < end,
-                }
-            )
-            start = stop
+        settings = self._chat.settings
+        await send_payload(
+            send,
+            payload,
+            start,
+            end,
+            send_timeout=settings.streaming.send_timeout,
+            max_queued=settings.limits.max_queued_bytes,
+        )

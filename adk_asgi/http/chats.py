@@ -6,15 +6,20 @@ rules).
 
 from __future__ import annotations
 
-from urllib.parse import parse_qs
-
 import msgspec
 from google.adk.sessions import Session
 
 from ..history.chat_index import list_page
-from ..history.chats import ChatSummary, chat_title, first_user_text, page_limit
+from ..history.chats import (
+    ChatSummary,
+    chat_title,
+    cursor_position,
+    first_user_text,
+    page_limit,
+)
 from ..options import ChatListOptions
 from ..transport.asgi import Receive, Scope, Send, send_json
+from ..transport.params import query as query_of
 from ..wire.errors import chat_not_found
 from .endpoint import ChatEndpoint
 from .errors import failing
@@ -34,9 +39,11 @@ class UserChats:
 
     async def list(self, scope: Scope, receive: Receive, send: Send) -> None:
         user_id = await self.chat.authorize(scope)
-        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        query = query_of(scope)
         limit = page_limit(query.get("limit", [None])[0], self.options)
-        cursor = query.get("cursor", [None])[0]
+        cursor = query.get("cursor", [None])[0] or None
+        if cursor is not None:
+            cursor_position(cursor)  # a bad one is refused before the store is asked
         runtime = self.chat.runtime
         await runtime.startup()
         with failing("list", None, "sessions"):

@@ -21,6 +21,7 @@ from msgspec import UNSET, UnsetType
 from ..adk.outages import Outage, report_outage
 from ..stores import StoreUnavailable
 from ..transport.asgi import Message, Receive, Scope, Send, read_body, send_json
+from ..wire.depth import check_depth
 from ..wire.errors import (
     RequestError,
     chat_not_found,
@@ -208,6 +209,7 @@ async def post_tool_output(chat: ChatEndpoint, scope: Scope, receive: Receive, s
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         raise RequestError(400, "invalid_json", "The body is not valid JSON.") from None
     check_storable(body)
+    check_depth(request.output, where="The output")
     message_id = await complete_tool_call(
         chat,
         user_id,

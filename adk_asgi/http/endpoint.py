@@ -125,7 +125,10 @@ class ChatEndpoint:
         with failing("turn", request.id):
             if not await self.store.claim(request.id, user_id):
                 raise chat_not_found()
+            deletions = await self.store.deletions(request.id)
             async with self.store.lock(request.id):
+                if await self.store.deletions(request.id) != deletions:
+                    raise chat_not_found()  # deleted while this message waited: it stays so
                 with failing("prepare", request.id, "sessions"):
                     plan = await prepare_turn(
                         self.runtime,

@@ -6,7 +6,9 @@ routes name, ``http/routes.py``) turns what they raise into the answer:
     AuthError         401 ``unauthorized`` / 403 ``forbidden``
     Outage            its log line and count (``adk/outages.py``), then 503
                       ``store_unavailable``, ``session_unavailable`` or
-                      ``artifact_unavailable`` with ``Retry-After``; a bare
+                      ``artifact_unavailable`` with ``Retry-After`` (``at_capacity``
+                      when the store is healthy but the worker's connections to it
+                      are all busy: ``AtCapacity``); a bare
                       ``StoreUnavailable``/``SessionUnavailable`` the same, not counted
     ClientGone        nothing: nobody is left to read it
 
@@ -25,12 +27,13 @@ from typing import Final
 
 from ..adk.outages import Outage, Service, report_outage
 from ..adk.sessions import SessionUnavailable
-from ..stores import StoreUnavailable
+from ..stores import AtCapacity, StoreUnavailable
 from ..transport.asgi import ASGIApp, ClientGone, Message, Receive, Scope, Send, send_error
 from ..transport.auth import AuthError
 from ..wire.errors import (
     RequestError,
     artifact_unavailable,
+    at_capacity,
     session_unavailable,
     store_unavailable,
 )
@@ -113,4 +116,6 @@ async def answer(handler: ASGIApp, scope: Scope, receive: Receive, send: Send) -
 def _unavailable(outage: Outage) -> RequestError:
     """The outage reported (its log line and count); the answer it gets."""
     report_outage(outage)
+    if isinstance(outage.error, AtCapacity):
+        return at_capacity()
     return _UNAVAILABLE[outage.service]()

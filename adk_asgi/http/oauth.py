@@ -12,8 +12,10 @@ popup with a small page that tells the opener (``postMessage``:
 the turn with ``resumeStream``.
 
 The request needs no identity of its own (a popup carries no ``Authorization`` header):
-the ticket is the capability, bound to the chat's owner, who the turn runs for. A user who
-cancels at the provider (``error=access_denied``) keeps the ticket: they may sign in again.
+the ticket is the capability, bound to the chat's owner, who the turn runs for. A callback
+uses its ticket up, whatever it carries: a cancel at the provider (``error=access_denied``)
+or an answer without a code ends the sign-in, and the deadline set when it was issued never
+moves.
 Every failure is a page too (never JSON): the popup shows it to the user.
 """
 
@@ -28,7 +30,7 @@ from urllib.parse import parse_qs
 
 import msgspec
 
-from ..pauses.signin import SignInTicket, keep_sign_in, take_sign_in
+from ..pauses.signin import SignInTicket, take_sign_in
 from ..stores import StoreUnavailable
 from ..transport.asgi import Receive, Scope, Send
 from ..wire.errors import RequestError
@@ -76,15 +78,11 @@ async def oauth_callback(chat: ChatEndpoint, scope: Scope, receive: Receive, sen
         return
     told: dict[str, Any] = {"chatId": ticket.chat_id, "toolCallId": ticket.call_id}
     error = _one(query, "error")
-    if error is not None or not _one(query, "code"):
-        try:  # cancelled (or refused) at the provider: they may try again
-            await keep_sign_in(chat.store, state, ticket, chat.settings.pauses.sign_in_timeout)
-        except StoreUnavailable:
-            pass
+    if error is not None or not _one(query, "code"):  # cancelled or refused: it ends here
         await _page(
             send,
             400,
-            "The sign-in was not completed. Close this window and try again from the chat.",
+            "The sign-in was not completed. Close this window and start again from the chat.",
             {"ok": False, "error": (error or "no_code")[:64], **told},
         )
         return

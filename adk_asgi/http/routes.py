@@ -9,6 +9,7 @@ Starlette's plain-text defaults (a host app's exception handlers never see them 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from starlette.routing import Route, Router
@@ -53,11 +54,14 @@ def api_router(routes: Sequence[tuple[str, Mapping[str, ASGIApp] | MethodTable]]
     """A router of ``(path, {method: handler})``, matched in order (Starlette's path
     syntax: ``/{chat_id:path}/stream``); no trailing-slash redirects (a redirected POST
     loses its body in some clients)."""
-    return Router(
-        [
-            Route(path, table if isinstance(table, MethodTable) else MethodTable(table))
-            for path, table in routes
-        ],
-        redirect_slashes=False,
-        default=_not_found,
-    )
+    made = [
+        Route(path, table if isinstance(table, MethodTable) else MethodTable(table))
+        for path, table in routes
+    ]
+    for route in made:
+        # A parameter matches every character, a newline too (an artifact's name may
+        # hold one): Starlette's patterns stop at one.
+        # ("$" would also match before a final newline: "\Z" ends at the end.)
+        pattern = route.path_regex.pattern.removesuffix("$") + r"\Z"
+        route.path_regex = re.compile(pattern, re.DOTALL)
+    return Router(made, redirect_slashes=False, default=_not_found)

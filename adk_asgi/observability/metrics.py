@@ -89,6 +89,12 @@ class Metrics:
             unit="{error}",
             description="Failed session-service and stream-store operations",
         )
+        self.at_capacity_refusals = meter.create_counter(
+            "adk_asgi.at_capacity",
+            unit="{request}",
+            description="Requests and connections refused at capacity (503 at_capacity), by "
+            "the resource that was exhausted",
+        )
         self.resumes = meter.create_counter(
             "adk_asgi.resumes",
             unit="{resume}",
@@ -149,6 +155,9 @@ class Metrics:
 
     def store_error(self, store: Literal["sessions", "streams"], operation: str) -> None:
         self.store_errors.add(1, {"store": store, "operation": operation})
+
+    def at_capacity(self, resource: str) -> None:
+        self.at_capacity_refusals.add(1, {"resource": resource})
 
     # -- approvals --------------------------------------------------------------------
 

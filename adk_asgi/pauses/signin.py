@@ -1,6 +1,9 @@
 """OAuth2 sign-ins waiting for their callback: a ticket per sign-in, kept in the stream
 store under the ``state`` ADK generated for it (unguessable, sent to the chat's owner only),
-so the callback on any worker finds the call it answers — once, until it expires.
+so the callback on any worker finds the call it answers — once, until it expires. Its
+deadline is fixed when it is issued (``expires``, read at every take besides the store's
+own expiry), and a callback is its one use: one with the code continues the turn, one with
+an error or a cancel at the provider ends it.
 
 A sign-in asked for inside a live run is waited for in its tool (``live/gate/gate.py``),
 in the process that holds the connection (``LIVE_SIGN_INS``): the callback must reach that
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
@@ -46,6 +50,9 @@ class SignInTicket(msgspec.Struct, frozen=True):
     transport: str = "sse"
     """``sse``: the callback continues the turn; ``live``: the connection waiting for it
     (in this process) does."""
+    expires: float = 0.0
+    """When the sign-in ends (seconds since the epoch), fixed when it is issued; 0: a
+    ticket from before deadlines were kept (the store's expiry alone)."""
 
 
 def _key(state: str) -> str:
@@ -87,7 +94,13 @@ async def register_sign_ins(
         if request.state is None:
             continue
         ticket = SignInTicket(
-            chat_id, user_id, request.call_id, message_id, redirect_uri, transport
+            chat_id,
+            user_id,
+            request.call_id,
+            message_id,
+            redirect_uri,
+            transport,
+            expires=time.time() + ttl,
         )
         try:
             await store.put_ticket(_key(request.state), msgspec.json.encode(ticket), ttl)
@@ -102,19 +115,18 @@ async def register_sign_ins(
 
 
 async def take_sign_in(store: StreamStore, state: str) -> SignInTicket | None:
-    """The sign-in ``state`` belongs to (it is gone from the store after this)."""
+    """The sign-in ``state`` belongs to, unless it expired (it is gone from the store after
+    this, whatever the callback then does)."""
     value = await store.take_ticket(_key(state))
     if value is None:
         return None
     try:
-        return msgspec.json.decode(value, type=SignInTicket)
+        ticket = msgspec.json.decode(value, type=SignInTicket)
     except msgspec.DecodeError:
         return None
-
-
-async def keep_sign_in(store: StreamStore, state: str, ticket: SignInTicket, ttl: float) -> None:
-    """Put a ticket back (the user cancelled at the provider: they may try again)."""
-    await store.put_ticket(_key(state), msgspec.json.encode(ticket), ttl)
+    if ticket.expires and time.time() >= ticket.expires:
+        return None
+    return ticket
 
 
 class LiveSignIns:

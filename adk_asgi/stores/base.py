@@ -32,6 +32,7 @@ from ..wire.errors import INTERRUPTED_ERROR, STREAM_LOST_ERROR
 __all__ = (
     "INTERRUPTED_BLOB",
     "STREAM_LOST_BLOB",
+    "AtCapacity",
     "StoreUnavailable",
     "StreamRecorder",
     "StreamStore",
@@ -50,6 +51,16 @@ class StoreUnavailable(Exception):
     """The stream store cannot be reached (e.g. Redis is down). Requests get
     ``503 store_unavailable`` with ``Retry-After``, WebSockets close 1013; the store recovers
     by itself when its backend is back."""
+
+
+class AtCapacity(StoreUnavailable):
+    """The store is healthy, but every connection this worker may open to it stayed busy
+    for the bounded wait: the worker is at capacity. Answered ``503 at_capacity`` with
+    ``Retry-After`` and counted in ``adk_asgi.at_capacity``, never as an outage."""
+
+    def __init__(self, resource: str) -> None:
+        super().__init__(f"at capacity: {resource}")
+        self.resource = resource
 
 
 def split_frames(blob: bytes) -> list[bytes]:
@@ -127,8 +138,14 @@ class StreamStore(ABC):
 
     async def forget(self, chat_id: str) -> None:  # noqa: B027 - a store may keep nothing
         """Drop what the store keeps of ``chat_id``'s streams (the chat was deleted; its
-        turn lock is held by the caller). The chat's owner stays, so its id is never
-        handed to another user."""
+        turn lock is held by the caller) and count the deletion (``deletions``). The
+        chat's owner stays, so its id is never handed to another user."""
+
+    async def deletions(self, chat_id: str) -> int:
+        """How many times ``chat_id`` was deleted (``forget``): a turn that reads another
+        count after waiting for the turn lock than before waits for a deleted chat (its
+        message is refused, ``404 chat_not_found``). 0 for a store that counts nothing."""
+        return 0
 
     async def put_ticket(self, key: str, value: bytes, ttl: float) -> None:
         """Keep ``value`` under ``key`` for ``ttl`` seconds, for one ``take_ticket``."""

@@ -93,6 +93,7 @@ class MemoryStreamStore(StreamStore):
         self._locks = ChatLocks()
         self._swept = time.monotonic()
         self._tickets: dict[str, tuple[bytes, float]] = {}
+        self._deleted: OrderedDict[str, int] = OrderedDict()
 
     async def claim(self, chat_id: str, user_id: str) -> bool:
         owner = self._owners.get(chat_id)
@@ -198,11 +199,17 @@ class MemoryStreamStore(StreamStore):
             stream.waiters.discard(waiter)
 
     async def forget(self, chat_id: str) -> None:
+        self._deleted[chat_id] = self._deleted.pop(chat_id, 0) + 1
+        if len(self._deleted) > self._max_chats:
+            self._deleted.popitem(last=False)
         stream = self._streams.pop(chat_id, None)
         self._unhold(chat_id)
         if stream is not None and not stream.done:
             stream.done = True  # its followers end
             stream.wake()
+
+    async def deletions(self, chat_id: str) -> int:
+        return self._deleted.get(chat_id, 0)
 
     async def put_ticket(self, key: str, value: bytes, ttl: float) -> None:
         now = time.monotonic()

@@ -14,6 +14,8 @@ prefix (default ``adk-asgi``):
                            ``heartbeat``)
 ``{p}:followers:{id}``     followers on any worker (sorted set, by expiry)
 ``{p}:stop:{id}``          a stop request (``DELETE {api}/{chatId}/stream``)
+``{p}:deleted:{chat}``     how many times the chat was deleted, kept
+                           ``owner_ttl``
 =========================  ===================================================
 
 ``append`` never touches the network: blobs are batched by a per-stream flush
@@ -32,6 +34,14 @@ follower logs it once, with the chat id.
 answer 503 / close 1013); a running turn's recorder and lock release log one line and
 go on without Redis; everything recovers by itself once Redis is back.
 
+**Capacity**: the worker's connections to Redis are a pool of ``max_connections`` (256),
+opened as needed. A call that finds every one busy waits for the next free one, up to
+``pool_wait`` (5 s): under load calls queue, a healthy Redis is never reported down. A call
+still waiting then raises ``AtCapacity`` (``503 at_capacity`` with ``Retry-After``, counted
+in ``adk_asgi.at_capacity``, never as an outage). A call holds its connection only while
+Redis answers it; a resume's follower holds one for each ``heartbeat`` it waits for new
+entries (docs/reference/limits.md: what one worker was measured to carry).
+
 **Redis hung** (a stopped process, a network partition: connections open, nothing
 answers): ``timeout`` is the one setting for how long a call waits — the socket's
 connect and read timeouts, and the readiness check (``/readyz``) — and a timed-out call
@@ -48,48 +58,31 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
-
-try:
-    from redis.asyncio import Redis
-    from redis.asyncio.retry import Retry
-    from redis.backoff import ExponentialWithJitterBackoff
-    from redis.exceptions import ConnectionError as RedisConnectionError
-    from redis.exceptions import RedisError
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "RedisStreamStore needs the redis package: pip install 'adk-asgi[redis]'"
-    ) from exc
 
 from ..observability.metrics import METRICS
 from .base import (
     INTERRUPTED_BLOB,
     STREAM_LOST_BLOB,
-    StoreUnavailable,
     StreamRecorder,
     StreamStore,
 )
+from .redis_client import (
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_POOL_WAIT,
+    DEFAULT_TIMEOUT,
+    ERRORS,
+    Redis,
+    connect,
+    reachable,
+)
 from .redis_scripts import FINALIZE, RELEASE, RENEW
 
-__all__ = ("DEFAULT_TIMEOUT", "RedisStreamStore")
-
-DEFAULT_TIMEOUT = 2.0
-"""Seconds one call to Redis may take (connect, read, the readiness check)."""
+__all__ = ("DEFAULT_MAX_CONNECTIONS", "DEFAULT_POOL_WAIT", "DEFAULT_TIMEOUT", "RedisStreamStore")
 
 logger = logging.getLogger("adk_asgi")
-
-_ERRORS = (RedisError, OSError)
-
-
-@contextlib.contextmanager
-def _reachable() -> Iterator[None]:
-    """Redis errors (down, timed out, refusing writes) as ``StoreUnavailable``."""
-    try:
-        yield
-    except _ERRORS as exc:
-        raise StoreUnavailable(f"Redis: {type(exc).__name__}: {exc}") from exc
 
 
 def _text(value: bytes | str) -> str:
@@ -114,26 +107,16 @@ class RedisStreamStore(StreamStore):
         max_stream_bytes: int = 8 * 1024 * 1024,
         heartbeat: float = 0.5,
         timeout: float = DEFAULT_TIMEOUT,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        pool_wait: float = DEFAULT_POOL_WAIT,
         client: Redis | None = None,
     ) -> None:
         if timeout < 2 * heartbeat:
             # A follower's XREAD blocks for a heartbeat: a shorter read timeout cuts it.
             raise ValueError("RedisStreamStore: timeout must be at least twice the heartbeat")
         self.timeout = timeout
-        # Fail fast when Redis is down or hung (redis-py's default retries for ~10 s):
-        # the request gets its 503 within `timeout` and the client retries. Only
-        # connection errors are retried (a refused connect fails in microseconds); a
-        # timeout already took `timeout`.
-        self.redis: Redis = client or Redis.from_url(
-            url,
-            socket_connect_timeout=timeout,
-            socket_timeout=timeout,
-            retry=Retry(
-                ExponentialWithJitterBackoff(base=0.01, cap=0.2),
-                2,
-                supported_errors=(RedisConnectionError,),
-            ),
-        )
+        self.max_connections = max_connections
+        self.redis: Redis = client or connect(url, timeout, max_connections, pool_wait)
         self.prefix = prefix
         self.owner_ttl = int(owner_ttl)
         self.lock_ttl_ms = int(lock_ttl * 1000)
@@ -152,7 +135,7 @@ class RedisStreamStore(StreamStore):
 
     async def claim(self, chat_id: str, user_id: str) -> bool:
         key = self.key("owner", chat_id)
-        with _reachable():
+        with reachable():
             if await self.redis.set(key, user_id, nx=True, ex=self.owner_ttl):
                 return True
             owner = await self.redis.get(key)
@@ -164,7 +147,7 @@ class RedisStreamStore(StreamStore):
             return True
 
     async def owner(self, chat_id: str) -> str | None:
-        with _reachable():
+        with reachable():
             owner = await self.redis.get(self.key("owner", chat_id))
         return _text(owner) if owner is not None else None
 
@@ -179,7 +162,7 @@ class RedisStreamStore(StreamStore):
         # Who holds it, for operators reading Redis: host:pid:random.
         token = f"{self._holder}:{uuid.uuid4().hex[:12]}"
         delay = 0.01
-        with _reachable():
+        with reachable():
             while not await self.redis.set(key, token, nx=True, px=self.lock_ttl_ms):
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 0.1)
@@ -191,7 +174,7 @@ class RedisStreamStore(StreamStore):
             await asyncio.gather(renew, return_exceptions=True)
             try:
                 await self._release(keys=[key], args=[token])
-            except _ERRORS as exc:
+            except ERRORS as exc:
                 METRICS.store_error("streams", "lock_release")
                 logger.warning(
                     "Could not release the turn lock of chat %r (Redis: %s); it lapses in %.0f s",
@@ -206,7 +189,7 @@ class RedisStreamStore(StreamStore):
             await asyncio.sleep(self.lock_ttl_ms / 3000)
             try:
                 kept = await self._renew(keys=[key], args=[token, self.lock_ttl_ms])
-            except _ERRORS as exc:
+            except ERRORS as exc:
                 METRICS.store_error("streams", "lock_renew")
                 if not failing:
                     logger.warning(
@@ -225,7 +208,7 @@ class RedisStreamStore(StreamStore):
 
     async def record(self, chat_id: str) -> StreamRecorder:
         stream_id = uuid.uuid4().hex
-        with _reachable():
+        with reachable():
             async with self.redis.pipeline(transaction=False) as pipe:
                 pipe.set(self.key("alive", stream_id), 1, px=self._alive_ms)
                 pipe.set(self.key("active", chat_id), stream_id, ex=24 * 3600)
@@ -237,7 +220,7 @@ class RedisStreamStore(StreamStore):
         return int(max(self.heartbeat * 6, 3.0) * 1000)
 
     async def follow(self, chat_id: str) -> AsyncGenerator[bytes, None] | None:
-        with _reachable():
+        with reachable():
             stream_id = await self.redis.get(self.key("active", chat_id))
             if stream_id is None:
                 return None
@@ -292,7 +275,7 @@ class RedisStreamStore(StreamStore):
                     if b"end" in fields:
                         return
                     yield fields[b"b"]
-        except _ERRORS as exc:
+        except ERRORS as exc:
             METRICS.store_error("streams", "follow")
             logger.warning("Lost Redis while following chat %r's stream: %s", chat_id, exc)
             yield STREAM_LOST_BLOB
@@ -301,7 +284,7 @@ class RedisStreamStore(StreamStore):
                 await redis.zrem(followers, me)
 
     async def stop(self, chat_id: str) -> bool:
-        with _reachable():
+        with reachable():
             stream_id = await self.redis.get(self.key("active", chat_id))
             if stream_id is None:
                 return False
@@ -313,20 +296,29 @@ class RedisStreamStore(StreamStore):
 
     async def forget(self, chat_id: str) -> None:
         active = self.key("active", chat_id)
-        with _reachable():
+        with reachable():
             stream_id = await self.redis.get(active)
             keys = [active]
             if stream_id is not None:
                 sid = _text(stream_id)
                 keys += [self.key(kind, sid) for kind in ("stream", "alive", "followers", "stop")]
-            await self.redis.delete(*keys)
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.delete(*keys)
+                pipe.incr(self.key("deleted", chat_id))
+                pipe.expire(self.key("deleted", chat_id), self.owner_ttl)
+                await pipe.execute()
+
+    async def deletions(self, chat_id: str) -> int:
+        with reachable():
+            count = await self.redis.get(self.key("deleted", chat_id))
+        return int(count) if count is not None else 0
 
     async def put_ticket(self, key: str, value: bytes, ttl: float) -> None:
-        with _reachable():
+        with reachable():
             await self.redis.set(self.key("ticket", key), value, px=max(1, int(ttl * 1000)))
 
     async def take_ticket(self, key: str) -> bytes | None:
-        with _reachable():
+        with reachable():
             value = await self.redis.getdel(self.key("ticket", key))
         return value.encode() if isinstance(value, str) else value
 
@@ -370,7 +362,7 @@ class _RedisRecorder(StreamRecorder):
             count = await store.redis.zcount(
                 store.key("followers", self.stream_id), time.time(), "+inf"
             )
-        except _ERRORS:
+        except ERRORS:
             return False  # nobody can follow through a Redis that is down
         return bool(count)
 
@@ -404,7 +396,7 @@ class _RedisRecorder(StreamRecorder):
                     pipe.set(store.key("alive", self.stream_id), 1, px=store._alive_ms)
                     pipe.get(store.key("stop", self.stream_id))
                     results = await pipe.execute()
-            except _ERRORS as exc:
+            except ERRORS as exc:
                 self._pending[:0] = batch  # in order, with the next beat (bounded by _full)
                 self._failed("record", exc)
                 if self._closing:
@@ -437,6 +429,6 @@ class _RedisRecorder(StreamRecorder):
                 else:
                     await store._release(keys=[active], args=[sid], client=pipe)
                 await pipe.execute()
-        except _ERRORS as exc:
+        except ERRORS as exc:
             self._failing = False
             self._failed("end", exc)

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 
 from ..wire.errors import RequestError, error_body
+from .params import whole_number
 
 __all__ = (
     "ASGIApp",
@@ -48,12 +49,9 @@ async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
     """The whole request body, refusing (413) past ``limit`` bytes without buffering them."""
     for name, value in scope.get("headers", ()):
         if name == b"content-length":
-            try:
-                declared = int(value)
-            except ValueError:
-                raise RequestError(
-                    400, "invalid_content_length", "Content-Length is not a number."
-                ) from None
+            declared = whole_number(value)
+            if declared is None:
+                raise RequestError(400, "invalid_content_length", "Content-Length is not a number.")
             if declared > limit:
                 raise RequestError(
                     413, "body_too_large", f"Request body exceeds the limit of {limit} bytes."

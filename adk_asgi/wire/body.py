@@ -17,6 +17,7 @@ from typing import Any, Final
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from .depth import check_depth
 from .errors import RequestError
 
 __all__ = ("BodyFields",)
@@ -75,7 +76,9 @@ class BodyFields:
             value = msgspec.json.decode(body, type=self._type)
         except msgspec.ValidationError as exc:
             raise RequestError(422, "invalid_body_field", f"Invalid body field: {exc}") from None
-        return self._present(value)
+        present = self._present(value)
+        check_depth(*present.values(), where="A body field")
+        return present
 
     def check(self, body: Any) -> dict[str, Any]:
         """The named fields of an already parsed object (protocol B's ``body``)."""
@@ -85,7 +88,9 @@ class BodyFields:
             value = msgspec.convert(body, type=self._type)
         except msgspec.ValidationError as exc:
             raise RequestError(422, "invalid_body_field", f"Invalid body field: {exc}") from None
-        return self._present(value)
+        present = self._present(value)
+        check_depth(*present.values(), where="A body field")
+        return present
 
     def _present(self, value: Any) -> dict[str, Any]:
         fields = {name: getattr(value, name) for name in self._names}

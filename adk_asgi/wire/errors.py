@@ -29,6 +29,7 @@ __all__ = (
     "ErrorInfo",
     "RequestError",
     "artifact_unavailable",
+    "at_capacity",
     "chat_not_found",
     "describe",
     "describe_error_generic",
@@ -99,6 +100,17 @@ def artifact_unavailable() -> RequestError:
         503,
         "artifact_unavailable",
         "The chat's files are temporarily unavailable. Please try again.",
+        retry_after=UNAVAILABLE_RETRY_AFTER,
+    )
+
+
+def at_capacity() -> RequestError:
+    """Every connection the worker may open to its stream store stayed busy for the
+    bounded wait (the store itself is healthy): try again in a moment."""
+    return RequestError(
+        503,
+        "at_capacity",
+        "The server is at capacity. Please try again in a moment.",
         retry_after=UNAVAILABLE_RETRY_AFTER,
     )
 

@@ -21,6 +21,7 @@ import msgspec
 from google.genai import types
 from msgspec import UNSET, UnsetType
 
+from .depth import check_depth
 from .errors import RequestError
 
 __all__ = (
@@ -136,6 +137,12 @@ def decode_chat_request(body: bytes) -> ChatRequest:
     except RecursionError:  # deeper than msgspec's nesting limit (~1000 levels)
         raise RequestError(400, "invalid_json", "Request body is nested too deeply.") from None
     check_storable(body)
+    for message in request.history:
+        check_depth(message.metadata, where="A message's metadata")
+        for part in message.parts:
+            check_depth(
+                part.input, part.output, part.data, part.call_provider_metadata, where="A part"
+            )
     if not valid_chat_id(request.id):
         raise RequestError(
             422, "invalid_chat_id", f"Chat `id` must be 1-{MAX_ID_LENGTH} printable characters."

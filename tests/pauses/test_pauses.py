@@ -15,12 +15,14 @@ import asyncio
 import io
 import json
 import logging
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
+import msgspec
 import pytest
 from agents.accounts.agent import build_app as build_accounts
 from agents.trips.agent import BOOKINGS
@@ -29,7 +31,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from redis import Redis
 
 from adk_asgi import AdkApp, PauseOptions
-from adk_asgi.pauses.signin import keep_sign_in, take_sign_in
+from adk_asgi.pauses.signin import take_sign_in
 from adk_asgi.stores.redis import RedisStreamStore
 
 from support import LoopbackServer, parse_sse
@@ -498,18 +500,21 @@ async def test_a_workflow_tool_nodes_own_credential_request_stays_a_server_call(
         assert (status, body["error"]["code"]) == (409, "server_tool_call")
 
 
-async def test_a_sign_in_is_kept_when_cancelled_and_expires() -> None:
-    """The callback's ticket: a user who cancels at the provider may sign in again; after
-    ``sign_in_timeout`` the callback finds nothing (no code is exchanged)."""
+async def test_a_sign_in_ends_when_cancelled_and_expires_when_issued() -> None:
+    """The callback's ticket: a cancel at the provider (or an answer without a code) ends
+    it, never puts it back with a fresh timeout; its deadline is fixed when it is issued
+    (``sign_in_timeout`` later), and after it the callback finds nothing (no code is
+    exchanged)."""
     app = AdkApp(
         adk_app=build_accounts("http://127.0.0.1:9"),
         warm_up=False,
-        pauses=PauseOptions(sign_in_timeout=0.5),
+        pauses=PauseOptions(sign_in_timeout=1.5),
     )
     async with (
         app.lifespan(),
         httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client,
     ):
+        issued = time.time()
         _, asked = await post(client, "expiring", user("show my repos"))
         call = called(asked, "adk_request_credential")
         state = parse_qs(urlsplit(call["input"]["authUri"]).query)["state"][0]
@@ -519,10 +524,20 @@ async def test_a_sign_in_is_kept_when_cancelled_and_expires() -> None:
         )
         assert cancelled.status_code == 400 and b'"ok":false' in cancelled.content
         assert b'"error":"access_denied"' in cancelled.content
-        kept = await take_sign_in(app.store, state)  # still there for another try
-        assert kept is not None and kept.call_id == call["toolCallId"]
-        await keep_sign_in(app.store, state, kept, 0.5)
-        await asyncio.sleep(0.7)
+        ended = await client.get("/oauth2/callback", params={"code": "c0de", "state": state})
+        assert ended.status_code == 400 and b"expired" in ended.content
+
+        # Another sign-in: its deadline was fixed when it was issued.
+        _, again = await post(client, "expiring-2", user("show my repos"))
+        second = called(again, "adk_request_credential")
+        state = parse_qs(urlsplit(second["input"]["authUri"]).query)["state"][0]
+        ticket = await take_sign_in(app.store, state)
+        assert ticket is not None and ticket.call_id == second["toolCallId"]
+        assert issued + 1.5 <= ticket.expires <= time.time() + 1.5
+        # Put back for longer than its deadline (as a store that outlives it would keep
+        # it): still over when the deadline passes.
+        await app.store.put_ticket(f"oauth2:{state}", msgspec.json.encode(ticket), 60)
+        await asyncio.sleep(max(0.0, ticket.expires - time.time()) + 0.05)
         expired = await client.get("/oauth2/callback", params={"code": "c0de", "state": state})
         assert expired.status_code == 400 and b"expired" in expired.content
         assert expired.headers["referrer-policy"] == "no-referrer"

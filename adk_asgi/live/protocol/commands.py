@@ -14,6 +14,7 @@ from typing import Any, Final, Literal, Protocol
 
 import msgspec
 
+from ...wire.depth import MAX_JSON_DEPTH, too_deep
 from ...wire.errors import RequestError
 from ...wire.request import UIMessage
 
@@ -38,6 +39,7 @@ __all__ = (
 
 _B_TYPES: Final = frozenset({"send", "resume", "abort"})
 _json: Final = msgspec.json.Decoder()
+_FRAME_LEVELS: Final = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +150,9 @@ def parse_json(text: str | bytes) -> dict[str, Any]:
         raise bad_frame("A frame is nested too deeply.") from None
     if not isinstance(value, dict) or not isinstance(value.get("type"), str):
         raise bad_frame("A frame is a JSON object with a string `type`.")
+    # A frame's own levels (frame, messages, message, parts, part) above its values'.
+    if too_deep(value, MAX_JSON_DEPTH + _FRAME_LEVELS):
+        raise bad_frame("A frame is nested too deeply.")
     return value
 
 
