@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable, Iterable
 from typing import Final, Literal
 
@@ -46,6 +47,7 @@ SSE_HEADERS: Final = (
     (b"x-vercel-ai-ui-message-stream", b"v1"),
     (b"x-accel-buffering", b"no"),
 )
+logger = logging.getLogger("adk_asgi")
 _PING: Final = b": ping\n\n"
 _MIN_TICK: Final = 0.05
 
@@ -104,7 +106,7 @@ class SSEChannel:
         )
         self._last_write = self._loop.time()
         self._listener = asyncio.create_task(self._listen(), name="adk-asgi-sse-listener")
-        outbox.watch(self._send_timeout, self._stuck)
+        outbox.watch(self._send_timeout, self._stalled)
         if self._ping_interval:
             self._timer = asyncio.create_task(self._tick(), name="adk-asgi-sse-pinger")
 
@@ -127,7 +129,10 @@ class SSEChannel:
             self._gone("client")
             return
         if outbox.overflowed:
-            self._stuck()
+            self._stuck(
+                f"more than {self._max_queued} bytes waiting behind its largest chunk "
+                "(Limits.max_queued_bytes)"
+            )
             return
         self._last_write = started
 
@@ -177,14 +182,19 @@ class SSEChannel:
                     timeout,
                 )
             except TimeoutError:
-                self._stuck()
+                self._stalled()
                 return
             except Exception:
                 self._gone("client")
                 return
             self._last_write = self._loop.time()
 
-    def _stuck(self) -> None:
+    def _stalled(self) -> None:
+        self._stuck(f"nothing taken for {self._send_timeout:g} s (send_timeout)")
+
+    def _stuck(self, why: str) -> None:
+        if not self.gone:
+            logger.warning("SSE client stopped reading (%s); dropping the connection", why)
         self.stuck = True
         self._gone("stuck")
         outbox = self._outbox
