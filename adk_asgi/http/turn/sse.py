@@ -34,11 +34,11 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Final, Literal
 
-from ...options import DEFAULT_MAX_QUEUED_BYTES
+from ...options import DEFAULT_MAX_QUEUED_BYTES, Settings
 from ...transport.asgi import Receive, Send
 from ...transport.outbox import Outbox
 
-__all__ = ("SSE_HEADERS", "GoneReason", "SSEChannel")
+__all__ = ("SSE_HEADERS", "GoneReason", "SSEChannel", "sse_channel")
 
 GoneReason = Literal["client", "stuck"]
 SSE_HEADERS: Final = (
@@ -109,6 +109,10 @@ class SSEChannel:
         outbox.watch(self._send_timeout, self._stalled)
         if self._ping_interval:
             self._timer = asyncio.create_task(self._tick(), name="adk-asgi-sse-pinger")
+
+    def on_gone(self, callback: Callable[[GoneReason], None]) -> None:
+        """Who is told when the client leaves or is stuck (replacing whoever was)."""
+        self._on_gone = callback
 
     async def write(self, blob: bytes) -> None:
         """Send one blob of frames; a no-op once the client is gone."""
@@ -203,3 +207,24 @@ class SSEChannel:
         task = self._task
         if task is not None and outbox is not None and outbox.sending_since:
             task.cancel()  # it is blocked in a send that will never complete
+
+
+def sse_channel(
+    send: Send,
+    receive: Receive,
+    settings: Settings,
+    *,
+    watched: bool = True,
+    on_gone: Callable[[GoneReason], None] | None = None,
+) -> SSEChannel:
+    """A response as the settings want it; ``watched``: pinged and dropped when stuck (no
+    client reads a detached turn)."""
+    streaming = settings.streaming
+    return SSEChannel(
+        send,
+        receive,
+        ping_interval=streaming.ping_interval if watched else None,
+        send_timeout=streaming.send_timeout if watched else None,
+        on_gone=on_gone,
+        max_queued=settings.limits.max_queued_bytes,
+    )

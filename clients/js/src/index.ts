@@ -59,5 +59,6 @@ export {
   type AdkUIMessage,
   type AdkUsage,
   type PcmData,
+  type QueuedData,
   type TranscriptionData,
 } from './types';
