@@ -69,6 +69,9 @@ class MessageContext:
     """Steps the message already has (its earlier requests')."""
     oauth_redirect: str | None = None
     """Where an OAuth2 sign-in of this request returns (adk-asgi's callback)."""
+    outputs_before: frozenset[tuple[str, str]] = frozenset()
+    """The workflow node outputs (invocation, node path) the message already showed: ADK
+    2.13 yields them again when a workflow resumes after a pause (``translator.py``)."""
 
 
 class AssistantMessage:

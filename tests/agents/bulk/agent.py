@@ -6,7 +6,7 @@
                            streamed in tokens of 1,000 characters.
 
 What search, RAG and database tools return routinely; the transports must carry it whole to
-a client that reads (tests/http/test_big_answers.py).
+a client that reads (tests/clients/test_big_answers.py).
 """
 
 from __future__ import annotations
