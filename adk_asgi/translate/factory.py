@@ -57,6 +57,7 @@ class Translators:
             confirmation_style=settings.pauses.confirmation_style,
             describe_error=settings.describe_error,
             surface=surface if surface.active else None,
+            hold_partials=settings.streaming.hold_partials,
         )
         self._settings: MessageSettings | None = None
         self._live_settings: MessageSettings | None = None

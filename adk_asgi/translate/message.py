@@ -20,7 +20,7 @@ from typing import Any, Final
 from google.adk.events import Event
 from google.genai import types
 
-from ..options import ConfirmationStyle, SurfaceOptions
+from ..options import ConfirmationStyle, HoldPartials, SurfaceOptions
 from ..pauses.tools import ToolKinds
 from ..wire.chunks import Abort, DataChunk, Error, Finish, FinishReason, Start, UIChunk
 from ..wire.errors import DescribeError, ErrorInfo, describe, describe_error_generic
@@ -52,6 +52,9 @@ class MessageSettings:
     """The agent's browser, approval and long-running tools."""
     surface: SurfaceOptions | None = None
     """What a message carries besides ADK's content; None: nothing."""
+    hold_partials: HoldPartials = "rewritten"
+    """Which agents' partial text waits for their final response
+    (``StreamingOptions.hold_partials``; ``tools.rewritten`` names them)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,6 +50,12 @@ final event's aggregate), ``partial`` that the event is one:
     A workflow node's output (``event.output``, unless the node's message is its output):
     a string as text, anything else as a ``data-node`` part ``{node, path, output}``.
 
+A model response's partials are skipped for the agents whose final response an
+``after_model_callback`` may rewrite (``StreamingOptions.hold_partials``, default
+``"rewritten"``; ``ToolKinds.rewritten``): a callback that edits only the complete response
+(``if llm_response.partial: return None``) would otherwise leave the streamed text on
+screen while the session holds the edit. Their text arrives whole with the final event.
+
 A node's output is shown once. When a workflow resumes after a pause (``RequestInput``, a
 confirmation), ADK 2.13 yields again the output events of the nodes that ran before it (new
 event ids, the same invocation and node path; the nodes do not run again) and stores them
@@ -87,6 +93,7 @@ from google.genai import types
 
 from ..pauses.approvals import CONFIRMATION_TOOL
 from ..pauses.kinds import LIVE_WORKFLOW_PAUSE, pause_of
+from ..pauses.tools import ALL_AGENTS
 from ..wire.chunks import UIChunk
 from ..wire.errors import ErrorInfo
 from .lanes import CODE, REASONING, RESULT, TEXT, Lane, Lanes
@@ -139,7 +146,7 @@ class EventTranslator:
     def translate(self, event: Event) -> list[UIChunk]:
         """The chunks of one ADK event."""
         message = self.message
-        if message.ended or self._repeats_output(event):
+        if message.ended or _repeats_output(self._outputs, event):
             return []
         lane = self._lanes.of(event)
         if message.failure is not None and not self._recovers(event, lane):
@@ -156,16 +163,6 @@ class EventTranslator:
             if not event.node_info.message_as_output:
                 out.extend(self.on_node_output(event, lane))
         return out
-
-    def _repeats_output(self, event: Event) -> bool:
-        """A node output the message showed already (a resumed workflow's re-yield)."""
-        key = node_output_key(event)
-        if key is None:
-            return False
-        if key in self._outputs:
-            return True
-        self._outputs.add(key)
-        return False
 
     def _recovers(self, event: Event, lane: Lane) -> bool:
         """After an error event, the agent or node that failed goes on (ADK retries a
@@ -184,6 +181,8 @@ class EventTranslator:
         """An event's content, part by part, to the part hooks (see the module docstring)."""
         assert event.content is not None
         partial = bool(event.partial)
+        if partial and _held(self.message.settings, event):
+            return  # its final response, as a callback left it, says it whole
         if event.content.role == "model" and not _is_synthetic(parts):
             out.extend(self.message.open_step(lane))
             if not partial and self.final_ends_call():
@@ -354,6 +353,25 @@ class EventTranslator:
         if surface is not None and not surface.node_outputs:
             return _NONE
         return self.message.node_output(lane, event.node_info.path or "", event.output)
+
+
+def _repeats_output(shown: set[tuple[str, str]], event: Event) -> bool:
+    """A node output the message showed already (a resumed workflow's re-yield)."""
+    key = node_output_key(event)
+    if key is None:
+        return False
+    if key in shown:
+        return True
+    shown.add(key)
+    return False
+
+
+def _held(settings: MessageSettings, event: Event) -> bool:
+    """The partials of an agent whose final response a callback may rewrite."""
+    if settings.hold_partials != "rewritten":
+        return settings.hold_partials == "always"
+    rewritten = settings.tools.rewritten
+    return bool(rewritten) and (ALL_AGENTS in rewritten or event.author in rewritten)
 
 
 def node_output_key(event: Event) -> tuple[str, str] | None:
