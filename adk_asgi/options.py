@@ -43,6 +43,7 @@ __all__ = (
     "ConfirmationStyle",
     "FileResolver",
     "GcTuning",
+    "HoldPartials",
     "Limits",
     "LiveOptions",
     "OnEvent",
@@ -61,6 +62,7 @@ logger = logging.getLogger("adk_asgi")
 ActivityDetection = Literal["manual", "automatic"]
 TextModality = Literal["auto", "TEXT", "AUDIO"]
 ConfirmationStyle = Literal["native", "adk-tool"]
+HoldPartials = Literal["rewritten", "never", "always"]
 
 Authenticate = Callable[[MutableMapping[str, Any]], "str | Awaitable[str]"]
 """``(scope) -> user id`` (or its awaitable): who asks, for an HTTP or WebSocket scope;
@@ -93,8 +95,18 @@ class StreamingOptions:
     WebSocket) is dropped, its connection reset and its run aborted."""
     shutdown_grace: float = 10.0
     """How long ``drain()`` lets running turns finish at shutdown."""
+    hold_partials: HoldPartials = "rewritten"
+    """Whether a model response's partial text is streamed as it comes. ``"rewritten"``
+    (default): held back for the agents with an ``after_model_callback`` (all of them when
+    a plugin implements one), whose final response the callback may rewrite: their text
+    arrives whole, as ADK stored it, so a redaction never stays on screen; ``"never"``:
+    always streamed (a rewrite then only shows after a reload); ``"always"``: never
+    streamed.
+    """
 
     def __post_init__(self) -> None:
+        if self.hold_partials not in ("rewritten", "never", "always"):
+            raise ValueError("hold_partials must be 'rewritten', 'never' or 'always'")
         if self.resume_grace < 0 or self.shutdown_grace < 0:
             raise ValueError("resume_grace and shutdown_grace must be >= 0")
 

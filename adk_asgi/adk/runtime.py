@@ -244,7 +244,9 @@ class AgentRuntime:
     def tools(self) -> ToolKinds:
         """The agent's browser, approval and long-running tools."""
         if self._tools is None:
-            self._tools = tool_kinds(self.runner.agent, self._client_completes)
+            self._tools = tool_kinds(
+                self.runner.agent, self._client_completes, self.runner.plugin_manager.plugins
+            )
         return self._tools
 
     @property

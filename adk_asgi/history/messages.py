@@ -21,7 +21,8 @@ How a request ended comes from the session too: ADK stores an error event for a 
 run (the translator turns it into ``output-error`` parts and a terminal error, never the
 error's text) and seals an aborted one (``INVOCATION_ABORTED``: the parts stay as the
 stream left them). A turn still running shows as far as the session has it (a page that
-resumes its stream drops that message first: the stream replays it).
+resumes its stream drops that message first: the stream replays it); a turn lost to a crash
+ends with a ``data-interrupted`` part (``lost.py``).
 
 What the session does not keep is not shown: the text a model streamed before it failed
 (ADK keeps final events only), transient data parts, an approval of a browser tool whose
@@ -47,10 +48,11 @@ from ..pauses.approvals import CONFIRMATION_TOOL
 from ..translate.factory import Translators
 from ..translate.live import LiveTranslator
 from ..translate.message import MessageContext
-from ..translate.translator import EventTranslator
+from ..translate.translator import EventTranslator, node_output_key
 from ..wire.chunks import ToolOutputDenied, UIChunk
 from ..wire.ui_message import UIMessageState
 from .answers import PageAnswers, page_output
+from .lost import lost_turns, mark_lost
 
 __all__ = ("HistoryOptions", "rebuild_messages")
 
@@ -68,17 +70,24 @@ class HistoryOptions:
     files: ChatFiles | None = None
     """The chat's artifacts as ``file`` chunks, as the stream shows them
     (``adk/artifacts.py``); None: none."""
+    idle: bool = False
+    """Nothing streams the chat now: a last turn that never ended was lost too
+    (``lost.py``; earlier ones are, whatever streams)."""
 
 
 async def rebuild_messages(session: Session, options: HistoryOptions) -> list[dict[str, Any]]:
-    """The chat's ``UIMessage[]`` (a turn still running: as far as the session has it)."""
+    """The chat's ``UIMessage[]`` (a turn still running: as far as the session has it; a
+    turn lost to a crash: marked interrupted, ``lost.py``)."""
     builder = _History(options)
     files = options.files
-    for event in _side_by_side(_apply_rewinds(list(session.events))):
+    events = _apply_rewinds(list(session.events))
+    for event in _side_by_side(events):
         builder.event(event)
         if files is not None and files.saved_in(event):
             await builder.artifacts(event, files)
-    return builder.end()
+    messages = builder.end()
+    mark_lost(messages, lost_turns(events, idle=options.idle))
+    return messages
 
 
 def _side_by_side(events: list[Event]) -> list[Event]:
@@ -194,6 +203,7 @@ class _History:
         self._aborted = False
         self._live_message = False  # the open message is a live turn's
         self._users: dict[str, dict[str, Any]] = {}  # invocation id -> its user message
+        self._outputs: set[tuple[str, str]] = set()  # node outputs shown (translator.py)
         # Every call seen: its name and arguments; and approval id -> the gated call.
         self._calls: dict[str, tuple[str, dict[str, Any]]] = {}
         self._approvals: dict[str, tuple[str, Any]] = {}
@@ -232,6 +242,8 @@ class _History:
         if event.error_code == _ABORTED:
             self._aborted = True
         self._message.apply_all(self._translator.translate(event))
+        if (key := node_output_key(event)) is not None:
+            self._outputs.add(key)
 
     def end(self) -> list[dict[str, Any]]:
         self._end_message()
@@ -358,7 +370,11 @@ class _History:
             self._message = UIMessageState(message_id)
             self.messages.append(self._message.message)
         context = MessageContext(
-            denied=denied, resumed=resumed, steps_before=self._message.steps, replay=True
+            denied=denied,
+            resumed=resumed,
+            steps_before=self._message.steps,
+            outputs_before=frozenset(self._outputs),
+            replay=True,
         )
         self._translator = self.options.translators.turn(message_id, context)
         self._aborted = False

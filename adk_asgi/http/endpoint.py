@@ -6,7 +6,8 @@ request bytes -> ChatRequest -> TurnPlan (with the session) -> TurnStream (Runne
 -> ADK events -> EventTranslator -> UI chunks -> SSE bytes -> socket + stream store).
 
 A turn holds the chat's turn lock from before the session is read until its stream ends,
-so two tabs on one chat take turns instead of interleaving.
+so two tabs on one chat take turns instead of interleaving; a turn that waits for it is told
+so at once (``turn/queue.py``).
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ from ..wire.request import ChatRequest, decode_chat_request, valid_chat_id
 from .errors import failing
 from .turn.continuity import previous_recording
 from .turn.prepare import prepare_turn
+from .turn.queue import queued_turn, refused
 from .turn.seed import SEED_MAX_CHARS, SEED_MAX_MESSAGES
-from .turn.sse import SSEChannel
+from .turn.sse import SSEChannel, sse_channel
 from .turn.stream import TurnStream
 
 __all__ = ("SEED_MAX_CHARS", "SEED_MAX_MESSAGES", "ChatEndpoint")
@@ -126,24 +128,32 @@ class ChatEndpoint:
             if not await self.store.claim(request.id, user_id):
                 raise chat_not_found()
             deletions = await self.store.deletions(request.id)
-            async with self.store.lock(request.id):
-                if await self.store.deletions(request.id) != deletions:
-                    raise chat_not_found()  # deleted while this message waited: it stays so
-                with failing("prepare", request.id, "sessions"):
-                    plan = await prepare_turn(
-                        self.runtime,
-                        request,
-                        user_id,
-                        self.settings.limits.max_file_bytes,
-                        self.settings.chats,
-                    )
-                plan.state_delta.update(fields)
-                plan.oauth_redirect = oauth_redirect
-                if plan.continues:  # before this turn's recording replaces it
-                    plan.previous = await previous_recording(
-                        self.store, request.id, plan.message_id
-                    )
-                recorder = await self.store.record(request.id)
+            async with queued_turn(
+                self.store, request.id, lambda: sse_channel(send, receive, self.settings)
+            ) as channel:
+                try:
+                    if await self.store.deletions(request.id) != deletions:
+                        raise chat_not_found()  # deleted while this message waited
+                    with failing("prepare", request.id, "sessions"):
+                        plan = await prepare_turn(
+                            self.runtime,
+                            request,
+                            user_id,
+                            self.settings.limits.max_file_bytes,
+                            self.settings.chats,
+                        )
+                    plan.state_delta.update(fields)
+                    plan.oauth_redirect = oauth_redirect
+                    if plan.continues:  # before this turn's recording replaces it
+                        plan.previous = await previous_recording(
+                            self.store, request.id, plan.message_id
+                        )
+                    recorder = await self.store.record(request.id)
+                except (RequestError, Outage) as exc:
+                    if channel is None:
+                        raise
+                    await refused(channel, exc)  # its response started: the stream says it
+                    return "refused" if isinstance(exc, RequestError) else "unavailable"
                 stream = TurnStream(
                     self.runtime,
                     self.store,
@@ -155,18 +165,24 @@ class ChatEndpoint:
                     received=received,
                     api_path=api_path,
                 )
-                await self.run_turn(stream, send, receive, recorder)
+                await self.run_turn(stream, send, receive, recorder, channel)
                 return stream.outcome
 
     async def run_turn(
-        self, stream: TurnStream, send: Send, receive: Receive, recorder: StreamRecorder
+        self,
+        stream: TurnStream,
+        send: Send,
+        receive: Receive,
+        recorder: StreamRecorder,
+        channel: SSEChannel | None = None,
     ) -> None:
         """Run a turn (the caller holds the chat's turn lock and took ``recorder`` from
-        ``store.record`` before answering); ``drain`` waits for it."""
+        ``store.record`` before answering; ``channel``: its response started while it was
+        queued); ``drain`` waits for it."""
         self.turns.add(stream)
         self._idle.clear()
         try:
-            await stream.run(send, receive, recorder)
+            await stream.run(send, receive, recorder, channel)
         finally:
             self.turns.discard(stream)
             if not self.turns:
@@ -209,14 +225,7 @@ class ChatEndpoint:
             if follow is not None:
                 await follow.aclose()
             return
-        streaming = self.settings.streaming
-        channel = SSEChannel(
-            send,
-            receive,
-            ping_interval=streaming.ping_interval,
-            send_timeout=streaming.send_timeout,
-            max_queued=self.settings.limits.max_queued_bytes,
-        )
+        channel = sse_channel(send, receive, self.settings)
         await channel.open()
         try:
             async for blob in follow:

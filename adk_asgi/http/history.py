@@ -9,6 +9,7 @@ exist, gets the same ``404 chat_not_found`` (``owned_session``).
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
 import msgspec
@@ -61,9 +62,15 @@ class ChatHistory:
         user_id, session = await owned_session(self.chat, scope, chat_id)
         if session is None:
             raise chat_not_found()
+        with failing("history", chat_id):
+            follow = await self.chat.store.follow(chat_id)
+        if follow is not None:
+            await follow.aclose()
         try:
             # The artifacts' URLs under the path the app is mounted at, as the stream's.
-            options = self.options(user_id, chat_id, scope.get("root_path", ""))
+            options = replace(
+                self.options(user_id, chat_id, scope.get("root_path", "")), idle=follow is None
+            )
             messages = await rebuild_messages(session, options)
         except Exception:
             # A session this code cannot read (an ADK change, an event of a new kind): the

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from google.adk.tools import BaseTool, ToolContext
 from google.genai import types
@@ -84,18 +84,30 @@ class ToolKinds:
     errors: Mapping[str, Callable[[Any], str | None]] = field(default_factory=dict)
     """Tools with ADK's error hook (``_detect_error_in_response``), by name: which of
     their results are failures."""
+    rewritten: frozenset[str] = frozenset()
+    """Agents whose model responses an ``after_model_callback`` may rewrite (``ALL_AGENTS``:
+    a plugin implements one, so every agent's): their partial text is held back by
+    default (``StreamingOptions.hold_partials``)."""
 
 
-def tool_kinds(agent: Any, client_completes: Iterable[str] = ()) -> ToolKinds:
+ALL_AGENTS: Final = "*"
+
+
+def tool_kinds(
+    agent: Any, client_completes: Iterable[str] = (), plugins: Iterable[Any] = ()
+) -> ToolKinds:
     """Walk the agent and its sub-agents, and a workflow's nodes (an ``AgentTool``'s agent
     runs apart, in a runner of its own; toolsets are not listed)."""
     browser: set[str] = set()
     approval: set[str] = set()
     long_running: set[str] = set()
     errors: dict[str, Callable[[Any], str | None]] = {}
+    rewritten = {ALL_AGENTS} if any(_rewrites(p) for p in plugins) else set()
     agents = [agent]
     while agents:
         current = agents.pop()
+        if getattr(current, "after_model_callback", None):
+            rewritten.add(str(getattr(current, "name", "")))
         for tool in getattr(current, "tools", None) or ():
             if isinstance(tool, FrontendTool):
                 browser.add(tool.name)
@@ -117,5 +129,18 @@ def tool_kinds(agent: Any, client_completes: Iterable[str] = ()) -> ToolKinds:
             f"tools of the agent: {', '.join(sorted(unknown))}"
         )
     return ToolKinds(
-        frozenset(browser), frozenset(approval), frozenset(long_running), completes, errors
+        frozenset(browser),
+        frozenset(approval),
+        frozenset(long_running),
+        completes,
+        errors,
+        frozenset(rewritten),
     )
+
+
+def _rewrites(plugin: Any) -> bool:
+    """A plugin that implements ``after_model_callback`` (ADK's base class does nothing)."""
+    from google.adk.plugins.base_plugin import BasePlugin
+
+    own = getattr(type(plugin), "after_model_callback", None)
+    return own is not None and own is not BasePlugin.after_model_callback

@@ -58,6 +58,7 @@ class Translators:
             describe_error=settings.describe_error,
             surface=surface if surface.active else None,
             resolve_file=surface.resolve_file,
+            hold_partials=settings.streaming.hold_partials,
         )
         self._settings: MessageSettings | None = None
         self._live_settings: MessageSettings | None = None

@@ -20,7 +20,7 @@ from typing import Any, Final
 from google.adk.events import Event
 from google.genai import types
 
-from ..options import ConfirmationStyle, FileResolver, SurfaceOptions
+from ..options import ConfirmationStyle, FileResolver, HoldPartials, SurfaceOptions
 from ..pauses.tools import ToolKinds
 from ..wire.chunks import Abort, DataChunk, Error, Finish, FinishReason, Start, UIChunk
 from ..wire.errors import DescribeError, ErrorInfo, describe, describe_error_generic
@@ -56,6 +56,9 @@ class MessageSettings:
     """What a message carries besides ADK's content; None: nothing."""
     resolve_file: FileResolver | None = None
     """Where a browser fetches a file by a URI it cannot open (``files.py``)."""
+    hold_partials: HoldPartials = "rewritten"
+    """Which agents' partial text waits for their final response
+    (``StreamingOptions.hold_partials``; ``tools.rewritten`` names them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +79,9 @@ class MessageContext:
     replay: bool = False
     """The request is replayed from the session (a chat's history): what its stream
     logged is not logged again."""
+    outputs_before: frozenset[tuple[str, str]] = frozenset()
+    """The workflow node outputs (invocation, node path) the message already showed: ADK
+    2.13 yields them again when a workflow resumes after a pause (``translator.py``)."""
 
 
 class AssistantMessage:

@@ -50,6 +50,19 @@ final event's aggregate), ``partial`` that the event is one:
     A workflow node's output (``event.output``, unless the node's message is its output):
     a string as text, anything else as a ``data-node`` part ``{node, path, output}``.
 
+A model response's partials are skipped for the agents whose final response an
+``after_model_callback`` may rewrite (``StreamingOptions.hold_partials``, default
+``"rewritten"``; ``ToolKinds.rewritten``): a callback that edits only the complete response
+(``if llm_response.partial: return None``) would otherwise leave the streamed text on
+screen while the session holds the edit. Their text arrives whole with the final event.
+
+A node's output is shown once. When a workflow resumes after a pause (``RequestInput``, a
+confirmation), ADK 2.13 yields again the output events of the nodes that ran before it (new
+event ids, the same invocation and node path; the nodes do not run again) and stores them
+again. An output event whose invocation and node path the message already showed
+(``node_output_key``; earlier requests' in ``MessageContext.outputs_before``) is skipped
+whole, before any hook: on the stream, in the history and in live turns alike.
+
 After a final (non-partial) event's content the lane's text or reasoning block ends, and the
 response's usage, finish reason, model version and grounding sources are recorded.
 
@@ -80,13 +93,14 @@ from google.genai import types
 
 from ..pauses.approvals import CONFIRMATION_TOOL
 from ..pauses.kinds import LIVE_WORKFLOW_PAUSE, pause_of
+from ..pauses.tools import ALL_AGENTS
 from ..wire.chunks import UIChunk
 from ..wire.errors import ErrorInfo
 from .lanes import CODE, REASONING, RESULT, TEXT, Lane, Lanes
 from .message import AssistantMessage, MessageContext, MessageSettings
 from .pause_parts import PauseParts
 
-__all__ = ("Chunks", "EventTranslator")
+__all__ = ("Chunks", "EventTranslator", "node_output_key", "node_outputs")
 
 # ADK's own marker for a run stopped through abort_signal: the client is gone.
 _ABORTED: Final = "INVOCATION_ABORTED"
@@ -102,7 +116,7 @@ class EventTranslator:
     """Turns the ADK events of one run into the chunks of one assistant message
     (``message``)."""
 
-    __slots__ = ("_failed_lane", "_lanes", "message", "pauses")
+    __slots__ = ("_failed_lane", "_lanes", "_outputs", "message", "pauses")
 
     def __init__(
         self,
@@ -120,6 +134,7 @@ class EventTranslator:
         """The message's requests for input, credentials and workflow confirmations."""
         self._lanes = Lanes()
         self._failed_lane: Lane | None = None
+        self._outputs = set(context.outputs_before) if context is not None else set()
 
     @property
     def lanes(self) -> Lanes:
@@ -131,7 +146,7 @@ class EventTranslator:
     def translate(self, event: Event) -> list[UIChunk]:
         """The chunks of one ADK event."""
         message = self.message
-        if message.ended:
+        if message.ended or _repeats_output(self._outputs, event):
             return []
         lane = self._lanes.of(event)
         if message.failure is not None and not self._recovers(event, lane):
@@ -166,6 +181,8 @@ class EventTranslator:
         """An event's content, part by part, to the part hooks (see the module docstring)."""
         assert event.content is not None
         partial = bool(event.partial)
+        if partial and _held(self.message.settings, event):
+            return  # its final response, as a callback left it, says it whole
         if event.content.role == "model" and not _is_synthetic(parts):
             out.extend(self.message.open_step(lane))
             if not partial and self.final_ends_call():
@@ -340,6 +357,40 @@ class EventTranslator:
         if surface is not None and not surface.node_outputs:
             return _NONE
         return self.message.node_output(lane, event.node_info.path or "", event.output)
+
+
+def _repeats_output(shown: set[tuple[str, str]], event: Event) -> bool:
+    """A node output the message showed already (a resumed workflow's re-yield)."""
+    key = node_output_key(event)
+    if key is None:
+        return False
+    if key in shown:
+        return True
+    shown.add(key)
+    return False
+
+
+def _held(settings: MessageSettings, event: Event) -> bool:
+    """The partials of an agent whose final response a callback may rewrite."""
+    if settings.hold_partials != "rewritten":
+        return settings.hold_partials == "always"
+    rewritten = settings.tools.rewritten
+    return bool(rewritten) and (ALL_AGENTS in rewritten or event.author in rewritten)
+
+
+def node_output_key(event: Event) -> tuple[str, str] | None:
+    """(invocation, node path) of a workflow node's output event; None for other events."""
+    if event.output is None:
+        return None
+    path = event.node_info.path
+    return (event.invocation_id, path) if path else None
+
+
+def node_outputs(events: Iterable[Event], invocations: Iterable[str]) -> frozenset[tuple[str, str]]:
+    """The node outputs ``events`` hold of ``invocations`` (what a resumed run repeats)."""
+    wanted = set(invocations)
+    keys = (node_output_key(e) for e in events if e.invocation_id in wanted)
+    return frozenset(k for k in keys if k is not None)
 
 
 def _is_synthetic(parts: list[types.Part]) -> bool:

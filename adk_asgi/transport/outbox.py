@@ -10,8 +10,13 @@ events pile up (~3 KB each) for as long as the send waits. Here:
 - **When the server's write buffer is full** (uvicorn: its asyncio transport over its low
   water mark), writes queue here instead, as the bytes they are, and one flusher task
   sends them in order; the producer keeps reading ADK's events, so they do not pile up.
-- **Bounded**: over ``max_bytes`` held (queued here plus the server's write buffer) the
-  client is *overflowed* (too slow for the stream).
+- **Bounded**: over ``max_bytes`` held (queued here plus the server's write buffer) *beyond
+  the largest message among them* the client is *overflowed* (too slow for the stream).
+  One message is never the client's fault: a 5 MiB tool result sits in the buffers whole
+  while a client reading at any speed takes it, and only what piles up behind it counts
+  (the largest message is remembered until the backlog is back under ``max_bytes``). So
+  what one client costs is at most ``max_bytes`` plus one message, which the run held in
+  memory anyway; a client that takes nothing is the stall rule's.
 - **Stalled**: data has waited for the client ``send_timeout`` without the client taking
   any. "Taking" is the client's kernel acknowledging bytes (Linux: ``TCP_INFO``'s
   ``tcpi_bytes_acked``; elsewhere the server's write buffer getting smaller); "waiting"
@@ -108,6 +113,7 @@ class Outbox:
         "_acked",
         "_flusher",
         "_idle",
+        "_largest",
         "_loop",
         "_max",
         "_on_stall",
@@ -142,6 +148,7 @@ class Outbox:
         self._on_stall: Callable[[], None] | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._idle = True  # nothing waited for the client at the last look
+        self._largest = 0  # the largest message sent since the backlog was last <= max
         self.queued = 0  # bytes waiting here
         self.peak = 0  # the most held at once (here and in the server's buffer)
         self.sending_since = 0.0  # loop time a send began, 0 when none is in flight
@@ -203,18 +210,23 @@ class Outbox:
             raise self.error
         if self._idle:
             self._begin_waiting()
+        size = _size(message)
+        if self.held() <= self._max:
+            self._largest = size  # the backlog drained: earlier messages were taken
+        elif size > self._largest:
+            self._largest = size
         if not self._backed_up():
             await self._now(message)
         else:
             self._queue.append(message)
-            self.queued += _size(message)
+            self.queued += size
             if self._flusher is None:
                 self._flusher = asyncio.create_task(self._flush(), name="adk-asgi-outbox")
         # Counting the server's buffer too bounds servers that never block a send
         # (uvicorn's wsproto WebSockets): their buffer grows instead of this queue.
         held = self.held()
         self.peak = max(self.peak, held)
-        if held > self._max:
+        if held > self._max + self._largest:
             self.overflowed = True
 
     def _begin_waiting(self) -> None:

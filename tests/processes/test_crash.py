@@ -7,8 +7,10 @@ chat takes the next message within the lock's 5 s lease."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -20,7 +22,7 @@ import pytest
 from adk_asgi.wire.errors import INTERRUPTED_ERROR
 
 from support import Serve, chat_body, parse_sse, types_of, user_message
-from support.aisdk_client import run_chat_versions
+from support.aisdk_client import JS_DIR, run_chat_versions
 
 pytestmark = pytest.mark.slow
 
@@ -152,3 +154,67 @@ def _crash_again_and_resume(shared: list[str], other: Serve) -> None:
             version,
             report["chatErrors"],
         )
+
+
+def test_a_single_worker_killed_mid_turn_shows_the_turn_interrupted(tmp_path: Path) -> None:
+    """One ``adk-asgi serve`` on sqlite, ``kill -9`` mid-answer, started again: its memory
+    stream store is gone (``GET {chatId}/stream`` 204), and the session holds the question
+    without an answer. The history ends with that turn's message marked interrupted
+    (``data-interrupted``, the documented text), valid for ai 5, 6 and 7 (their own
+    ``validateUIMessages``), and a page reloaded from it goes on with the next message.
+    Before: the question alone, no sign of the loss."""
+    db = ["--session-db", f"sqlite:///{tmp_path / 'one.db'}"]
+    versions = ("ai5", "ai6", "ai7")
+    server = Serve(*db, "--token-delay", "0.05").wait_ready()
+    posts: dict[str, dict[str, Any]] = {ai: {} for ai in versions}
+    try:
+        for ai, post in posts.items():
+            body = chat_body(f"lost-{ai}", user_message("bench 400", "u-1"))
+            _read(server.url, "POST", post, json=body)
+        while min(len(post["lines"]) for post in posts.values()) < 20:
+            time.sleep(0.05)
+        os.kill(server.proc.pid, signal.SIGKILL)
+        server.proc.wait(10)
+    finally:
+        server.stop()
+    with Serve(*db, "--token-delay", "0") as again:
+        assert httpx.get(f"{again.url}/lost-ai5/stream", timeout=10).status_code == 204
+        runs = [
+            {
+                "ai": ai,
+                "api": again.url,
+                "chatId": f"lost-{ai}",
+                "steps": [],
+                "afterReload": [{"action": "send", "text": "hello"}],
+                "timeoutMs": 30_000,
+            }
+            for ai in versions
+        ]
+        done = subprocess.run(
+            ["node", str(JS_DIR / "drive-history.mjs")],
+            input=json.dumps({"runs": runs, "concurrency": 3}),
+            text=True,
+            capture_output=True,
+            timeout=120,
+            check=False,
+            cwd=JS_DIR,
+        )
+        assert done.returncode == 0, done.stderr
+    for result in json.loads(done.stdout)["results"]:
+        ai = result["ai"]
+        assert "crash" not in result, result.get("crash")
+        history = result["history"]["body"]["messages"]
+        assert [m["role"] for m in history] == ["user", "assistant"], ai
+        assert history[1] == {
+            "id": _chunks(posts[ai])[0]["messageId"],
+            "role": "assistant",
+            "parts": [{"type": "data-interrupted", "data": {"errorText": INTERRUPTED_ERROR}}],
+        }
+        assert result["validation"]["ok"], (ai, result["validation"])
+        reloaded = result["reloaded"]
+        assert reloaded["ok"], (ai, reloaded["problems"])
+        # The next turn answers after the lost one, which stays marked.
+        after = result["reloadedHistory"]["body"]["messages"]
+        assert after[:2] == history and after[-1]["role"] == "assistant", ai
+        assert after[-1]["parts"][-1]["type"] == "text", ai
+        assert reloaded["messages"] == after, ai

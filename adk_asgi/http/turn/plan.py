@@ -30,6 +30,7 @@ from ...pauses.credentials import CREDENTIAL_ANSWER, CredentialRequest, Secret
 from ...pauses.kinds import adk_response, client_output, secret_of
 from ...pauses.tools import ToolKinds
 from ...translate.message import AssistantMessage, MessageContext
+from ...translate.translator import node_outputs
 from ...wire.chunks import ToolOutputAvailable, ToolOutputDenied, UIChunk
 from ...wire.errors import RequestError
 from ...wire.request import ChatRequest, UIMessage, user_content
@@ -84,6 +85,8 @@ class TurnPlan:
     restated: tuple[tuple[str, str, dict[str, Any]], ...] = ()
     # Steps the continued message already has (the index of this turn's first step).
     steps_before: int = 0
+    # The node outputs the continued message showed (a resumed workflow yields them again).
+    outputs_before: frozenset[tuple[str, str]] = frozenset()
     # Request body fields for the session state (``AdkApp(body_fields=...)``).
     state_delta: dict[str, Any] = field(default_factory=dict)
     # The new user message's own metadata (the page's), kept for its history.
@@ -113,6 +116,7 @@ class TurnPlan:
             awaiting=self.still_pending,
             steps_before=self.steps_before,
             oauth_redirect=self.oauth_redirect,
+            outputs_before=self.outputs_before,
         )
 
     def stated(self, message: AssistantMessage) -> list[UIChunk]:
@@ -282,6 +286,7 @@ def _continuation(
         resumed_calls=frozenset(resumed),
         completed=completed,
         steps_before=sum(1 for part in last.parts if part.type == "step-start"),
+        outputs_before=node_outputs(session.events if session else (), invocations),
         credentials=tuple(credentials),
         answered_outputs=outputs,
         calls=pending.calls,
@@ -354,6 +359,7 @@ def plan_completion(
         still_pending=frozenset(pending.answer_ids),
         completed={call_id: result},
         restated=((call_id, call.name, pending.args(call_id)),),
+        outputs_before=_outputs_before(session, call.invocation_id),
     )
 
 
@@ -400,4 +406,14 @@ def plan_sign_in(
         calls=pending.calls,
         continues=True,
         oauth_redirect=redirect_uri,
+        outputs_before=_outputs_before(session, call.invocation_id),
     )
+
+
+def _outputs_before(
+    session: Session | None, invocation_id: str | None
+) -> frozenset[tuple[str, str]]:
+    """The node outputs the paused invocation showed (its resume yields them again)."""
+    if session is None or invocation_id is None:
+        return frozenset()
+    return node_outputs(session.events, (invocation_id,))

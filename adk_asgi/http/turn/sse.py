@@ -30,14 +30,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable, Iterable
 from typing import Final, Literal
 
-from ...options import DEFAULT_MAX_QUEUED_BYTES
+from ...options import DEFAULT_MAX_QUEUED_BYTES, Settings
 from ...transport.asgi import Receive, Send
 from ...transport.outbox import Outbox
 
-__all__ = ("SSE_HEADERS", "GoneReason", "SSEChannel")
+__all__ = ("SSE_HEADERS", "GoneReason", "SSEChannel", "sse_channel")
 
 GoneReason = Literal["client", "stuck"]
 SSE_HEADERS: Final = (
@@ -46,6 +47,7 @@ SSE_HEADERS: Final = (
     (b"x-vercel-ai-ui-message-stream", b"v1"),
     (b"x-accel-buffering", b"no"),
 )
+logger = logging.getLogger("adk_asgi")
 _PING: Final = b": ping\n\n"
 _MIN_TICK: Final = 0.05
 
@@ -104,9 +106,13 @@ class SSEChannel:
         )
         self._last_write = self._loop.time()
         self._listener = asyncio.create_task(self._listen(), name="adk-asgi-sse-listener")
-        outbox.watch(self._send_timeout, self._stuck)
+        outbox.watch(self._send_timeout, self._stalled)
         if self._ping_interval:
             self._timer = asyncio.create_task(self._tick(), name="adk-asgi-sse-pinger")
+
+    def on_gone(self, callback: Callable[[GoneReason], None]) -> None:
+        """Who is told when the client leaves or is stuck (replacing whoever was)."""
+        self._on_gone = callback
 
     async def write(self, blob: bytes) -> None:
         """Send one blob of frames; a no-op once the client is gone."""
@@ -127,7 +133,10 @@ class SSEChannel:
             self._gone("client")
             return
         if outbox.overflowed:
-            self._stuck()
+            self._stuck(
+                f"more than {self._max_queued} bytes waiting behind its largest chunk "
+                "(Limits.max_queued_bytes)"
+            )
             return
         self._last_write = started
 
@@ -177,14 +186,19 @@ class SSEChannel:
                     timeout,
                 )
             except TimeoutError:
-                self._stuck()
+                self._stalled()
                 return
             except Exception:
                 self._gone("client")
                 return
             self._last_write = self._loop.time()
 
-    def _stuck(self) -> None:
+    def _stalled(self) -> None:
+        self._stuck(f"nothing taken for {self._send_timeout:g} s (send_timeout)")
+
+    def _stuck(self, why: str) -> None:
+        if not self.gone:
+            logger.warning("SSE client stopped reading (%s); dropping the connection", why)
         self.stuck = True
         self._gone("stuck")
         outbox = self._outbox
@@ -193,3 +207,24 @@ class SSEChannel:
         task = self._task
         if task is not None and outbox is not None and outbox.sending_since:
             task.cancel()  # it is blocked in a send that will never complete
+
+
+def sse_channel(
+    send: Send,
+    receive: Receive,
+    settings: Settings,
+    *,
+    watched: bool = True,
+    on_gone: Callable[[GoneReason], None] | None = None,
+) -> SSEChannel:
+    """A response as the settings want it; ``watched``: pinged and dropped when stuck (no
+    client reads a detached turn)."""
+    streaming = settings.streaming
+    return SSEChannel(
+        send,
+        receive,
+        ping_interval=streaming.ping_interval if watched else None,
+        send_timeout=streaming.send_timeout if watched else None,
+        on_gone=on_gone,
+        max_queued=settings.limits.max_queued_bytes,
+    )

@@ -28,7 +28,7 @@ from ...wire.chunks import DONE_FRAME, UIChunk, sse_frame
 from ...wire.errors import NOT_SAVED_ERROR, ErrorInfo
 from .continuity import CallLedger
 from .plan import TurnPlan
-from .sse import GoneReason, SSEChannel
+from .sse import GoneReason, SSEChannel, sse_channel
 from .stop import StopReason, TurnStop
 
 __all__ = ("StopReason", "TurnStream")
@@ -137,22 +137,28 @@ class TurnStream:
         self._recorder.append(recorded)
         await self._channel.write(blob)
 
-    async def run(self, send: Send, receive: Receive, recorder: StreamRecorder) -> None:
+    async def run(
+        self,
+        send: Send,
+        receive: Receive,
+        recorder: StreamRecorder,
+        channel: SSEChannel | None = None,
+    ) -> None:
         """Stream the turn; ``recorder`` (from ``store.record``, taken by the endpoint
-        before the response starts, so a store outage is still a 503) records it."""
-        streaming = self.settings.streaming
+        before the response starts, so a store outage is still a 503) records it.
+        ``channel``: the response already started (a queued turn, ``queue.py``)."""
         self._recorder = recorder
         recorder.on_stop(lambda: self.stop("stopped"))
-        watched = not self.detached
-        self._channel = channel = SSEChannel(
-            send,
-            receive,
-            ping_interval=streaming.ping_interval if watched else None,
-            send_timeout=streaming.send_timeout if watched else None,
-            on_gone=self._on_gone,
-            max_queued=self.settings.limits.max_queued_bytes,
-        )
-        await channel.open()
+        if channel is None:
+            channel = sse_channel(
+                send, receive, self.settings, watched=not self.detached, on_gone=self._on_gone
+            )
+            await channel.open()
+        else:
+            channel.on_gone(self._on_gone)
+            if channel.gone:
+                self._on_gone("client")
+        self._channel = channel
         METRICS.turn_started("sse")
         self._stop.arm()
         try:

@@ -64,5 +64,6 @@ export {
   type GroundingData,
   type GroundingSupport,
   type PcmData,
+  type QueuedData,
   type TranscriptionData,
 } from './types';

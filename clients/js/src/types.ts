@@ -84,6 +84,14 @@ export type AdkFileMetadata = {
 };
 
 /**
+ * `data-queued` (SSE): the first chunk of a request whose chat is answering another one
+ * (a second tab): the turn waits for it, then streams on the same response. Transient.
+ */
+export type QueuedData = {
+  reason: 'chat-busy';
+};
+
+/**
  * The data parts by name (`data-pcm` is `pcm`), the second type parameter of
  * `UIMessage`. Add your own: `AdkDataTypes & { weather: Weather }`.
  */
@@ -91,6 +99,7 @@ export type AdkDataTypes = {
   pcm: PcmData;
   transcription: TranscriptionData;
   grounding: GroundingData;
+  queued: QueuedData;
 };
 
 /** Token counts of the turn, summed over its model calls (only the counts the model gave). */

@@ -11,11 +11,12 @@ import {
   type AdkUIMessage,
   type GroundingData,
   type PcmData,
+  type QueuedData,
   type TranscriptionData,
 } from '../src/types';
 
 describe('types', () => {
-  it('onData narrows data-pcm and data-transcription by their type', () => {
+  it('onData narrows data-pcm, data-transcription and data-queued by their type', () => {
     const seen: string[] = [];
     const onData: ChatOnDataCallback<AdkUIMessage> = part => {
       if (part.type === 'data-pcm') {
@@ -24,13 +25,17 @@ describe('types', () => {
       } else if (part.type === 'data-transcription') {
         expectTypeOf(part.data).toEqualTypeOf<TranscriptionData>();
         seen.push(part.data.text);
+      } else if (part.type === 'data-queued') {
+        expectTypeOf(part.data).toEqualTypeOf<QueuedData>();
+        seen.push(part.data.reason);
       }
     };
     onData({ type: 'data-pcm', data: { content: '', sampleRate: 24000, channels: 1, bitDepth: 16 } });
     onData({ type: 'data-transcription', data: { role: 'user', text: 'hi', finished: true } });
-    expect(seen).toEqual(['24000', 'hi']);
+    onData({ type: 'data-queued', data: { reason: 'chat-busy' } });
+    expect(seen).toEqual(['24000', 'hi', 'chat-busy']);
     expectTypeOf<DataUIPart<AdkDataTypes>['type']>().toEqualTypeOf<
-      'data-pcm' | 'data-transcription' | 'data-grounding'
+      'data-pcm' | 'data-transcription' | 'data-grounding' | 'data-queued'
     >();
     // @ts-expect-error: not a data part the server sends
     onData({ type: 'data-other', data: {} });

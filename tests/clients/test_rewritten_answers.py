@@ -1,0 +1,102 @@
+"""One text wherever it is read (issue 28, item 2): an ``after_model_callback`` or a
+plugin that rewrites only the final response (tests/agents/redact) leaves nothing of the
+streamed text on screen. By default the partial text of such an agent is held back
+(``StreamingOptions.hold_partials="rewritten"``): the page (ai 5, 6 and 7 over SSE, every
+chunk validated), the session and the history (``GET {api}/{chatId}``) hold the edited
+text, and no chunk carries the redacted word. Before: the page kept the streamed
+``... swordfish ...`` while the history held ``... [REDACTED] ...``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from typing import Any, Final
+
+import pytest
+from agents.redact import agent as redact
+from starlette.applications import Starlette
+
+from adk_asgi import AdkApp, StreamingOptions, mount
+
+from support import LoopbackServer
+from support.aisdk_client import JS_DIR, require_node_harness
+
+pytestmark = pytest.mark.node
+
+VERSIONS: Final = ("ai5", "ai6", "ai7")
+APPS: Final = ("callback", "plugin", "streamed")
+
+
+@pytest.fixture(scope="module")
+def results() -> Iterator[dict[tuple[str, str], dict[str, Any]]]:
+    require_node_harness()
+    site = Starlette()
+    mount(site, "/callback", AdkApp(agent=redact.build_root_agent(), warm_up=False))
+    mount(site, "/plugin", AdkApp(adk_app=redact.app, warm_up=False))
+    # An app that asks for partials anyway: the stream shows them, the reload the edit.
+    mount(
+        site,
+        "/streamed",
+        AdkApp(
+            agent=redact.build_root_agent(),
+            warm_up=False,
+            streaming=StreamingOptions(hold_partials="never"),
+        ),
+    )
+    with LoopbackServer(site) as server:
+        runs = [
+            {
+                "ai": ai,
+                "api": f"{server.url}/{name}",
+                "chatId": f"{name}-{ai}",
+                "steps": [{"action": "send", "text": "say it"}],
+                "timeoutMs": 30_000,
+            }
+            for name in APPS
+            for ai in VERSIONS
+        ]
+        done = subprocess.run(
+            ["node", str(JS_DIR / "drive-history.mjs")],
+            input=json.dumps({"runs": runs, "concurrency": 4}),
+            text=True,
+            capture_output=True,
+            timeout=120,
+            check=False,
+            cwd=JS_DIR,
+        )
+        assert done.returncode == 0, done.stderr
+        yield {
+            (r["chatId"].rsplit("-", 1)[0], r["ai"]): r for r in json.loads(done.stdout)["results"]
+        }
+
+
+def said(message: dict[str, Any]) -> list[str]:
+    return [p["text"] for p in message["parts"] if p["type"] == "text"]
+
+
+@pytest.mark.parametrize("app", ["callback", "plugin"])
+@pytest.mark.parametrize("ai", VERSIONS)
+def test_a_rewritten_final_answer_is_what_the_page_shows(
+    app: str, ai: str, results: dict[tuple[str, str], dict[str, Any]]
+) -> None:
+    result = results[(app, ai)]
+    report = result["report"]
+    assert report["ok"], report["problems"]
+    assert redact.SECRET_WORD not in json.dumps(report["requests"][0]["chunks"])
+    assert said(report["messages"][-1]) == [redact.REDACTED]
+    assert result["validation"]["ok"], result["validation"]
+    assert result["history"]["body"]["messages"] == report["messages"]
+
+
+def test_partials_asked_for_stream_and_a_reload_shows_the_edit(
+    results: dict[tuple[str, str], dict[str, Any]],
+) -> None:
+    """``hold_partials="never"``: what the docs say happens (the text streams)."""
+    for ai in VERSIONS:
+        result = results[("streamed", ai)]
+        chunks = result["report"]["requests"][0]["chunks"]
+        deltas = [c for c in chunks if c["type"] == "text-delta"]
+        assert len(deltas) > 1 and redact.SECRET_WORD in json.dumps(deltas), ai
+        assert said(result["history"]["body"]["messages"][-1]) == [redact.REDACTED], ai
