@@ -64,7 +64,8 @@ def reached() -> set[str]:
                 found.add(module)
             for name in re.findall(r"from google\.adk[\w.]* import (_[a-z]\w*)", code):
                 found.add(name)
-            for receiver, name in re.findall(r"(\w+|\))\.(_[a-z]\w*)\b", code):
+            # Overlapping (a lookahead), so a chain ``a._b._c`` yields both ``_b`` and ``_c``.
+            for receiver, name in re.findall(r"(?<![\w)])(?=(\w+|\))\.(_[a-z]\w*)\b)", code):
                 # ``super()._x`` of a method we override is ADK's; ``obj._x`` of one of
                 # ours is ours.
                 theirs = name in private and (receiver == ")" or name not in ours)
@@ -211,3 +212,23 @@ def test_the_reports_failures_py_demotes_are_adks() -> None:
         source = Path(spec.origin).read_text()
         text = message.split("%")[0].split("'adk_asgi_")[0]
         assert text in source, (module, text)
+
+
+def test_function_tool_keeps_require_confirmation() -> None:
+    """cli/typegen/tree.py reads a ``FunctionTool``'s declared ``require_confirmation``
+    (ADK keeps it as ``_require_confirmation``; its public check needs the call's args)."""
+    from google.adk.tools import FunctionTool
+
+    def pay(amount: int) -> str:
+        return str(amount)
+
+    assert FunctionTool(pay, require_confirmation=True)._require_confirmation is True
+    assert FunctionTool(pay)._require_confirmation is False
+
+
+def test_an_invocation_lists_its_background_tools() -> None:
+    """live/gate/plugin.py tells a streaming tool still running from one that ended by
+    ``InvocationContext._active_background_tools`` (ADK has no public handle)."""
+    from google.adk.agents.invocation_context import InvocationContext
+
+    assert "_active_background_tools" in InvocationContext.__private_attributes__

@@ -22,6 +22,7 @@ from google.adk.sessions import BaseSessionService, InMemorySessionService
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
 
 from adk_asgi import AdkApp
+from adk_asgi.adk.runtime import app_name_of
 from adk_asgi.adk.sessions import session_service_from_url
 from adk_asgi.cli.build import build_app
 from adk_asgi.cli.flags import parser
@@ -55,6 +56,10 @@ def _post(url: str, body: dict[str, Any], status: int = 200) -> list[Any]:
     return parse_sse(response.text) if status == 200 else [response.json()]
 
 
+DEMO_APP = app_name_of(build_demo_agent())
+"""The app name the demo agent's chats are stored under (its root agent's name)."""
+
+
 def _usage(chunks: list[Any]) -> dict[str, Any]:
     finish = next(c for c in chunks if isinstance(c, dict) and c["type"] == "finish")
     return dict(finish["messageMetadata"]["usage"])
@@ -64,9 +69,7 @@ async def _read_session(session_db: str, chat_id: str) -> Any:
     """The session as a third, independent service sees it in the database."""
     service = session_service_from_url(session_db)
     try:
-        return await service.get_session(
-            app_name="adk_asgi", user_id="anonymous", session_id=chat_id
-        )
+        return await service.get_session(app_name=DEMO_APP, user_id="anonymous", session_id=chat_id)
     finally:
         close = getattr(service, "close", None)
         if close is not None:

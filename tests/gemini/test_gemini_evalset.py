@@ -95,7 +95,7 @@ def calls_of(invocation: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 def test_the_route_answers_adks_eval_set(exported: dict[str, Any]) -> None:
     eval_set = EvalSet.model_validate(exported)  # ADK's own model
     (case,) = eval_set.eval_cases
-    assert case.session_input is not None and case.session_input.app_name == "adk_asgi"
+    assert case.session_input is not None and case.session_input.app_name == "broker_desk"
     conversation = exported["eval_cases"][0]["conversation"]
     said = [p.get("text") for i in conversation for p in i["user_content"]["parts"]]
     assert said[0] == STEPS[0]["text"]
@@ -150,7 +150,7 @@ def test_the_command_exports_the_same_set_with_its_cassette(
         ]
     )
     assert missing == 1
-    assert "no chat 'nochat' of app 'adk_asgi'" in capsys.readouterr().err
+    assert "no chat 'nochat' of app 'broker_desk'" in capsys.readouterr().err
 
 
 def _evaluate(eval_set: dict[str, Any], cassette: Path) -> EvalStatus:

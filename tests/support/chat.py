@@ -50,7 +50,8 @@ class Chat:
         self.messages: list[dict[str, Any]] = []
 
     def absorb(self, chunks: list[Any]) -> dict[str, Any]:
-        start = chunks[0]
+        # A queued turn's transient notice (``data-queued``) may come first, as for useChat.
+        start = next(c for c in chunks if isinstance(c, dict) and c["type"] == "start")
         message = next((m for m in self.messages if m["id"] == start["messageId"]), None)
         if message is None:
             message = {"id": start["messageId"], "role": "assistant", "parts": []}
