@@ -129,3 +129,17 @@ def test_a_200000_character_reply_streams_whole(
     for message in (recited, assistants(result["history"])[1]):
         texts = [p["text"] for p in message["parts"] if p["type"] == "text"]
         assert texts == [bulk.LONG_TEXT]
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_reload_shows_what_the_page_showed(
+    protocol: str, results: dict[str, dict[str, Any]]
+) -> None:
+    """The history names each live turn's message as the page got it (the id travels on
+    the turn's events), with the same parts, and no message the page never showed."""
+    result = results[protocol]
+    shown, stored = result["messages"], result["history"]
+    assert [m for m in stored if m["role"] == "assistant"] == [
+        m for m in shown if m["role"] == "assistant"
+    ]
+    assert [(m["role"], m["parts"]) for m in stored] == [(m["role"], m["parts"]) for m in shown]
