@@ -11,6 +11,7 @@ from google.adk.events import Event
 from google.adk.sessions import BaseSessionService, Session
 
 __all__ = (
+    "LIVE_MESSAGE_KEY",
     "META_KEY",
     "SessionUnavailable",
     "event_meta",
@@ -22,6 +23,9 @@ __all__ = (
 
 META_KEY: Final = "adk_asgi"
 """The key of the bridge's tags in ``custom_metadata`` (runs and session events)."""
+LIVE_MESSAGE_KEY: Final = "liveMessageId"
+"""The page's message id of a live turn, among the tags of each of its events: the history
+names the message as the page did."""
 
 
 class SessionUnavailable(Exception):

@@ -43,7 +43,7 @@ from google.genai import types
 
 from ..adk.artifacts import ChatFiles
 from ..adk.plugin import LANE_ORDER
-from ..adk.sessions import event_meta
+from ..adk.sessions import LIVE_MESSAGE_KEY, event_meta
 from ..pauses.approvals import CONFIRMATION_TOOL
 from ..translate.factory import Translators
 from ..translate.live import LiveTranslator
@@ -269,9 +269,12 @@ class _History:
             return
         if not meta.get("live") and not meta.get("liveError"):
             return
+        named = meta.get(LIVE_MESSAGE_KEY)  # the page's id (older sessions: none)
+        if live and isinstance(named, str) and message and message.message["id"] != named:
+            live = False  # the next turn's first event
         if not live:
             self._end_message()
-            self._message = UIMessageState(f"msg-{event.id}")
+            self._message = UIMessageState(named if isinstance(named, str) else f"msg-{event.id}")
             self._live_message = True
             self.messages.append(self._message.message)
             self._translator = self.options.translators.live_history(self._message.message["id"])
@@ -390,6 +393,10 @@ class _History:
 
     def _end_message(self) -> None:
         self._end_request()
+        shown = self._message.message if self._message is not None else None
+        if self._live_message and shown is not None and not shown["parts"]:
+            # Nothing the page was shown (a live run's control events).
+            self.messages[:] = [m for m in self.messages if m is not shown]
         self._message = None
         self._live_message = False
 

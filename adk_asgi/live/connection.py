@@ -156,10 +156,11 @@ class Connection:
         translators = self.services.translators
 
         def new_translator() -> LiveTranslator:
+            message_id = f"msg-{uuid.uuid4().hex[:20]}"
+            # The turn's events carry the id the page gets: the history names it so too.
+            self.services.plugin.name_turn(self.gate, message_id)
             return translators.live(
-                f"msg-{uuid.uuid4().hex[:20]}",
-                audio_out=self.audio,
-                turn_based=self.run.turn_based,
+                message_id, audio_out=self.audio, turn_based=self.run.turn_based
             )
 
         return Conversation(

@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import httpx
 import pytest
 from google.adk.agents import LlmAgent
 from google.adk.events import Event
@@ -243,6 +244,18 @@ def test_streaming_tools_on_protocol_b(server: LoopbackServer) -> None:
         'You said: "hello after both"'
     )
     assert not [f for f in result["frames"] if f.get("type") == "error"]
+    # A reload shows the same messages (ids, texts with the tool's messages) and no empty
+    # message before them. Not yet the streaming tool's final value: ADK never stores what the tool
+    # yields, so the history holds the call's "pending" answer (docs/live-mode.md).
+    history = httpx.get(f"{server.url}/g-stream-b", timeout=10).json()["messages"]
+    stored = [m for m in history if m["role"] == "assistant"]
+    assert [m["id"] for m in stored] == [m["id"] for m in (quote, built, after)]
+    for mine, shown in zip(stored, (quote, built, after), strict=True):
+        # The same texts; their order may differ where the tool spoke while the model did.
+        assert sorted(p["text"] for p in mine["parts"] if p["type"] == "text") == sorted(
+            p["text"] for p in shown["parts"] if p["type"] == "text"
+        )
+    assert "pending" in str(stored[0]["parts"][1]["output"])
 
 
 async def test_a_run_that_cannot_start_answers_each_message_once(

@@ -7,6 +7,9 @@
 // Input (stdin, one JSON object):
 //   {"ai": "ai7", "url": "ws://127.0.0.1:PORT/", "chatId": "c1",
 //    "autoSend": null | "approvals" | "toolCalls" | "both", "timeoutMs": 20000, "settleMs": 150,
+//    "transport": "ai" (default: ai@7's WebSocketChatTransport, protocol B) | "adk" (the npm
+//    package's AdkLiveTransport from clients/js/src, bundled with esbuild: protocol A; its
+//    `url` is the HTTP chat endpoint, `ws` is passed as its WebSocket),
 //    "steps": [{"action": "send", "text": "hi"},
 //              {"action": "approve", "toolCallId"?: "...", "approved": true,
 //               "reason"?: "...", "payload"?: {...}},
@@ -23,13 +26,38 @@
 // sent (every client frame), invalid (chunks failing the schema), nullPaths,
 // chatErrors, finishes, stepResults, problems. Exit 0 when produced, 2 on crashes.
 
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import WebSocket from 'ws';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
+const CLIENT_DIR = join(HERE, '..', '..', 'clients', 'js');
+
+// The npm package's AdkLiveTransport, built from its sources: bundled next to this file
+// (so its `ai` import, aliased to the chosen version, resolves from tests/js/node_modules),
+// imported, then removed.
+async function loadAdkTransport(alias) {
+  const requireFromClient = createRequire(join(CLIENT_DIR, 'package.json'));
+  const esbuild = requireFromClient('esbuild');
+  const out = join(HERE, `.adk-live-transport-${process.pid}.mjs`);
+  await esbuild.build({
+    entryPoints: [join(CLIENT_DIR, 'src', 'live-transport.ts')],
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    outfile: out,
+    alias: { ai: alias },
+    external: [alias],
+    logLevel: 'silent',
+  });
+  try {
+    return (await import(pathToFileURL(out).href)).AdkLiveTransport;
+  } finally {
+    rmSync(out, { force: true });
+  }
+}
 const sleep = ms => new Promise(resolve => setTimeout(resolve, ms));
 const errorText = err =>
   err == null ? null : err instanceof Error ? err.message || String(err) : String(err);
@@ -111,7 +139,11 @@ async function main() {
       super(url, protocols);
       this.addEventListener('message', event => {
         lastActivity = Date.now();
-        const frame = JSON.parse(String(event.data));
+        const raw = String(event.data);
+        // Protocol A sends each chunk as an SSE event (`data: {...}\n\n`, `data: [DONE]`).
+        const sse = raw.startsWith('data: ') ? raw.slice(6).trim() : null;
+        const frame = sse == null ? JSON.parse(raw)
+          : sse === '[DONE]' ? { type: 'done' } : { type: 'chunk', chunk: JSON.parse(sse) };
         frames.push(frame);
         if (frame.type === 'chunk') {
           // A null inside a tool's input or output, a data part or metadata is the app's
@@ -145,7 +177,9 @@ async function main() {
     ? options => predicates.some(p => p(options))
     : undefined;
 
-  const transport = new ai.WebSocketChatTransport({ url: input.url, webSocket: RecordingWebSocket });
+  const transport = input.transport === 'adk'
+    ? new (await loadAdkTransport(input.ai ?? 'ai7'))({ url: input.url, webSocket: RecordingWebSocket })
+    : new ai.WebSocketChatTransport({ url: input.url, webSocket: RecordingWebSocket });
   const state = new MemoryChatState();
   const chatErrors = [];
   const finishes = [];

@@ -11,11 +11,14 @@ import inspect
 import weakref
 from typing import Any, Final, cast
 
+from google.adk.agents.invocation_context import InvocationContext
 from google.adk.agents.live_request_queue import LiveRequestQueue
+from google.adk.events import Event
 from google.adk.plugins import BasePlugin
 from google.adk.tools import BaseTool, ToolContext
 from google.adk.tools.tool_confirmation import ToolConfirmation
 
+from ...adk.sessions import LIVE_MESSAGE_KEY, META_KEY
 from ...pauses.approvals import Decision, with_reason
 from ...pauses.kinds import INPUT_TOOL
 from ...pauses.tools import FrontendTool
@@ -37,12 +40,37 @@ class LiveGatePlugin(BasePlugin):
         self._gates: dict[int, tuple[LiveRequestQueue, LiveGate]] = {}
         # Denied calls' reasons, from the approval to the call's result.
         self._reasons: weakref.WeakKeyDictionary[ToolContext, str] = weakref.WeakKeyDictionary()
+        # The message id of each connection's current turn, by its gate.
+        self._turns: weakref.WeakKeyDictionary[LiveGate, str] = weakref.WeakKeyDictionary()
 
     def attach(self, queue: LiveRequestQueue, gate: LiveGate) -> None:
         self._gates[id(queue)] = (queue, gate)
 
     def detach(self, queue: LiveRequestQueue) -> None:
         self._gates.pop(id(queue), None)
+
+    def name_turn(self, gate: LiveGate, message_id: str) -> None:
+        """The page's id of the connection's turn from now on: its events carry it."""
+        self._turns[gate] = message_id
+
+    def turn_of(self, gate: LiveGate) -> str | None:
+        return self._turns.get(gate)
+
+    async def on_event_callback(
+        self, *, invocation_context: InvocationContext, event: Event
+    ) -> Event | None:
+        queue = invocation_context.live_request_queue
+        entry = self._gates.get(id(queue)) if queue is not None else None
+        if entry is None or entry[0] is not queue or event.author == "user":
+            return None
+        message_id = self._turns.get(entry[1])
+        custom = event.custom_metadata or {}
+        ours = custom.get(META_KEY)
+        if message_id is None or not isinstance(ours, dict) or LIVE_MESSAGE_KEY in ours:
+            return None
+        # A copy: ADK shares the run's metadata dict among the events it tags.
+        tagged = {**custom, META_KEY: {**ours, LIVE_MESSAGE_KEY: message_id}}
+        return event.model_copy(update={"custom_metadata": tagged})
 
     def _gate(self, tool_context: ToolContext) -> LiveGate | None:
         queue = tool_context._invocation_context.live_request_queue

@@ -38,6 +38,7 @@ from google.genai import types
 
 from ...adk.runtime import AgentRuntime
 from ...adk.sessions import (
+    LIVE_MESSAGE_KEY,
     META_KEY,
     SessionUnavailable,
     failure,
@@ -307,7 +308,6 @@ class LiveRun:
     async def _pump_turns(self, queue: LiveRequestQueue) -> None:
         """Turn by turn: every message runs the root as over SSE, then the turn ends."""
         runtime = self._runtime
-        config = runtime.run_config_for({"live": True})
         dropped = False
         while True:
             request = await queue.get()
@@ -324,6 +324,11 @@ class LiveRun:
                     )
                 continue
             abort = self._turn_abort = asyncio.Event()
+            # Tagged with the page's id of the turn, as the plugin tags a live run's events.
+            tags: dict[str, Any] = {"live": True}
+            if (message_id := self._plugin.turn_of(self._gate)) is not None:
+                tags[LIVE_MESSAGE_KEY] = message_id
+            config = runtime.run_config_for(tags)
             run = self._runner.run_async(
                 user_id=self._user_id,
                 session_id=self.chat_id or "",
