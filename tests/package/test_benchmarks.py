@@ -1,4 +1,5 @@
-"""CI smoke run of the benchmark suite (``python -m benchmarks --quick``), and the
+"""CI smoke run of the benchmark suite (``python -m benchmarks --quick --reps 1
+--single-runs 1``: the quick plan's phases and levels, one rep each), and the
 naive bridge (the suite's floor) under the real AI SDK client.
 
 The run must finish, exit 0 and hold a measured row for every contender, the naive
@@ -12,8 +13,9 @@ a fresh ``.venv`` gets the README's first install line (``pip install -e '.[test
 newcomer's) and benchmarks/RESULTS.md's ``pip install -e '.[bench]'``, the README's
 ``scripts/demo`` serves the demo from it twice (the README's curl gets its answer; the
 second start skips the install: under 5 s from the command to ``adk-asgi serve``), and
-``python -m benchmarks --quick`` runs in it; so the ``bench`` extra must bring all the quick
-run needs (tests/support/doc_commands.py runs the commands).
+``python -m benchmarks --quick --reps 1 --single-runs 1`` runs in it; so the ``bench``
+extra must bring all the quick run needs (tests/support/doc_commands.py runs the
+commands).
 """
 
 from __future__ import annotations
@@ -43,6 +45,10 @@ SERVERS = (
 CEILINGS = ("ceiling", "ceiling-plain", "ceiling-live")
 GEMINI = ("adk-asgi@gemini",)  # no idle phase: it measures the server, not the model
 OURS = ("adk-asgi", "adk-naive", "adk-asgi-live", *CEILINGS, *GEMINI)
+# --quick with one rep per sweep level and one single-stream round (instead of 2 and 3):
+# every phase of every row still runs and is reported, at about half the time; the
+# numbers of a smoke run are not read anyway.
+QUICK_ARGS = ("--quick", "--reps", "1", "--single-runs", "1")
 HARD_TIMEOUT_S = 360  # a hang guard, not a speed check (--quick takes ≈ 1 min on 2 quiet
 # cores; under a loaded machine starting its eleven processes alone took 2 min)
 
@@ -150,7 +156,14 @@ def _run_quick(clone: Path, out: Path) -> tuple[int, str, float]:
 
     start = time.monotonic()
     proc = subprocess.Popen(
-        [str(clone / ".venv" / "bin" / "python"), "-m", "benchmarks", "--quick", "--out", str(out)],
+        [
+            str(clone / ".venv" / "bin" / "python"),
+            "-m",
+            "benchmarks",
+            *QUICK_ARGS,
+            "--out",
+            str(out),
+        ],
         cwd=clone,
         env=clean_environment(),
         stdout=subprocess.PIPE,
@@ -169,7 +182,7 @@ def _run_quick(clone: Path, out: Path) -> tuple[int, str, float]:
             proc.kill()
             output, _ = proc.communicate()
         pytest.fail(
-            f"python -m benchmarks --quick still running after {HARD_TIMEOUT_S} s:\n"
+            f"python -m benchmarks {' '.join(QUICK_ARGS)} still running after {HARD_TIMEOUT_S} s:\n"
             + output[-4000:]
         )
     return proc.returncode, output, time.monotonic() - start
@@ -178,7 +191,7 @@ def _run_quick(clone: Path, out: Path) -> tuple[int, str, float]:
 @pytest.mark.slow
 def test_quick_benchmark_run_reports_every_contender(clone: Path, tmp_path: Path) -> None:
     code, output, elapsed = _run_quick(clone, tmp_path)
-    print(f"python -m benchmarks --quick: {elapsed:.0f} s")
+    print(f"python -m benchmarks {' '.join(QUICK_ARGS)}: {elapsed:.0f} s")
     assert code == 0, output[-4000:]
     results = json.loads((tmp_path / "results.json").read_text())
     rows = results["contenders"]
