@@ -21,23 +21,28 @@ resumable for ``retention`` seconds.
 
 from __future__ import annotations
 
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Final
 
 from ..wire.chunks import DONE_FRAME, Error, sse_frame
-from ..wire.errors import INTERRUPTED_ERROR, STREAM_LOST_ERROR
+from ..wire.errors import INTERRUPTED_ERROR, RECORDING_CUT_ERROR, STREAM_LOST_ERROR
 
 __all__ = (
     "INTERRUPTED_BLOB",
+    "RECORDING_CUT_BLOB",
     "STREAM_LOST_BLOB",
     "AtCapacity",
     "StoreUnavailable",
     "StreamRecorder",
     "StreamStore",
+    "recording_cut",
     "split_frames",
 )
+
+logger = logging.getLogger("adk_asgi")
 
 INTERRUPTED_BLOB: Final = sse_frame(Error(error_text=INTERRUPTED_ERROR)) + DONE_FRAME
 """How a stream ends for its followers when its producer is gone (a worker killed
@@ -45,6 +50,20 @@ mid-turn): an ``error`` chunk and ``[DONE]``."""
 STREAM_LOST_BLOB: Final = sse_frame(Error(error_text=STREAM_LOST_ERROR)) + DONE_FRAME
 """How a stream ends for a follower that lost the store mid-stream (Redis down): the
 producer may well go on, unrecorded, and its answer reach the session."""
+RECORDING_CUT_BLOB: Final = sse_frame(Error(error_text=RECORDING_CUT_ERROR)) + DONE_FRAME
+"""How a recording cut at the store's ``max_stream_bytes`` ends for a resume and for its
+followers: the turn goes on for its own client, and the session gets the whole answer."""
+
+
+def recording_cut(chat_id: str, max_bytes: int) -> bytes:
+    """A recording reached ``max_bytes``: one log line, and the blob that ends it."""
+    logger.warning(
+        "Stopped recording chat %r's stream at %d bytes (max_stream_bytes): a resume ends "
+        "there with recording_cut; the turn goes on",
+        chat_id,
+        max_bytes,
+    )
+    return RECORDING_CUT_BLOB
 
 
 class StoreUnavailable(Exception):

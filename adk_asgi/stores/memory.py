@@ -10,7 +10,7 @@ from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 
-from .base import StreamRecorder, StreamStore
+from .base import StreamRecorder, StreamStore, recording_cut
 from .locks import ChatLocks
 
 __all__ = ("MemoryStreamStore",)
@@ -48,7 +48,8 @@ class _MemoryRecorder(StreamRecorder):
         stream.size += len(blob)
         if stream.size > self._max_bytes:
             # Too big to keep for a replay: stop recording. A resume then gets the
-            # start of the stream and ends there (the blobs must stay a prefix).
+            # start of the stream (the blobs must stay a prefix) and an error saying so.
+            stream.blobs.append(recording_cut(stream.chat_id, self._max_bytes))
             stream.done = True
         else:
             stream.blobs.append(blob)

@@ -68,6 +68,7 @@ from .base import (
     STREAM_LOST_BLOB,
     StreamRecorder,
     StreamStore,
+    recording_cut,
 )
 from .redis_client import (
     DEFAULT_MAX_CONNECTIONS,
@@ -349,6 +350,8 @@ class _RedisRecorder(StreamRecorder):
         self._size += len(blob)
         if self._size > self._store.max_stream_bytes:
             self._full = True  # keep a prefix; a replay ends there (see MemoryStreamStore)
+            self._pending.append(recording_cut(self._chat_id, self._store.max_stream_bytes))
+            self._wake.set()
             return
         self._pending.append(blob)
         self._wake.set()

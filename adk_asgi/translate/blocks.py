@@ -151,6 +151,19 @@ class MessageBlocks:
         if lane.text_id is not None:
             self._end_text(lane, out)
 
+    def replace_text(self, lane: Lane, text: str, out: list[UIChunk]) -> None:
+        """The lane's final text is not what it streamed: end the streamed block marked
+        ``providerMetadata.adk.replaced`` (a text part cannot be edited once sent) and
+        write ``text`` as a new block."""
+        if lane.text_id is not None:
+            adk = dict((lane.metadata or {}).get("adk", {}))
+            adk["replaced"] = True
+            out.append(TextEnd(id=lane.text_id, provider_metadata={"adk": adk}))
+            lane.text_id = None
+            if lane.reasoning_id is None:
+                self._open.remove(lane)
+        self.stream(lane, text, False, out)
+
     def close_all(self, out: list[UIChunk]) -> None:
         """End every open block (the message, or its step, ends)."""
         for lane in list(self._open):

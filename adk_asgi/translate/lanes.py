@@ -41,6 +41,7 @@ class Lane:
         "metadata",
         "path",
         "reasoning_id",
+        "said",
         "step",
         "streamed",
         "text_id",
@@ -61,6 +62,9 @@ class Lane:
         self.text_id: str | None = None
         self.reasoning_id: str | None = None
         self.streamed = 0
+        self.said: list[str] = []
+        """The text it streamed as partials since its last final event: what that final
+        event's text is checked against (``EventTranslator``)."""
         self.call_done = True
         """Its model call has ended (its final response came, or its live model turn
         ended); its next model content is a new call."""

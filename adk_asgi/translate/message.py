@@ -266,6 +266,12 @@ class AssistantMessage:
         self._blocks.stream(lane, text, thought, out)
         return out
 
+    def replace_text(self, lane: Lane, text: str) -> list[UIChunk]:
+        """The lane's final text replaces what it streamed (``MessageBlocks.replace_text``)."""
+        out: list[UIChunk] = []
+        self._blocks.replace_text(lane, text, out)
+        return out
+
     def close(self, lane: Lane | None = None) -> list[UIChunk]:
         """End ``lane``'s open text or reasoning block (None: every open block)."""
         out: list[UIChunk] = []

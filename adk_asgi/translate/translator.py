@@ -56,6 +56,14 @@ A model response's partials are skipped for the agents whose final response an
 (``if llm_response.partial: return None``) would otherwise leave the streamed text on
 screen while the session holds the edit. Their text arrives whole with the final event.
 
+Whatever streams, the final event's text is what the message ends with (ADK stored it):
+when it is not the text the lane's partials streamed (a model whose aggregate differs from
+its partials, a plugin that rewrites the aggregate, ``hold_partials="never"``), the final
+event corrects the page. Text that only goes on comes as one more delta of the open block;
+any other difference ends the streamed block with ``providerMetadata.adk.replaced: true``
+(a sent text part cannot be edited) and writes the final text as a new block. The history
+holds the final text only, so a page that skips replaced parts shows what a reload shows.
+
 A node's output is shown once. When a workflow resumes after a pause (``RequestInput``, a
 confirmation), ADK 2.13 yields again the output events of the nodes that ran before it (new
 event ids, the same invocation and node path; the nodes do not run again) and stores them
@@ -113,8 +121,7 @@ logger = logging.getLogger("adk_asgi")
 
 
 class EventTranslator:
-    """Turns the ADK events of one run into the chunks of one assistant message
-    (``message``)."""
+    """The ADK events of one run in, the chunks of one assistant message out."""
 
     __slots__ = ("_failed_lane", "_lanes", "_outputs", "message", "pauses")
 
@@ -193,6 +200,10 @@ class EventTranslator:
             # streamed are not repeated (whatever the final event's id).
             replay = lane.streamed & _kinds(parts)
             lane.streamed &= ~replay
+        if partial and not lane.streamed & TEXT:
+            lane.said.clear()  # its last final (or live model turn) ended the text
+        elif not partial and replay & TEXT:
+            out.extend(_corrected(self.message, lane, parts))
         streamed = 0
         for part in parts:
             if part.text is not None and part.function_call is None:
@@ -203,6 +214,8 @@ class EventTranslator:
                     )
                 else:
                     streamed |= TEXT
+                    if partial:  # what the final event is checked against
+                        lane.said.append(part.text)
                     written = self.on_text(
                         part.text, lane, partial=partial, replay=bool(replay & TEXT)
                     )
@@ -368,6 +381,21 @@ def _repeats_output(shown: set[tuple[str, str]], event: Event) -> bool:
         return True
     shown.add(key)
     return False
+
+
+def _corrected(message: AssistantMessage, lane: Lane, parts: list[types.Part]) -> list[UIChunk]:
+    """A final event's text that is not the text its partials streamed (a model or a
+    plugin that rewrites the aggregate): the rest when it only goes on, else the streamed
+    block replaced (see the module docstring)."""
+    said = "".join(lane.said)
+    lane.said.clear()
+    final = "".join(p.text for p in parts if p.text and not p.thought and not p.function_call)
+    if final == said:
+        return []
+    logger.info("The final text of %r is not what it streamed: corrected", lane.author)
+    if said and final.startswith(said) and lane.text_id is not None:
+        return message.text(lane, final[len(said) :])
+    return message.replace_text(lane, final)
 
 
 def _held(settings: MessageSettings, event: Event) -> bool:

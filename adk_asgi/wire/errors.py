@@ -20,6 +20,7 @@ __all__ = (
     "GENERIC_ERROR",
     "INTERRUPTED_ERROR",
     "NOT_SAVED_ERROR",
+    "RECORDING_CUT_ERROR",
     "SHUTDOWN_ERROR",
     "STREAM_LOST_ERROR",
     "TURN_TOO_LARGE_ERROR",
@@ -49,6 +50,10 @@ NOT_SAVED_ERROR: Final = (
 STREAM_LOST_ERROR: Final = (
     "Lost this answer's stream: the chat service is temporarily "
     "unavailable. Reload the chat in a moment to see the answer."
+)
+RECORDING_CUT_ERROR: Final = (
+    "This answer is larger than the server keeps for a replay. "
+    "Reload the chat to see it whole. (recording_cut)"
 )
 TURN_TOO_LONG_ERROR: Final = "The answer took longer than the server allows and was stopped."
 TURN_TOO_LARGE_ERROR: Final = "The answer grew larger than the server allows and was stopped."

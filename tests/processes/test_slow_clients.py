@@ -15,6 +15,7 @@ import struct
 import time
 from typing import Any, Literal
 
+import httpx
 import pytest
 import uvloop
 
@@ -425,3 +426,35 @@ def test_the_kernel_hides_a_client_that_never_reads() -> None:
         assert acked == written[name], (name, acked, written[name])  # all acknowledged
         assert not holding, name  # nothing unacknowledged or unsent
         assert window == seen["reads"][2], (name, window)  # the same advertised window
+
+
+def test_a_stuck_clients_turn_is_stopped_for_its_followers_and_in_the_history() -> None:
+    """Issue 28's leftover: a client dropped as stuck stops its turn (the run is aborted,
+    ADK seals it): a follower of the turn (``GET {chatId}/stream``) gets the stream and then
+    ``abort`` and ``[DONE]``, as for a stop, never an end without a final chunk; a later
+    resume answers 204 (nothing is running), and the history shows the turn sealed as
+    stopped (no error, no ``data-interrupted``): resume and history agree."""
+    app = AdkApp(
+        build_demo_agent(token_delay=0.0),
+        warm_up=False,
+        streaming=StreamingOptions(send_timeout=SEND_TIMEOUT),
+        limits=Limits(max_queued_bytes=256 * 1024),
+    )
+    followed: list[bytes] = []
+    with UvloopServer(app) as server:
+        sock = _post(server.port, None, "bench 100000")
+        try:
+            with httpx.Client(base_url=server.url, timeout=30) as client:
+                with client.stream("GET", "/stall/stream") as response:
+                    assert response.status_code == 200
+                    followed.extend(response.iter_bytes())
+                assert client.get("/stall/stream").status_code == 204
+                history = client.get("/stall").json()["messages"]
+        finally:
+            sock.close()
+    frames = [f for f in b"".join(followed).split(b"\n\n") if f.startswith(b"data: ")]
+    assert frames[-2:] == [b'data: {"type":"abort"}', b"data: [DONE]"], frames[-3:]
+    assert b'"type":"error"' not in b"".join(frames)
+    last = history[-1]
+    assert last["role"] == "assistant"
+    assert not [p for p in last["parts"] if p["type"] in ("data-interrupted", "error")]

@@ -11,6 +11,7 @@ import pytest
 
 from adk_asgi import MemoryStreamStore, RedisStreamStore, StreamStore
 from adk_asgi.stores import split_frames
+from adk_asgi.stores.base import RECORDING_CUT_BLOB
 
 
 @pytest.fixture(params=["memory", "redis"])
@@ -137,8 +138,34 @@ async def test_a_stream_over_the_size_cap_keeps_its_start(store: StreamStore) ->
     follow = await store.follow("big")
     assert follow is not None
     replay = b"".join(await _collect(follow))
-    assert 0 < len(replay) <= 1000
+    assert 0 < len(replay) - len(RECORDING_CUT_BLOB) <= 1000
     assert replay.startswith(b"data: " + b"0" * 50)
+    # Every stream that ends has a final chunk: the cut one ends with an error saying so.
+    assert replay.endswith(RECORDING_CUT_BLOB)
+    assert replay.count(b"[DONE]") == 1
+
+
+async def test_a_follower_of_a_stream_cut_at_the_size_cap_gets_an_error_and_done(
+    store: StreamStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    recorder = await store.record("cut")
+    recorder.append(b'data: {"type":"start"}\n\n')
+    follow = await store.follow("cut")
+    assert follow is not None
+    collected = asyncio.create_task(_collect(follow))
+    await asyncio.sleep(0.2)
+    with caplog.at_level("WARNING", logger="adk_asgi"):
+        for i in range(30):  # the turn goes on past the cap: its client gets it all
+            recorder.append(f"data: {i:050d}\n\n".encode())
+    await recorder.end(resumable=True)
+    followed = b"".join(await collected)
+    assert followed.startswith(b'data: {"type":"start"}\n\n')
+    assert followed.endswith(RECORDING_CUT_BLOB)
+    assert b"(recording_cut)" in RECORDING_CUT_BLOB and b'"type":"error"' in RECORDING_CUT_BLOB
+    assert [r.getMessage() for r in caplog.records].count(
+        "Stopped recording chat 'cut''s stream at 1000 bytes (max_stream_bytes): a resume "
+        "ends there with recording_cut; the turn goes on"
+    ) == 1
 
 
 def test_split_frames() -> None:

@@ -7,9 +7,9 @@ client gone        ADK run aborted at once (``abort_signal``); (nobody listens)
                    with ``resume_grace`` > 0 it keeps running
                    detached until it ends, or until nobody
                    resumed it within the grace
-stuck client       took nothing for ``send_timeout``, or      (nobody listens)
-                   over ``max_queued_bytes`` waiting: reset,
-                   run aborted (``transport/outbox.py``)
+stuck client       took nothing for ``send_timeout``, or      ``abort``, ``[DONE]``
+                   over ``max_queued_bytes`` waiting: reset,  (its followers; the
+                   run aborted (``transport/outbox.py``)      history: sealed by ADK)
 ``DELETE`` stream  the owner asked to stop (any worker)       ``abort``, ``[DONE]``
 turn ceiling       ran ``Limits.max_turn_seconds`` or streamed  ``error``, ``[DONE]``
                    ``max_turn_bytes``: run aborted

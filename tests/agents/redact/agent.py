@@ -2,7 +2,7 @@
 ``after_model_callback`` (or a plugin's) that returns None for partials and edits the final
 ``LlmResponse``. The model streams ``SAID`` word by word; the callback stores ``REDACTED``.
 
-    guarded (LlmAgent)        after_model_callback=redact
+    guarded (LlmAgent)        after_model_callback=redact (signed=True: sign, which appends)
     app (App)                 an unguarded agent with ``RedactPlugin``
 
 Whatever the page showed live must be what a reload shows: never the redacted word
@@ -23,11 +23,20 @@ from google.genai import types
 
 from ..team.scripted import Reply, ScriptedModel, latest
 
-__all__ = ("REDACTED", "SAID", "SECRET_WORD", "app", "build_root_agent", "root_agent")
+__all__ = (
+    "REDACTED",
+    "SAID",
+    "SECRET_WORD",
+    "SIGNED",
+    "app",
+    "build_root_agent",
+    "root_agent",
+)
 
 SECRET_WORD: Final = "swordfish"
 SAID: Final = f"hello the password is {SECRET_WORD} ok"
 REDACTED: Final = "hello the password is [REDACTED] ok"
+SIGNED: Final = f"{SAID} (checked)"
 
 
 def redact(callback_context: CallbackContext, llm_response: LlmResponse) -> LlmResponse | None:
@@ -37,6 +46,14 @@ def redact(callback_context: CallbackContext, llm_response: LlmResponse) -> LlmR
         types.Part(text=p.text.replace(SECRET_WORD, "[REDACTED]")) if p.text else p
         for p in llm_response.content.parts or ()
     ]
+    return llm_response.model_copy(update={"content": types.Content(role="model", parts=parts)})
+
+
+def sign(callback_context: CallbackContext, llm_response: LlmResponse) -> LlmResponse | None:
+    """A rewrite that only goes on: the final text is the streamed text and more."""
+    if llm_response.partial or llm_response.content is None:
+        return None
+    parts = [types.Part(text=SIGNED) if p.text else p for p in llm_response.content.parts or ()]
     return llm_response.model_copy(update={"content": types.Content(role="model", parts=parts)})
 
 
@@ -54,12 +71,12 @@ def speaker(contents: Sequence[types.Content]) -> Reply | None:
     return Reply(text=SAID) if latest(contents) is not None else None
 
 
-def build_root_agent(*, guarded: bool = True) -> LlmAgent:
+def build_root_agent(*, guarded: bool = True, signed: bool = False) -> LlmAgent:
     return LlmAgent(
         name="guarded" if guarded else "speaker",
         model=ScriptedModel(planner=speaker),
         instruction="Say it.",
-        after_model_callback=redact if guarded else None,
+        after_model_callback=sign if signed else redact if guarded else None,
     )
 
 
