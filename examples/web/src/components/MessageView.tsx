@@ -41,6 +41,9 @@ export function MessageView({
       <div className="bubble">
         {message.parts.map((part, index) => {
           if (part.type === 'text') {
+            // A streamed text its final response replaced (docs/your-own-agents.md): the
+            // history holds only the final text, so the page skips it too.
+            if (part.providerMetadata?.adk?.replaced === true) return null;
             const author = authorOf(part);
             return (
               <p key={index} className="text" data-testid="text" data-author={author ?? undefined}>
