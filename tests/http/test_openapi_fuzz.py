@@ -16,10 +16,11 @@ no shrinking past the first failure's report.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 import pytest
@@ -30,7 +31,7 @@ from schemathesis.checks import CheckContext, not_a_server_error
 from schemathesis.core.transport import Response
 from schemathesis.generation import GenerationMode
 from schemathesis.generation.case import Case
-from schemathesis.schemas import BaseSchema
+from schemathesis.schemas import APIOperation, BaseSchema
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     response_headers_conformance,
@@ -45,6 +46,45 @@ from support import TESTS, Serve, chat_body, parse_sse, types_of, user_message
 CHAT = "fuzz-chat"
 KNOWN_CODES = {code for codes in ERROR_CODES.values() for code in codes}
 MAX_EXAMPLES = 12
+
+
+def _cursor(value: Any) -> str:
+    raw = json.dumps(value).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+ODD_NUMBERS = ["\u00b2", "\u0661", "+1", " 1", "1_000", "-1", "0", "1e3", "", "9" * 5000, "9" * 19]
+ODD_CURSORS = [
+    base64.urlsafe_b64encode(b"[" * 5000 + b"]" * 5000).decode(),
+    _cursor([1e20, "x"]),
+    _cursor([1e300, "x"]),
+    base64.urlsafe_b64encode(b'[Infinity, "x"]').decode(),
+    base64.urlsafe_b64encode(b'[NaN, "x"]').decode(),
+    _cursor([1.0, "x" * 5000]),
+    "W" * 5000,
+    "%%%",
+]
+ODD_NAMES = ["a\x00b", "n" * 10_000, "line\nbreak", "../../etc/passwd", "user:"]
+ODD_RANGES = [
+    "bytes=\u00b2-",
+    "bytes=0-",
+    "bytes=-1",
+    "bytes=5-2",
+    "bytes=0-0,2-3",
+    "bytes=" + "9" * 5000 + "-",
+    "bytes=99999999999999999999-",
+    "items=0-1",
+]
+DICTIONARY = {
+    "chatId": [" ", "a\x00b", "x" * 300, "%00"],
+    "name": ODD_NAMES,
+    "limit": ODD_NUMBERS,
+    "version": ODD_NUMBERS,
+    "cursor": ODD_CURSORS,
+    "Range": ODD_RANGES,
+    "If-Range": ['"x"', 'W/"x"', "\u00b2"],
+    "If-None-Match": ['"x"', "*", "\u00b2"],
+}
 
 
 @pytest.fixture(scope="module")
@@ -76,13 +116,19 @@ def _seeded(url: str) -> str:
     return name
 
 
+class Api(NamedTuple):
+    schema: BaseSchema
+    document: dict[str, Any]
+    real: dict[str, str]
+    """The seeded chat's id and its chart's name, by path parameter."""
+
+
 @pytest.fixture(scope="module")
-def api(server: Serve) -> BaseSchema:
-    artifact = _seeded(server.url)
+def api(server: Serve) -> Api:
+    real = {"chatId": CHAT, "name": _seeded(server.url)}
     document: dict[str, Any] = httpx.get(f"{server.url}/openapi.json").json()
-    # The seeded chat and its chart, as likely as any other value: the fuzzer reaches a
-    # real chat's history, stream, eval set, artifact versions and ranges.
-    real = {"chatId": CHAT, "name": artifact}
+    # The seeded chat and its chart, as likely as the fuzzer's own values: it reaches a
+    # real chat's history, stream, eval set, artifact versions and ranges, not only 404s.
     for item in document["paths"].values():
         for operation in item.values():
             for parameter in operation.get("parameters", ()):
@@ -92,7 +138,7 @@ def api(server: Serve) -> BaseSchema:
                     }
     schema = schemathesis.openapi.from_dict(document)
     schema.config.update(base_url=server.url)
-    return schema
+    return Api(schema, document, real)
 
 
 @schemathesis.check
@@ -116,8 +162,8 @@ CHECKS = [
 ]
 
 
-def test_fuzz_every_operation(api: BaseSchema) -> None:
-    operations = [result.ok() for result in api.get_all_operations()]
+def test_fuzz_every_operation(api: Api) -> None:
+    operations = [result.ok() for result in api.schema.get_all_operations()]
     assert len(operations) == 24  # every route and method of the document (HEAD included)
     failures: list[str] = []
     for operation in operations:
@@ -141,7 +187,30 @@ def test_fuzz_every_operation(api: BaseSchema) -> None:
             run()
         except Exception as failure:  # every operation is run; all findings reported
             failures.append(f"{operation.label}: {failure}")
+        failures += _dictionary(api, operation)
     assert not failures, "\n\n".join(failures)
+
+
+def _dictionary(api: Api, operation: APIOperation) -> list[str]:
+    """Each value of ``DICTIONARY`` in each parameter of ``operation`` that takes it, one at
+    a time, on the seeded chat: values that broke servers before (issue 29), which random
+    text almost never hits."""
+    spec = api.document["paths"][operation.path][operation.method.lower()]
+    parameters = spec.get("parameters", ())
+    path = {p["name"]: api.real[p["name"]] for p in parameters if p["in"] == "path"}
+    failures = []
+    for parameter in parameters:
+        for value in DICTIONARY.get(parameter["name"], ()):
+            where = {"path": dict(path), "query": {}, "header": {}}
+            where[parameter["in"]][parameter["name"]] = value
+            case = operation.Case(
+                path_parameters=where["path"], query=where["query"], headers=where["header"]
+            )
+            try:
+                case.call_and_validate(checks=CHECKS, timeout=30)
+            except Exception as failure:
+                failures.append(f"{operation.label} {parameter['name']}={value[:40]!r}: {failure}")
+    return failures
 
 
 def test_no_traceback_and_no_error_line(server: Serve) -> None:
