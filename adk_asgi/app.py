@@ -46,7 +46,8 @@ from .http.endpoint import ChatEndpoint
 from .http.health import Health
 from .http.history import ChatHistory
 from .http.oauth import oauth_callback
-from .http.routes import MethodTable, api_router
+from .http.openapi import OpenApi
+from .http.routes import MethodTable, api_router, route_methods
 from .live.endpoint import LiveEndpoint
 from .options import (
     Authenticate,
@@ -64,7 +65,7 @@ from .options import (
 from .stores import MemoryStreamStore, StreamStore
 from .translate.factory import Translators
 from .translate.translator import EventTranslator
-from .transport.asgi import Receive, Scope, Send, route_path
+from .transport.asgi import ASGIApp, Receive, Scope, Send, route_path
 from .transport.origin import OriginPolicy
 from .wire.errors import DescribeError, describe_error_generic
 
@@ -205,24 +206,30 @@ class AdkApp:
         async def probe_readyz(scope: Scope, receive: Receive, send: Send) -> None:
             await self.health("readyz", scope, send)
 
-        return api_router(
-            [
-                ("/", self._root),
-                ("/healthz", {"GET": probe_healthz}),
-                ("/readyz", {"GET": probe_readyz}),
-                ("/oauth2/callback", {"GET": sign_in}),
-                # scope["path"] is already percent-decoded: the id is everything between.
-                ("/{chat_id:path}/stream", {"GET": chat.resume, "DELETE": chat.stop}),
-                ("/{chat_id:path}/tool-output", {"POST": tool_output}),
-                # Matched after the routes above, so a chat id holding "/artifacts/" still
-                # reaches its stream; an artifact whose name ends in "/stream" is not served.
-                ("/{chat_id:path}/artifacts", {"GET": artifacts.listing}),
-                ("/{chat_id:path}/artifacts/{name:path}", {"GET": artifacts.content}),
-                ("/{chat_id:path}/evalset", {"GET": self.history.evalset}),
-                # Last: it matches every path the routes above match.
-                ("/{chat_id:path}", {"GET": self.history.get, "DELETE": self.chats.delete}),
-            ]
-        )
+        table: list[tuple[str, Mapping[str, ASGIApp] | MethodTable]] = [
+            ("/", self._root),
+            ("/openapi.json", {"GET": self._openapi}),
+            ("/healthz", {"GET": probe_healthz}),
+            ("/readyz", {"GET": probe_readyz}),
+            ("/oauth2/callback", {"GET": sign_in}),
+            # scope["path"] is already percent-decoded: the id is everything between.
+            ("/{chat_id:path}/stream", {"GET": chat.resume, "DELETE": chat.stop}),
+            ("/{chat_id:path}/tool-output", {"POST": tool_output}),
+            # Matched after the routes above, so a chat id holding "/artifacts/" still
+            # reaches its stream; an artifact whose name ends in "/stream" is not served.
+            ("/{chat_id:path}/artifacts", {"GET": artifacts.listing}),
+            ("/{chat_id:path}/artifacts/{name:path}", {"GET": artifacts.content}),
+            ("/{chat_id:path}/evalset", {"GET": self.history.evalset}),
+            # Last: it matches every path the routes above match.
+            ("/{chat_id:path}", {"GET": self.history.get, "DELETE": self.chats.delete}),
+        ]
+        router = api_router(table)
+        self.openapi = OpenApi(route_methods(router))
+        """``GET {path}/openapi.json``: the routes as an OpenAPI 3.1 document (public)."""
+        return router
+
+    async def _openapi(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.openapi(scope, receive, send)
 
     async def complete_tool_call(
         self,

@@ -35,6 +35,7 @@ from typing import Final
 from urllib.parse import quote
 
 from google.adk.artifacts import BaseArtifactService
+from google.adk.errors.input_validation_error import InputValidationError
 from google.adk.events import Event
 from google.adk.plugins import BasePlugin
 from google.adk.plugins.save_files_as_artifacts_plugin import SaveFilesAsArtifactsPlugin
@@ -179,9 +180,12 @@ class ChatArtifacts:
         service = self._service
         if service is None:
             return 0
-        names = await service.list_artifact_keys(
-            app_name=self._app_name, user_id=user_id, session_id=chat_id
-        )
+        try:
+            names = await service.list_artifact_keys(
+                app_name=self._app_name, user_id=user_id, session_id=chat_id
+            )
+        except InputValidationError:
+            return 0  # an id the service refuses as a session: nothing was saved under it
         deleted = 0
         for name in names:
             if name.startswith("user:"):

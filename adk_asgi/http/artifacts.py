@@ -185,9 +185,14 @@ class ArtifactRoutes:
         if service is not None:
             app, api = runtime.app_name, scope.get("root_path", "")
             with failing(None, chat_id, "artifacts"):
-                names = await service.list_artifact_keys(
-                    app_name=app, user_id=user_id, session_id=chat_id
-                )
+                try:
+                    names = await service.list_artifact_keys(
+                        app_name=app, user_id=user_id, session_id=chat_id
+                    )
+                except InputValidationError:
+                    # An id the service refuses as a session (" ", ".." for the file
+                    # service): nothing was ever saved under it; not an outage.
+                    names = []
                 for name in names:
                     versions = await self._versions(name, user_id, chat_id)
                     if versions is None:

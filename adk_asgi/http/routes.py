@@ -17,7 +17,7 @@ from starlette.routing import Route, Router
 from ..transport.asgi import ASGIApp, Receive, Scope, Send, route_path, send_json_error
 from .errors import answer
 
-__all__ = ("MethodTable", "api_router")
+__all__ = ("MethodTable", "api_router", "route_methods")
 
 
 class MethodTable:
@@ -45,6 +45,11 @@ class MethodTable:
             return
         await answer(handler, scope, receive, send)
 
+    @property
+    def methods(self) -> tuple[str, ...]:
+        """The methods this path answers (``HEAD`` included where ``GET`` is)."""
+        return tuple(self._handlers)
+
 
 async def _not_found(scope: Scope, receive: Receive, send: Send) -> None:
     await send_json_error(send, 404, "not_found", f"No route for {route_path(scope)!r}.")
@@ -65,3 +70,12 @@ def api_router(routes: Sequence[tuple[str, Mapping[str, ASGIApp] | MethodTable]]
         pattern = route.path_regex.pattern.removesuffix("$") + r"\Z"
         route.path_regex = re.compile(pattern, re.DOTALL)
     return Router(made, redirect_slashes=False, default=_not_found)
+
+
+def route_methods(router: Router) -> dict[str, tuple[str, ...]]:
+    """Each route's path (Starlette's syntax) → the methods it answers, in match order."""
+    return {
+        route.path: route.endpoint.methods
+        for route in router.routes
+        if isinstance(route, Route) and isinstance(route.endpoint, MethodTable)
+    }
