@@ -164,7 +164,11 @@ def test_wheel_contents(dists: Dists) -> None:
     # ADK as a range (patch releases), not a point: pyproject's exact specifier
     adk = [r for r in requires if r.startswith("google-adk")]
     assert sorted(r.replace(" ", "") for r in adk) == sorted(
-        [f"google-adk{ADK_RANGE}", f'google-adk[db]{ADK_RANGE};extra=="postgres"']
+        [
+            f"google-adk{ADK_RANGE}",
+            f'google-adk[db]{ADK_RANGE};extra=="postgres"',
+            f'google-adk[mcp]{ADK_RANGE};extra=="test"',
+        ]
     ), adk
     assert not any(name.startswith(("tests/", "examples/", "clients/")) for name in names)
 
