@@ -165,7 +165,14 @@ def test_an_sse_response_forgets_its_id_once_final() -> None:
     event = _partial("hello ")
     for _ in range(3):  # SSE partials share their final event's id
         out.extend(translator.translate(event))
-    final = event.model_copy(update={"partial": False})
+    # ADK's final event repeats the joined partials (docs/your-own-agents.md: a final that
+    # differs replaces them, which is not what this test is about).
+    final = event.model_copy(
+        update={
+            "partial": False,
+            "content": types.Content(role="model", parts=[types.Part(text="hello " * 3)]),
+        }
+    )
     out.extend(translator.translate(final))
     assert [c.delta for c in out if isinstance(c, TextDelta)] == ["hello "] * 3  # no repeat
     [lane] = list(translator.lanes)
