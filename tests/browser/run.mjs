@@ -80,9 +80,18 @@ const assistant = page => page.locator('[data-testid=message][data-role=assistan
 const tool = (page, name) => page.locator(`[data-testid=tool-${name}]`);
 
 async function send(page, text) {
+  // The composer ignores Enter while a turn runs (the text stays in the box), and over the
+  // WebSocket the turn can still be open for a moment after its last words show: wait
+  // until the page takes a message, then see that it took this one.
+  await page.waitForFunction(() => ['ready', 'error'].includes(document.querySelector('.app')?.dataset.status), null, {
+    timeout: 30_000,
+  });
   const input = page.getByLabel('Message');
   await input.fill(text);
   await input.press('Enter');
+  await page.waitForFunction(() => document.querySelector('[aria-label=Message]')?.value === '', null, {
+    timeout: 15_000,
+  });
 }
 
 /** Wait until the page shows `text` in an assistant message; returns that text. */

@@ -10,6 +10,7 @@ imports between its children (modules and sub-folders) form no cycle.
 from __future__ import annotations
 
 import ast
+import functools
 from collections import defaultdict
 from pathlib import Path
 
@@ -44,9 +45,11 @@ def _modules() -> dict[str, Path]:
     return found
 
 
+@functools.cache
 def _imports() -> dict[str, set[str]]:
     """Each module's imports of the package, as module names (``from x import y``: the
-    module ``x.y`` when it is one, else ``x``'s ``__init__``)."""
+    module ``x.y`` when it is one, else ``x``'s ``__init__``). Parsed once per process:
+    every test here reads the same graph."""
     modules = _modules()
     edges: dict[str, set[str]] = defaultdict(set)
     for name, path in modules.items():

@@ -43,6 +43,10 @@ try {
       null,
       { timeout: 60_000 },
     );
+    // The answer streams: read it once the turn has ended, not at its first words.
+    await page.waitForFunction(() => document.querySelector('.app')?.dataset.status === 'ready', null, {
+      timeout: 60_000,
+    });
     const answer = await page
       .locator('[data-testid=message][data-role=assistant]')
       .last()
