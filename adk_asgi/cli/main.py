@@ -7,6 +7,7 @@ and only then lets uvicorn close the connections."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import sys
 
@@ -86,5 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         print("adk-asgi: no chat page in this installation (see README: Chat page)", flush=True)
     if args.workers > 1:
         return supervise(argv, args, serve_worker)
-    DrainingServer(uvicorn_config(args, app)).run()
+    # Ctrl-C: uvicorn shuts down in order, then asyncio re-raises the interrupt; the
+    # shutdown is the answer, not a traceback (uvicorn's own CLI does the same).
+    with contextlib.suppress(KeyboardInterrupt):
+        DrainingServer(uvicorn_config(args, app)).run()
     return 0

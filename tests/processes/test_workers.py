@@ -77,6 +77,20 @@ def test_sigterm_drains_running_turns() -> None:
     assert types_of(parse_sse(quick["text"]))[-2:] == ["finish", "[DONE]"]
 
 
+def test_ctrl_c_shuts_down_without_a_traceback() -> None:
+    """SIGINT (Ctrl-C in a terminal) stops a single-process server in order and exits 0,
+    without the KeyboardInterrupt traceback asyncio re-raises after the shutdown."""
+    serve = Serve(token_delay=0).wait_ready()
+    try:
+        serve.signal(signal.SIGINT)
+        code = serve.proc.wait(15)
+    finally:
+        serve.stop()
+    output = serve.output()
+    assert code == 0 and "Application shutdown complete" in output, (code, output[-2000:])
+    assert "Traceback" not in output and "KeyboardInterrupt" not in output, output[-2000:]
+
+
 @pytest.fixture
 def shared(tmp_path: Path, redis_url: str) -> list[str]:
     db = tmp_path / "shared.db"
