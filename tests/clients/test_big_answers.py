@@ -12,7 +12,6 @@ One server and one Node process (``drive-history.mjs``) for every case.
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from typing import Any, Final
 
@@ -20,7 +19,7 @@ import pytest
 from agents.bulk import agent as bulk
 
 from support import Serve
-from support.aisdk_client import JS_DIR, require_node_harness
+from support.aisdk_client import drive_history, require_node_harness
 from support.paths import TESTS
 
 pytestmark = pytest.mark.node
@@ -54,17 +53,8 @@ def results(server: Serve) -> dict[tuple[str, str], dict[str, Any]]:
         for case, text in SAID.items()
         for ai in VERSIONS
     ]
-    done = subprocess.run(
-        ["node", str(JS_DIR / "drive-history.mjs")],
-        input=json.dumps({"runs": runs, "concurrency": 3}),
-        text=True,
-        capture_output=True,
-        timeout=120,
-        check=False,
-        cwd=JS_DIR,
-    )
-    assert done.returncode == 0, done.stderr
-    return {(r["chatId"].rsplit("-", 1)[0], r["ai"]): r for r in json.loads(done.stdout)["results"]}
+    results = drive_history(runs, concurrency=3)
+    return {(r["chatId"].rsplit("-", 1)[0], r["ai"]): r for r in results}
 
 
 def answer(result: dict[str, Any]) -> dict[str, Any]:

@@ -8,8 +8,6 @@ history.
 
 from __future__ import annotations
 
-import json
-import subprocess
 from collections.abc import Iterator
 from typing import Any, Final
 
@@ -19,7 +17,7 @@ from agents.intake import agent as intake
 from adk_asgi import AdkApp
 
 from support import LoopbackServer
-from support.aisdk_client import JS_DIR, require_node_harness
+from support.aisdk_client import drive_history, require_node_harness
 
 pytestmark = pytest.mark.node
 
@@ -44,17 +42,8 @@ def results() -> Iterator[dict[str, dict[str, Any]]]:
             }
             for ai in VERSIONS
         ]
-        done = subprocess.run(
-            ["node", str(JS_DIR / "drive-history.mjs")],
-            input=json.dumps({"runs": runs, "concurrency": 3}),
-            text=True,
-            capture_output=True,
-            timeout=120,
-            check=False,
-            cwd=JS_DIR,
-        )
-        assert done.returncode == 0, done.stderr
-        yield {r["ai"]: r for r in json.loads(done.stdout)["results"]}
+        results = drive_history(runs, concurrency=3)
+        yield {r["ai"]: r for r in results}
 
 
 def texts(message: dict[str, Any]) -> list[str]:

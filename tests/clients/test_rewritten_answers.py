@@ -17,7 +17,6 @@ the streamed text only.
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from typing import Any, Final
 
@@ -28,7 +27,7 @@ from starlette.applications import Starlette
 from adk_asgi import AdkApp, StreamingOptions, mount
 
 from support import LoopbackServer
-from support.aisdk_client import JS_DIR, require_node_harness
+from support.aisdk_client import drive_history, require_node_harness
 
 pytestmark = pytest.mark.node
 
@@ -73,19 +72,8 @@ def results() -> Iterator[dict[tuple[str, str], dict[str, Any]]]:
             for name in APPS
             for ai in VERSIONS
         ]
-        done = subprocess.run(
-            ["node", str(JS_DIR / "drive-history.mjs")],
-            input=json.dumps({"runs": runs, "concurrency": 4}),
-            text=True,
-            capture_output=True,
-            timeout=120,
-            check=False,
-            cwd=JS_DIR,
-        )
-        assert done.returncode == 0, done.stderr
-        yield {
-            (r["chatId"].rsplit("-", 1)[0], r["ai"]): r for r in json.loads(done.stdout)["results"]
-        }
+        results = drive_history(runs, concurrency=4)
+        yield {(r["chatId"].rsplit("-", 1)[0], r["ai"]): r for r in results}
 
 
 def said(message: dict[str, Any]) -> list[str]:

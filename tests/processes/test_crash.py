@@ -7,10 +7,8 @@ chat takes the next message within the lock's 5 s lease."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -22,7 +20,7 @@ import pytest
 from adk_asgi.wire.errors import INTERRUPTED_ERROR
 
 from support import Serve, chat_body, parse_sse, types_of, user_message
-from support.aisdk_client import JS_DIR, run_chat_versions
+from support.aisdk_client import drive_history, run_chat_versions
 
 pytestmark = pytest.mark.slow
 
@@ -190,17 +188,8 @@ def test_a_single_worker_killed_mid_turn_shows_the_turn_interrupted(tmp_path: Pa
             }
             for ai in versions
         ]
-        done = subprocess.run(
-            ["node", str(JS_DIR / "drive-history.mjs")],
-            input=json.dumps({"runs": runs, "concurrency": 3}),
-            text=True,
-            capture_output=True,
-            timeout=120,
-            check=False,
-            cwd=JS_DIR,
-        )
-        assert done.returncode == 0, done.stderr
-    for result in json.loads(done.stdout)["results"]:
+        results = drive_history(runs, concurrency=3)
+    for result in results:
         ai = result["ai"]
         assert "crash" not in result, result.get("crash")
         history = result["history"]["body"]["messages"]

@@ -231,3 +231,24 @@ def run_ws_chat(
         )
     report: dict[str, Any] = json.loads(done.stdout)
     return report
+
+
+def drive_history(
+    runs: Sequence[Mapping[str, Any]], *, concurrency: int, timeout: float = 120
+) -> list[dict[str, Any]]:
+    """Drive ``runs`` (each: ``ai``, ``url``, ``chatId``, ``steps``, ...) through the real
+    AI SDK clients in one Node process (``tests/js/drive-history.mjs``), ``concurrency``
+    at a time; each run's result (its messages, then the reloaded history)."""
+    require_node_harness()
+    done = subprocess.run(
+        ["node", str(JS_DIR / "drive-history.mjs")],
+        input=json.dumps({"runs": list(runs), "concurrency": concurrency}),
+        text=True,
+        capture_output=True,
+        timeout=timeout,
+        check=False,
+        cwd=JS_DIR,
+    )
+    assert done.returncode == 0, done.stderr
+    results: list[dict[str, Any]] = json.loads(done.stdout)["results"]
+    return results
