@@ -1,6 +1,6 @@
 """The order the test files are handed to the xdist workers: the slowest first.
 
-``scripts/test`` runs ``-n 2 --dist loadfile --no-loadscope-reorder``: each worker takes the
+``scripts/test`` runs ``-n 3 --dist loadfile --no-loadscope-reorder``: each worker takes the
 next file in collection order when it is free. xdist's default order (most tests first)
 left the few-test, minutes-long files (fresh virtual environments, the benchmark run,
 Chromium) for the end, one worker busy with them while the other idled. Starting the
