@@ -26,6 +26,7 @@ from adk_asgi import AdkApp, SurfaceOptions
 
 from support import LoopbackServer
 from support.aisdk_client import run_chat_versions
+from support.logs import kept_records
 
 pytestmark = pytest.mark.node
 
@@ -34,16 +35,8 @@ RESOLVED: Final = ("ai5", "ai6strict", "ai7")
 
 @pytest.fixture(scope="module")
 def logged() -> Iterator[list[logging.LogRecord]]:
-    records: list[logging.LogRecord] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            records.append(record)
-
-    handler = Keep(logging.WARNING)
-    logging.getLogger("adk_asgi").addHandler(handler)
-    yield records
-    logging.getLogger("adk_asgi").removeHandler(handler)
+    with kept_records() as records:
+        yield records
 
 
 @pytest.fixture(scope="module")

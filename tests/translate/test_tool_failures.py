@@ -28,6 +28,7 @@ from adk_asgi.wire.errors import ErrorInfo, describe_error_generic
 
 from support import LoopbackServer
 from support.aisdk_client import run_chat_versions, run_ws_chat
+from support.logs import kept_records
 from support.ws_client import LiveClient, assemble, ws_url
 
 pytestmark = pytest.mark.node
@@ -58,16 +59,8 @@ def server() -> Iterator[LoopbackServer]:
 
 @pytest.fixture(scope="module")
 def logged() -> Iterator[list[logging.LogRecord]]:
-    records: list[logging.LogRecord] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            records.append(record)
-
-    handler = Keep(logging.WARNING)
-    logging.getLogger("adk_asgi").addHandler(handler)
-    yield records
-    logging.getLogger("adk_asgi").removeHandler(handler)
+    with kept_records() as records:
+        yield records
 
 
 @pytest.fixture(scope="module")

@@ -26,6 +26,7 @@ from adk_asgi import AdkApp, EventParts, SurfaceOptions
 
 from support import LoopbackServer
 from support.aisdk_client import run_chat_versions, run_ws_chat
+from support.logs import kept_records
 from support.ws_client import LiveClient, assemble, ws_url
 
 pytestmark = pytest.mark.node
@@ -62,17 +63,9 @@ def server() -> Iterator[LoopbackServer]:
 
 
 @pytest.fixture(scope="module")
-def logged() -> list[logging.LogRecord]:
-    records: list[logging.LogRecord] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            records.append(record)
-
-    handler = Keep(logging.ERROR)
-    logging.getLogger("adk_asgi").addHandler(handler)
-    yield records
-    logging.getLogger("adk_asgi").removeHandler(handler)
+def logged() -> Iterator[list[logging.LogRecord]]:
+    with kept_records(logging.ERROR) as records:
+        yield records
 
 
 @pytest.fixture(scope="module")
