@@ -12,6 +12,14 @@ Everything that changes a turn goes through the inbox, so the order the client s
 order things happened: a `start` before the model's first event, an approval request after
 its tool call, a denial marked before ADK's "rejected" function response arrives.
 
+One shortcut keeps that order by construction: a partial event of the open turn (the
+model's streamed tokens, most of what a connection carries) is handled by the pump itself
+when the inbox is empty and the downstream waits for it — nothing came before the event
+that is not handled yet, and whatever arrives while the pump handles it waits for the pump
+(``_direct``). That saves a queue hop and a task switch per token; everything else, and
+every event while anything waits, takes the inbox. A failure there ends the downstream as
+if it had handled the event.
+
 Who owns what: the connection holds the protocol its first frame picks
 (``protocol/choice.py``: the upstream picks, the turn output reads); the run's input
 (``run/input.py``) is the only writer of the ``LiveRequestQueue``; each turn
@@ -68,7 +76,7 @@ from .resume import Followers
 from .run.run import LiveRun, RunEnded, RunFailed, RunItem, StreamEnded, ToolSent, TurnDone
 from .turns.conversation import Conversation
 from .turns.output import TurnOutput
-from .upstream import Answers, InboxItem, Shutdown, StartRun, Upstream, UserMessage
+from .upstream import Answers, InboxItem, Shutdown, StartRun, Upstream, UserMessage, Wake
 
 __all__ = ("Connection", "LiveServices")
 
@@ -150,6 +158,12 @@ class Connection:
             chat_id=chat_id,
         )
         self.followers = Followers(self.socket, self.store, user_id)
+        # The pump's shortcut (see the module docstring): the downstream waits in the inbox;
+        # the pump handles an event (the downstream's wait for it); what failed there.
+        self._parked = False
+        self._direct = False
+        self._after_direct: asyncio.Future[None] | None = None
+        self._failure: Exception | None = None
 
     def _conversation(self) -> Conversation:
         runtime = self.services.runtime
@@ -257,15 +271,56 @@ class Connection:
         running.add_done_callback(lambda _: self.run.later(StreamEnded(call_id)))
 
     async def _deliver(self, item: RunItem | GateNotice) -> None:
-        if not self.socket.closed:
-            await self.inbox.put(item)
+        if self.socket.closed or self._failure is not None:
+            return
+        if (
+            self._parked
+            and isinstance(item, Event)
+            and item.partial
+            and self.conversation.turn is not None
+            and self.inbox.empty()
+        ):
+            await self._handle_direct(item)
+            return
+        await self.inbox.put(item)
+
+    async def _handle_direct(self, event: Event) -> None:
+        """The pump handles a partial event of the open turn itself (the downstream waits in
+        the inbox, which is empty: the order is kept; see the module docstring)."""
+        self._direct = True
+        try:
+            await self.conversation.event(event)
+        except Exception as exc:
+            # The downstream's failure, as if it had handled the event: it raises it.
+            self._failure = exc
+            with contextlib.suppress(asyncio.QueueFull):
+                self.inbox.put_nowait(Wake())  # a full inbox wakes it anyway
+        finally:
+            self._direct = False
+            waiter, self._after_direct = self._after_direct, None
+            if waiter is not None and not waiter.done():  # done: cancelled with its task
+                waiter.set_result(None)
 
     # -- downstream: inbox -> conversation -> socket -------------------------------------
+
+    async def _next(self) -> InboxItem:
+        """The inbox's next item, once the event the pump may be handling is done."""
+        self._parked = True
+        try:
+            item = await self.inbox.get()
+        finally:
+            self._parked = False
+        if self._direct:
+            waiter = self._after_direct = asyncio.get_running_loop().create_future()
+            await waiter
+        if self._failure is not None:
+            raise self._failure
+        return item
 
     async def _downstream(self) -> None:
         conversation = self.conversation
         while True:
-            match await self.inbox.get():
+            match await self._next():
                 case Event() as event:
                     await conversation.event(event)
                 case ApprovalNotice() | AskNotice() as notice:
