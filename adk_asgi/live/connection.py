@@ -6,19 +6,9 @@ Per connection three tasks run and end together:
     downstream  inbox -> Conversation (turns, gate notices) -> frames -> socket
     watchdog    stuck sends and idleness
 
-and the run's pump (``run.py``) feeds run_live's events into the same inbox. The inbox is
-bounded: a slow socket holds the pump (and ADK) back instead of buffering without limit.
-Everything that changes a turn goes through the inbox, so the order the client sees is the
-order things happened: a `start` before the model's first event, an approval request after
-its tool call, a denial marked before ADK's "rejected" function response arrives.
-
-One shortcut keeps that order by construction: a partial event of the open turn (the
-model's streamed tokens, most of what a connection carries) is handled by the pump itself
-when the inbox is empty and the downstream waits for it — nothing came before the event
-that is not handled yet, and whatever arrives while the pump handles it waits for the pump
-(``_direct``). That saves a queue hop and a task switch per token; everything else, and
-every event while anything waits, takes the inbox. A failure there ends the downstream as
-if it had handled the event.
+and the run's pump (``run.py``) feeds run_live's events into the same inbox (``inbox.py``:
+everything that changes a turn goes through it, in the order it happened; a streamed token
+of the open turn may be handled by the pump itself, in that order).
 
 Who owns what: the connection holds the protocol its first frame picks
 (``protocol/choice.py``: the upstream picks, the turn output reads); the run's input
@@ -63,6 +53,7 @@ from ..translate.live import LiveTranslator
 from ..transport.asgi import ClientGone, Receive, Send
 from .gate.gate import LiveGate
 from .gate.plugin import LiveGatePlugin
+from .inbox import Inbox
 from .protocol.choice import ProtocolChoice
 from .protocol.commands import Abort, Interrupt, Resume
 from .protocol.socket import (
@@ -76,7 +67,7 @@ from .resume import Followers
 from .run.run import LiveRun, RunEnded, RunFailed, RunItem, StreamEnded, ToolSent, TurnDone
 from .turns.conversation import Conversation
 from .turns.output import TurnOutput
-from .upstream import Answers, InboxItem, Shutdown, StartRun, Upstream, UserMessage, Wake
+from .upstream import Answers, Shutdown, StartRun, Upstream, UserMessage
 
 __all__ = ("Connection", "LiveServices")
 
@@ -126,7 +117,6 @@ class Connection:
             send_timeout=settings.streaming.send_timeout,
             idle_timeout=options.idle_timeout,
         )
-        self.inbox: asyncio.Queue[InboxItem] = asyncio.Queue(options.inbox_size)
         self.protocol = ProtocolChoice()  # A until the first frame says B
         runtime = services.runtime
         self.gate = LiveGate(
@@ -148,9 +138,12 @@ class Connection:
             deliver=self._deliver,
         )
         self.conversation = self._conversation()
+        self.inbox = Inbox(
+            options.inbox_size, self.conversation.event, lambda: self.conversation.turn is not None
+        )
         self.upstream = Upstream(
             self.socket,
-            self.inbox,
+            self.inbox.queue,
             self.run,
             self.protocol,
             limits=self.limits,
@@ -158,12 +151,6 @@ class Connection:
             chat_id=chat_id,
         )
         self.followers = Followers(self.socket, self.store, user_id)
-        # The pump's shortcut (see the module docstring): the downstream waits in the inbox;
-        # the pump handles an event (the downstream's wait for it); what failed there.
-        self._parked = False
-        self._direct = False
-        self._after_direct: asyncio.Future[None] | None = None
-        self._failure: Exception | None = None
 
     def _conversation(self) -> Conversation:
         runtime = self.services.runtime
@@ -245,7 +232,7 @@ class Connection:
             await asyncio.sleep(0.05)
         if not self.socket.closed:
             with contextlib.suppress(asyncio.QueueFull):
-                self.inbox.put_nowait(Shutdown())
+                self.inbox.queue.put_nowait(Shutdown())
 
     async def _sign_in(self, request: CredentialRequest) -> asyncio.Future[str] | None:
         """Wait for an OAuth2 sign-in's callback in this process (``pauses/signin.py``)."""
@@ -271,56 +258,15 @@ class Connection:
         running.add_done_callback(lambda _: self.run.later(StreamEnded(call_id)))
 
     async def _deliver(self, item: RunItem | GateNotice) -> None:
-        if self.socket.closed or self._failure is not None:
-            return
-        if (
-            self._parked
-            and isinstance(item, Event)
-            and item.partial
-            and self.conversation.turn is not None
-            and self.inbox.empty()
-        ):
-            await self._handle_direct(item)
-            return
-        await self.inbox.put(item)
-
-    async def _handle_direct(self, event: Event) -> None:
-        """The pump handles a partial event of the open turn itself (the downstream waits in
-        the inbox, which is empty: the order is kept; see the module docstring)."""
-        self._direct = True
-        try:
-            await self.conversation.event(event)
-        except Exception as exc:
-            # The downstream's failure, as if it had handled the event: it raises it.
-            self._failure = exc
-            with contextlib.suppress(asyncio.QueueFull):
-                self.inbox.put_nowait(Wake())  # a full inbox wakes it anyway
-        finally:
-            self._direct = False
-            waiter, self._after_direct = self._after_direct, None
-            if waiter is not None and not waiter.done():  # done: cancelled with its task
-                waiter.set_result(None)
+        if not self.socket.closed:
+            await self.inbox.deliver(item)
 
     # -- downstream: inbox -> conversation -> socket -------------------------------------
-
-    async def _next(self) -> InboxItem:
-        """The inbox's next item, once the event the pump may be handling is done."""
-        self._parked = True
-        try:
-            item = await self.inbox.get()
-        finally:
-            self._parked = False
-        if self._direct:
-            waiter = self._after_direct = asyncio.get_running_loop().create_future()
-            await waiter
-        if self._failure is not None:
-            raise self._failure
-        return item
 
     async def _downstream(self) -> None:
         conversation = self.conversation
         while True:
-            match await self._next():
+            match await self.inbox.next():
                 case Event() as event:
                     await conversation.event(event)
                 case ApprovalNotice() | AskNotice() as notice:

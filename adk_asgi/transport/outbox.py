@@ -201,8 +201,7 @@ class Outbox:
         if self._idle:
             self._begin_waiting()
         size = _size(message)
-        # The hot path (a frame per token): the server's buffer is read once before the
-        # send and once after, the send itself inlined.
+        # A frame per token: the server's buffer is read once before the send, once after.
         transport = self._transport
         buffered = transport.get_write_buffer_size() if transport is not None else 0
         if self.queued + buffered <= self._max:
@@ -218,10 +217,10 @@ class Outbox:
                 await self._send(message)
             finally:
                 self.sending_since = 0.0
-            if transport is None:
-                self.last_progress = self._loop.time()  # the best sign there is without it
-            else:
+            if transport is not None:
                 self._written += size
+            else:  # the best sign of progress there is without it
+                self.last_progress = self._loop.time()
         else:
             self._queue.append(message)
             self.queued += size
@@ -230,8 +229,7 @@ class Outbox:
         # Counting the server's buffer too bounds servers that never block a send
         # (uvicorn's wsproto WebSockets): their buffer grows instead of this queue.
         held = self.queued + (transport.get_write_buffer_size() if transport is not None else 0)
-        if held > self.peak:
-            self.peak = held
+        self.peak = max(self.peak, held)
         if held > self._max + self._largest:
             self.overflowed = True
 
