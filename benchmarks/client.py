@@ -143,7 +143,7 @@ CONTENDERS: dict[str, Contender | WsContender] = {
     "adk-asgi-live": WsContender(
         "adk-asgi-live", _adk_asgi_ws_url, _adk_asgi_ws_frame, '"type":"text-delta"', "data: [DONE]"
     ),
-    # Opt-in (not in the default run): protocol B frames on the same endpoint.
+    # Protocol B (ai 7's WebSocketChatTransport) frames on the same endpoint.
     "adk-asgi-live-b": WsContender(
         "adk-asgi-live-b",
         _adk_asgi_ws_b_url,

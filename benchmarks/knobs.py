@@ -224,6 +224,10 @@ def main(argv: list[str] | None = None) -> None:
         gc_time=not args.no_gc_time,
         stats_file=Path(stats) if stats else None,
     )
+    if os.environ.get("PYTHONPATH") and sys.path and sys.path[0] == os.getcwd():
+        # `-m` put the working directory (the harness's root) first: an `env=PYTHONPATH=DIR`
+        # knob (another checkout, for an A/B) must come before it to be the code that runs.
+        sys.path.append(sys.path.pop(0))
     module = rest[1]
     sys.argv = [module, *rest[2:]]
     runpy.run_module(module, run_name="__main__", alter_sys=True)

@@ -206,7 +206,8 @@ BASES: dict[str, Base] = {
 }
 
 # The default run: the floor rows, the GC and SSE-channel A/B rows, ADK's api_server and
-# the WebSocket rows (ag-ui-adk on request: `--contenders ag-ui-adk ... --sweep ...`).
+# the WebSocket rows, both live protocols side by side (ag-ui-adk on request:
+# `--contenders ag-ui-adk ... --sweep ...`).
 DEFAULT_ROWS = (
     "adk-asgi",
     "adk-asgi-gc-off",
@@ -217,6 +218,7 @@ DEFAULT_ROWS = (
     "ceiling-plain",
     "adk-api-server",
     "adk-asgi-live",
+    "adk-asgi-live-b",
     "adk-api-server-live",
     "ceiling-live",
 )

@@ -6,11 +6,9 @@ Per connection three tasks run and end together:
     downstream  inbox -> Conversation (turns, gate notices) -> frames -> socket
     watchdog    stuck sends and idleness
 
-and the run's pump (``run.py``) feeds run_live's events into the same inbox. The inbox is
-bounded: a slow socket holds the pump (and ADK) back instead of buffering without limit.
-Everything that changes a turn goes through the inbox, so the order the client sees is the
-order things happened: a `start` before the model's first event, an approval request after
-its tool call, a denial marked before ADK's "rejected" function response arrives.
+and the run's pump (``run.py``) feeds run_live's events into the same inbox (``inbox.py``:
+everything that changes a turn goes through it, in the order it happened; a streamed token
+of the open turn may be handled by the pump itself, in that order).
 
 Who owns what: the connection holds the protocol its first frame picks
 (``protocol/choice.py``: the upstream picks, the turn output reads); the run's input
@@ -55,6 +53,7 @@ from ..translate.live import LiveTranslator
 from ..transport.asgi import ClientGone, Receive, Send
 from .gate.gate import LiveGate
 from .gate.plugin import LiveGatePlugin
+from .inbox import Inbox
 from .protocol.choice import ProtocolChoice
 from .protocol.commands import Abort, Interrupt, Resume
 from .protocol.socket import (
@@ -68,7 +67,7 @@ from .resume import Followers
 from .run.run import LiveRun, RunEnded, RunFailed, RunItem, StreamEnded, ToolSent, TurnDone
 from .turns.conversation import Conversation
 from .turns.output import TurnOutput
-from .upstream import Answers, InboxItem, Shutdown, StartRun, Upstream, UserMessage
+from .upstream import Answers, Shutdown, StartRun, Upstream, UserMessage
 
 __all__ = ("Connection", "LiveServices")
 
@@ -118,7 +117,6 @@ class Connection:
             send_timeout=settings.streaming.send_timeout,
             idle_timeout=options.idle_timeout,
         )
-        self.inbox: asyncio.Queue[InboxItem] = asyncio.Queue(options.inbox_size)
         self.protocol = ProtocolChoice()  # A until the first frame says B
         runtime = services.runtime
         self.gate = LiveGate(
@@ -140,9 +138,12 @@ class Connection:
             deliver=self._deliver,
         )
         self.conversation = self._conversation()
+        self.inbox = Inbox(
+            options.inbox_size, self.conversation.event, lambda: self.conversation.turn is not None
+        )
         self.upstream = Upstream(
             self.socket,
-            self.inbox,
+            self.inbox.queue,
             self.run,
             self.protocol,
             limits=self.limits,
@@ -231,7 +232,7 @@ class Connection:
             await asyncio.sleep(0.05)
         if not self.socket.closed:
             with contextlib.suppress(asyncio.QueueFull):
-                self.inbox.put_nowait(Shutdown())
+                self.inbox.queue.put_nowait(Shutdown())
 
     async def _sign_in(self, request: CredentialRequest) -> asyncio.Future[str] | None:
         """Wait for an OAuth2 sign-in's callback in this process (``pauses/signin.py``)."""
@@ -258,14 +259,14 @@ class Connection:
 
     async def _deliver(self, item: RunItem | GateNotice) -> None:
         if not self.socket.closed:
-            await self.inbox.put(item)
+            await self.inbox.deliver(item)
 
     # -- downstream: inbox -> conversation -> socket -------------------------------------
 
     async def _downstream(self) -> None:
         conversation = self.conversation
         while True:
-            match await self.inbox.get():
+            match await self.inbox.next():
                 case Event() as event:
                     await conversation.event(event)
                 case ApprovalNotice() | AskNotice() as notice:

@@ -46,7 +46,7 @@ from .protocol.protocol_b import ProtocolB
 from .protocol.socket import LiveSocket
 from .run.run import LiveRun, RunItem
 
-__all__ = ("Answers", "InboxItem", "Shutdown", "StartRun", "Upstream", "UserMessage")
+__all__ = ("Answers", "InboxItem", "Shutdown", "StartRun", "Upstream", "UserMessage", "Wake")
 
 
 # -- inbox items besides run items and gate notices -------------------------------------
@@ -76,8 +76,22 @@ class Shutdown:
     pass
 
 
+@dataclass(frozen=True, slots=True)
+class Wake:
+    """Nothing to do: wakes the downstream (the pump's shortcut failed, ``connection.py``)."""
+
+
 InboxItem = (
-    RunItem | GateNotice | StartRun | UserMessage | Answers | Resume | Abort | Interrupt | Shutdown
+    RunItem
+    | GateNotice
+    | StartRun
+    | UserMessage
+    | Answers
+    | Resume
+    | Abort
+    | Interrupt
+    | Shutdown
+    | Wake
 )
 
 

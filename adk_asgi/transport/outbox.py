@@ -188,16 +188,6 @@ class Outbox:
             self._sock = sock
             self._acked = progress[0]
 
-    def _backed_up(self) -> bool:
-        # The flusher may hold a message it popped but has not written yet: wait behind it.
-        if self._flusher is not None:
-            return True
-        transport = self._transport
-        if transport is None:
-            return False
-        low, _high = transport.get_write_buffer_limits()
-        return transport.get_write_buffer_size() > low
-
     def held(self) -> int:
         """Bytes the server holds for the client: queued here and in its write buffer."""
         transport = self._transport
@@ -211,12 +201,26 @@ class Outbox:
         if self._idle:
             self._begin_waiting()
         size = _size(message)
-        if self.held() <= self._max:
+        # A frame per token: the server's buffer is read once before the send, once after.
+        transport = self._transport
+        buffered = transport.get_write_buffer_size() if transport is not None else 0
+        if self.queued + buffered <= self._max:
             self._largest = size  # the backlog drained: earlier messages were taken
         elif size > self._largest:
             self._largest = size
-        if not self._backed_up():
-            await self._now(message)
+        # The flusher may hold a message it popped but has not written yet: wait behind it.
+        if self._flusher is None and (
+            transport is None or buffered <= transport.get_write_buffer_limits()[0]
+        ):
+            self.sending_since = self._loop.time()
+            try:
+                await self._send(message)
+            finally:
+                self.sending_since = 0.0
+            if transport is not None:
+                self._written += size
+            else:  # the best sign of progress there is without it
+                self.last_progress = self._loop.time()
         else:
             self._queue.append(message)
             self.queued += size
@@ -224,7 +228,7 @@ class Outbox:
                 self._flusher = asyncio.create_task(self._flush(), name="adk-asgi-outbox")
         # Counting the server's buffer too bounds servers that never block a send
         # (uvicorn's wsproto WebSockets): their buffer grows instead of this queue.
-        held = self.held()
+        held = self.queued + (transport.get_write_buffer_size() if transport is not None else 0)
         self.peak = max(self.peak, held)
         if held > self._max + self._largest:
             self.overflowed = True

@@ -11,10 +11,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from google.adk.events import Event
 from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
 
-from adk_asgi import AdkApp, LiveOptions, PauseOptions
+from adk_asgi import AdkApp, EventParts, EventTranslator, LiveOptions, PauseOptions, SurfaceOptions
+from adk_asgi.adk.sessions import LIVE_MESSAGE_KEY, event_meta
 from adk_asgi.demo import PAYMENT_LOG, build_demo_agent
+from adk_asgi.translate.lanes import Lane
+from adk_asgi.translate.translator import Chunks
 
 from support import LoopbackServer
 from support.ws_client import DONE, LiveClient, dicts, kinds, text, ws_url
@@ -399,6 +404,61 @@ async def test_ping_pong_and_errors_keep_the_connection(server: LoopbackServer) 
     chunks = await client.turn()
     assert kinds(chunks)[-2:] == ["finish", DONE] and "You said" in text(chunks)
     await client.close()
+
+
+class _BreaksOnAToken(EventTranslator):
+    """An application's translator with a bug: it raises on one streamed token."""
+
+    def on_text(self, text: str, lane: Lane, *, partial: bool, replay: bool) -> Chunks:
+        if partial and "kaboom" in text:
+            raise RuntimeError("a translator bug")
+        return super().on_text(text, lane, partial=partial, replay=replay)
+
+
+async def test_a_failure_on_a_streamed_token_ends_the_connection_not_the_run(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Streamed tokens are handled by the run's pump when nothing waits in the inbox
+    # (connection.py): a failure there is the connection's, as in the downstream — closed
+    # with 1011 and logged once — never a model failure the run would be restarted for.
+    app = AdkApp(build_demo_agent(), warm_up=False, translator=_BreaksOnAToken)
+    with LoopbackServer(app) as server:
+        client = await LiveClient.open(ws_url(server.url))
+        await client.say("hello there kaboom")
+        seen: list[Any] = []
+        with pytest.raises(ConnectionClosed):
+            while True:
+                seen.append(await client.next())
+        assert kinds(seen)[:3] == ["start", "start-step", "text-start"]
+        assert "kaboom" not in text(seen) and "error" not in kinds(seen) and DONE not in seen
+        assert client.ws.close_code == 1011
+        await _wait_clean(server, app)
+    failures = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert [r.getMessage() for r in failures] == ["Live connection failed"]
+    assert failures[0].exc_info is not None and "translator bug" in str(failures[0].exc_info[1])
+
+
+async def test_stored_events_carry_the_pages_message_id_streamed_partials_do_not() -> None:
+    # docs/live-mode.md: the plugin tags the events the session stores with the page's
+    # message id; the streamed partials, which ADK never stores, are left as they are (no
+    # copy of every token's event).
+    seen: list[tuple[bool, object]] = []
+
+    def on_event(event: Event, parts: EventParts) -> None:
+        if event.author != "user":
+            seen.append((bool(event.partial), event_meta(event).get(LIVE_MESSAGE_KEY)))
+
+    app = AdkApp(build_demo_agent(), warm_up=False, surface=SurfaceOptions(on_event=on_event))
+    with LoopbackServer(app) as server:
+        client = await LiveClient.open(ws_url(server.url))
+        await client.say("hello there")
+        chunks = await client.turn()
+        await client.close()
+    message_id = chunks[0]["messageId"]
+    partial = [tag for was_partial, tag in seen if was_partial]
+    stored = [tag for was_partial, tag in seen if not was_partial]
+    assert len(partial) > 5 and set(partial) == {None}
+    assert stored and set(stored) == {message_id}
 
 
 async def test_interrupt_ends_the_turn_cleanly() -> None:

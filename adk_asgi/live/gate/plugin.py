@@ -59,6 +59,8 @@ class LiveGatePlugin(BasePlugin):
     async def on_event_callback(
         self, *, invocation_context: InvocationContext, event: Event
     ) -> Event | None:
+        if event.partial:
+            return None  # never stored (the history reads the tag), and a copy per token
         queue = invocation_context.live_request_queue
         entry = self._gates.get(id(queue)) if queue is not None else None
         if entry is None or entry[0] is not queue or event.author == "user":
