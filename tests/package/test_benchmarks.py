@@ -220,9 +220,9 @@ def test_quick_benchmark_run_reports_every_contender(clone: Path, tmp_path: Path
     for name in VOICE:
         row = rows.get(name, {})
         assert row.get("status") == "measured", f"{name}: {row.get('status', 'no row')}"
-        assert [lv["sessions"] for lv in row.get("voice", [])] == [
-            n for n, _ in voice["levels"]
-        ], f"{name}: voice levels missing"
+        assert [lv["sessions"] for lv in row.get("voice", [])] == [n for n, _ in voice["levels"]], (
+            f"{name}: voice levels missing"
+        )
         for lv in row["voice"]:
             for rep in lv["reps"]:
                 turns = rep["sessions"] * voice["turns"]
