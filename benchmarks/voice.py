@@ -57,6 +57,9 @@ from .rows import Row
 RATE = 16_000
 FRAME_S = 0.04
 LIMIT_MS = 300.0  # the p99 end-of-speech → first-audio bound of the knee
+# A level whose load generator (this client and the emulator, on the cores the servers do
+# not use) kept its cores this busy measures the generator as much as the server.
+GENERATOR_BOUND = 0.85
 
 
 def _speech_frame() -> bytes:
@@ -305,9 +308,10 @@ async def voice_level(
     *,
     compression: str | None,
     emulator_pid: int | None = None,
+    generator_cores: int = 1,
 ) -> dict[str, Any]:
     """``n`` simultaneous sessions of ``plan.turns`` turns, their starts spread over one
-    turn's length."""
+    turn's length; ``generator_cores``: the cores this client and the emulator share."""
     ids = await create_sessions(HOST, proc.port, contender, n)
     loop = asyncio.get_running_loop()
     spread = plan.turn_s
@@ -332,6 +336,7 @@ async def voice_level(
     wall = time.perf_counter() - start
     server_cpu, client_cpu = proc.cpu() - cpu0, time.process_time() - ccpu0
     ecpu1 = _cpu_of(emulator_pid)
+    emulator_util = (ecpu1 - ecpu0) / wall if ecpu0 is not None and ecpu1 else None
     open_s = sum(s.t_close - s.t_open for s in sessions)
     turns = [t for s in sessions for t in s.turns]
     latencies = [t.latency * 1e3 for t in turns if t.latency is not None]
@@ -362,7 +367,9 @@ async def voice_level(
         "core_per_session": server_cpu / open_s if open_s else float("nan"),
         "server_cpu_util": server_cpu / wall,
         "client_cpu_util": client_cpu / wall,
-        "emulator_cpu_util": (ecpu1 - ecpu0) / wall if ecpu0 is not None and ecpu1 else None,
+        "emulator_cpu_util": emulator_util,
+        # How busy the load generator kept its cores (1.0: saturated).
+        "generator_load": (client_cpu / wall + (emulator_util or 0.0)) / generator_cores,
         "rss_after_kb": proc.rss_kb(),
         "errors": errors,
     }
@@ -393,30 +400,39 @@ def summarize_voice(runs: list[dict[str, Any]], hwm_kb: int) -> dict[str, Any]:
         "server_cpu_util": med([r["server_cpu_util"] for r in runs]),
         "client_cpu_util": med([r["client_cpu_util"] for r in runs]),
         "emulator_cpu_util": med([r["emulator_cpu_util"] or float("nan") for r in runs]),
+        "generator_load": med([r["generator_load"] for r in runs]),
         "rss_after_kb": runs[-1]["rss_after_kb"],
         "peak_rss_kb": hwm_kb,
     }
 
 
 def knee(
-    points: list[tuple[int, float, float]], limit_ms: float = LIMIT_MS
+    points: list[tuple[int, float, float, float]], limit_ms: float = LIMIT_MS
 ) -> dict[str, Any] | None:
     """Sessions (per core: the server has one) at which p99 end of speech → first audio
-    stays ≤ ``limit_ms``, from ``(sessions, completion, p99 ms)`` per level: the last
-    level that holds before the first that does not, then the crossing interpolated
-    linearly towards that one. None when no level was measured."""
+    stays ≤ ``limit_ms``, from ``(sessions, completion, p99 ms, generator load)`` per
+    level: the last level that holds before the first that does not, then the crossing
+    interpolated linearly towards that one. ``load_bound``: the level that broke it had a
+    saturated load generator (``GENERATOR_BOUND``), so the server's own knee may be
+    higher. None when no level was measured."""
     if not points:
         return None
     held: tuple[int, float] | None = None
-    broke: tuple[int, float] | None = None
-    for n, completion, p99 in sorted(points):
+    broke: tuple[int, float, float] | None = None
+    for n, completion, p99, load in sorted(points):
         if completion >= 1.0 and p99 <= limit_ms:
             held = (n, p99)
         else:
-            broke = (n, p99 if completion >= 1.0 else math.inf)
+            broke = (n, p99 if completion >= 1.0 else math.inf, load)
             break
+    load_bound = broke is not None and broke[2] >= GENERATOR_BOUND
     if held is None:
-        return {"held": None, "broke": broke[0] if broke else None, "sessions_per_core": 0.0}
+        return {
+            "held": None,
+            "broke": broke[0] if broke else None,
+            "sessions_per_core": 0.0,
+            "load_bound": load_bound,
+        }
     estimate = float(held[0])
     if broke is not None and math.isfinite(broke[1]) and broke[1] > held[1]:
         estimate = held[0] + (limit_ms - held[1]) * (broke[0] - held[0]) / (broke[1] - held[1])
@@ -426,17 +442,26 @@ def knee(
         "sessions_per_core": estimate,
         # No level broke it: the knee is above the sweep's top.
         "above_sweep": broke is None,
+        "load_bound": load_bound,
     }
 
 
 def knees(levels: list[dict[str, Any]], limit_ms: float = LIMIT_MS) -> dict[str, Any]:
     """The knee of the medians, and of each repetition (repetition *i* of every level)."""
-    med_points = [(lv["sessions"], lv["completion"], lv["eos_audio_p99_ms"]) for lv in levels]
+    med_points = [
+        (lv["sessions"], lv["completion"], lv["eos_audio_p99_ms"], lv["generator_load"])
+        for lv in levels
+    ]
     reps = min((len(lv["reps"]) for lv in levels), default=0)
     per_rep = [
         knee(
             [
-                (lv["sessions"], lv["reps"][i]["completion"], lv["reps"][i]["eos_audio_p99_ms"])
+                (
+                    lv["sessions"],
+                    lv["reps"][i]["completion"],
+                    lv["reps"][i]["eos_audio_p99_ms"],
+                    lv["reps"][i]["generator_load"],
+                )
                 for lv in levels
             ],
             limit_ms,
@@ -570,6 +595,7 @@ class VoicePhase:
                             plan,
                             compression=self.compression,
                             emulator_pid=emulator_pid,
+                            generator_cores=len(self.others or os.sched_getaffinity(0)),
                         )
                         runs[name].append(run)
                         self.log(

@@ -58,7 +58,8 @@ def _knee_text(k: dict[str, Any] | None) -> str:
         return f"0 (p99 > 300 ms already at {k['broke']})"
     if k.get("above_sweep"):
         return f"≥ {k['held']} (held at every level)"
-    return f"{k['sessions_per_core']:.0f} (held at {k['held']}, broke at {k['broke']})"
+    bound = ", the load generator saturated there" if k.get("load_bound") else ""
+    return f"{k['sessions_per_core']:.0f} (held at {k['held']}, broke at {k['broke']}{bound})"
 
 
 def paired_knee(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any]:
@@ -160,7 +161,8 @@ def section(results: dict[str, Any]) -> list[str]:
         + ". End of speech → first audio: from sending the end of speech to the first frame "
         "with model audio, over every turn (a session's first turn also opens its Live API "
         "connection); % of a core per session: server CPU over the sessions' summed open "
-        "time; medians of repetitions.\n",
+        "time; generator load: how busy this client and the emulator kept their cores (a "
+        "level over 85 % measures them as much as the server); medians of repetitions.\n",
     ]
     for target, verdict, numbers in targets(results):
         lines.append(f"- {target}: **{verdict}** — {numbers}")
@@ -168,8 +170,8 @@ def section(results: dict[str, Any]) -> list[str]:
         "",
         "| row | sessions | reps | complete | EoS → first audio p50 ms | p99 ms "
         "| first turn p50 ms | later turns p99 ms | % of a core per session "
-        "| server CPU | client CPU | emulator CPU | peak RSS MB |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| server CPU | client CPU | emulator CPU | generator load | peak RSS MB |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name in names:
         for lv in _row(results, name)["voice"]:  # type: ignore[index]
@@ -180,6 +182,7 @@ def section(results: dict[str, Any]) -> list[str]:
                 f"| {_f(lv['core_per_session'] * 100, 2)} % "
                 f"| {_f(lv['server_cpu_util'] * 100)} % | {_f(lv['client_cpu_util'] * 100)} % "
                 f"| {_f(lv['emulator_cpu_util'] * 100)} % "
+                f"| {_f(lv.get('generator_load', float('nan')) * 100)} % "
                 f"| {_f(lv['peak_rss_kb'] / 1024 if lv.get('peak_rss_kb') else None)} |"
             )
     lines += [

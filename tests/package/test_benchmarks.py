@@ -301,18 +301,23 @@ def test_the_voice_knee_is_where_p99_crosses_300_ms() -> None:
     breaks it whatever its p99; held everywhere, the sweep's top is a lower bound."""
     from benchmarks.voice import knee
 
-    assert knee([(10, 1.0, 80.0), (50, 1.0, 200.0), (100, 1.0, 400.0)]) == {
+    assert knee([(10, 1.0, 80.0, 0.1), (50, 1.0, 200.0, 0.4), (100, 1.0, 400.0, 0.5)]) == {
         "held": 50,
         "broke": 100,
         "sessions_per_core": 75.0,
         "above_sweep": False,
+        "load_bound": False,
     }
     # a later level under the bound again does not count: the first break ends it
-    assert knee([(10, 1.0, 80.0), (25, 1.0, 350.0), (50, 1.0, 250.0)])["held"] == 10
-    failed = knee([(10, 1.0, 80.0), (25, 0.96, 90.0)])
+    back = knee([(10, 1.0, 80.0, 0.1), (25, 1.0, 350.0, 0.2), (50, 1.0, 250.0, 0.3)])
+    assert back is not None and back["held"] == 10
+    failed = knee([(10, 1.0, 80.0, 0.1), (25, 0.96, 90.0, 0.2)])
     assert failed is not None and (failed["held"], failed["sessions_per_core"]) == (10, 10.0)
-    top = knee([(10, 1.0, 80.0), (25, 1.0, 90.0)])
+    top = knee([(10, 1.0, 80.0, 0.1), (25, 1.0, 90.0, 0.2)])
     assert top is not None and top["above_sweep"] and top["sessions_per_core"] == 25.0
-    never = knee([(10, 1.0, 301.0)])
+    # broken where the client and emulator were saturated: said so
+    bound = knee([(10, 1.0, 80.0, 0.5), (25, 1.0, 900.0, 0.95)])
+    assert bound is not None and bound["load_bound"]
+    never = knee([(10, 1.0, 301.0, 0.1)])
     assert never is not None and never["sessions_per_core"] == 0.0
     assert knee([]) is None
