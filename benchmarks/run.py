@@ -70,7 +70,7 @@ class Sweep:
 
 
 # The voice sweep: 10 to 150 sessions of 3 push-to-talk turns (1 s spoken, a 2 s answer)
-# on one core, 3 reps (≈ 7 min).
+# on one core, 3 reps (≈ 15 min: 14.5 on the loaded 2-core VM on 2026-11-28).
 FULL_VOICE = VoicePlan(levels=((10, 3), (25, 3), (50, 3), (100, 3), (150, 3)))
 
 
@@ -118,7 +118,7 @@ QUICK = Plan(
     voice=VoicePlan(levels=((2, 1),), turns=1, speech_s=0.4, answer_tokens=10, pause_s=0.0),
     voice_beside=True,
 )
-# The full run (≈ 40 min on a quiet 2-core VM). 3 reps: the workload, 500-token
+# The full run (≈ 40 min on a quiet 2-core VM, and the voice sweep's ≈ 15). 3 reps: the workload, 500-token
 # replies, at 1, 50 and 200 streams for adk-asgi (the CLI, with and without its GC
 # tuning), the naive bridge, the plain ceiling, and at 1 and 50 streams for the
 # middleware alone, the sse-starlette channel, the resumable ceiling and ADK's

@@ -556,6 +556,12 @@ class VoicePhase:
                 "status": "measured",
                 "startup_s": startup,
                 "rss_after_warmup_kb": proc.rss_kb(),
+                # Where its threads may run now (the pinning, as the kernel has it).
+                "cores": sorted(
+                    {c for t in proc.ps.threads() for c in os.sched_getaffinity(t.id)}
+                    if proc.ps is not None
+                    else ()
+                ),
             }
         except Exception as exc:
             self.out[row.name] = {"status": f"error: {type(exc).__name__}: {exc}"}

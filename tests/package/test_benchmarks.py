@@ -217,9 +217,13 @@ def test_quick_benchmark_run_reports_every_contender(clone: Path, tmp_path: Path
                 assert lv["completion"] == 1.0, f"{name}: {lv['reps'][-1]['errors']}"
     voice = results["plan"]["voice"]
     assert voice["levels"] and voice["turns"] >= 1
+    # each voice server on core 0 alone; the client and the emulator on the others
+    assert results["voice"]["server_cores"] == [0]
+    assert 0 not in results["voice"]["client_and_emulator_cores"]
     for name in VOICE:
         row = rows.get(name, {})
         assert row.get("status") == "measured", f"{name}: {row.get('status', 'no row')}"
+        assert row["cores"] == [0], f"{name}: its threads may run on cores {row['cores']}"
         assert [lv["sessions"] for lv in row.get("voice", [])] == [n for n, _ in voice["levels"]], (
             f"{name}: voice levels missing"
         )
