@@ -118,14 +118,15 @@ QUICK = Plan(
     voice=VoicePlan(levels=((2, 1),), turns=1, speech_s=0.4, answer_tokens=10, pause_s=0.0),
     voice_beside=True,
 )
-# The full run (≈ 40 min on a quiet 2-core VM, and the voice sweep's ≈ 15). 3 reps: the
-# issue's workload, 500-token replies, at 1, 50 and 200 streams for adk-asgi (the CLI, with and without its GC
+# The full run (≈ 40 min on a quiet 2-core VM). 3 reps: the workload, 500-token
+# replies, at 1, 50 and 200 streams for adk-asgi (the CLI, with and without its GC
 # tuning), the naive bridge, the plain ceiling, and at 1 and 50 streams for the
 # middleware alone, the sse-starlette channel, the resumable ceiling and ADK's
 # api_server; 200-token replies over WebSocket at 1, 50 and 200 connections; one rep of
 # 1000 streams with 200-token replies for adk-asgi with and without the GC tuning and the
 # naive bridge (≈ 3 min per rep and row; memory at 1000 streams). The @gemini rows
-# (--emulator, or named): 200-token replies at 1 and 50 streams, 3 reps.
+# (--emulator, or named): 200-token replies at 1 and 50 streams, 3 reps. Then the voice
+# sweep (FULL_VOICE, ≈ 15 min more).
 FULL = Plan(
     mode="full",
     sweeps=(
