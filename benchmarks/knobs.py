@@ -51,11 +51,14 @@ class Knobs:
     gc_time: bool = True
     env: tuple[tuple[str, str], ...] = ()
     gemini: bool = False  # ADK's Gemini against the emulator (benchmarks.emulator)
+    # The cores it runs on once warmed up (the harness pins every thread: ``Proc.pin``;
+    # start-up and warm-up use every core); (): any.
+    cpus: tuple[int, ...] = ()
 
     @classmethod
     def parse(cls, text: str, base: Knobs | None = None) -> Knobs:
-        """``gc=20000,50,50+freeze+loop=uvloop+otel-off+env=K=V+gctime=off+gemini`` on top
-        of ``base``; an empty string is ``base``."""
+        """``gc=20000,50,50+freeze+loop=uvloop+otel-off+env=K=V+gctime=off+gemini+cpu=0``
+        on top of ``base``; an empty string is ``base``."""
         knobs = base or cls()
         for item in filter(None, text.split("+")):
             key, _, value = item.partition("=")
@@ -74,10 +77,12 @@ class Knobs:
                 knobs = replace(knobs, gc_time=value == "on")
             elif key == "gemini" and not value:
                 knobs = replace(knobs, gemini=True)
+            elif key == "cpu" and value:
+                knobs = replace(knobs, cpus=parse_cpus(value))
             else:
                 raise ValueError(
                     f"unknown knob {item!r} (gc=A,B,C, freeze, loop=asyncio|"
-                    "uvloop, otel-off, env=K=V, gctime=on|off, gemini)"
+                    "uvloop, otel-off, env=K=V, gctime=on|off, gemini, cpu=N[,M])"
                 )
         return knobs
 
@@ -106,6 +111,8 @@ class Knobs:
         parts += [f"{k}={v}" for k, v in self.env]
         if not self.gc_time:
             parts.append("no GC timing")
+        if self.cpus:
+            parts.append("pinned to core " + ",".join(map(str, self.cpus)))
         return ", ".join(parts) or "defaults"
 
 
@@ -114,6 +121,13 @@ def parse_threshold(value: str) -> tuple[int, int, int]:
     if len(numbers) != 3:
         raise ValueError(f"gc threshold is A,B,C, not {value!r}")
     return numbers[0], numbers[1], numbers[2]
+
+
+def parse_cpus(value: str) -> tuple[int, ...]:
+    cpus = tuple(sorted({int(x) for x in value.split(",") if x}))
+    if not cpus or min(cpus) < 0:
+        raise ValueError(f"cores are N[,M...], not {value!r}")
+    return cpus
 
 
 class GcClock:

@@ -85,7 +85,10 @@ class Proc:
 
     async def start(self) -> None:
         row = self.row
-        gemini = emulator.env_for(row.live) if row.knobs.gemini else {}
+        if row.kind == "voice":
+            gemini = emulator.voice_env()
+        else:
+            gemini = emulator.env_for(row.live) if row.knobs.gemini else {}
         cmd = [
             sys.executable,
             "-m",
@@ -216,6 +219,15 @@ class Proc:
 
     def hwm_kb(self) -> int:
         return proc_status_kb(self.pid, "VmHWM")
+
+    def pin(self, cpus: tuple[int, ...]) -> None:
+        """Every thread of the process and its children on ``cpus`` from now on (what
+        ``taskset -a`` does; threads started later inherit it)."""
+        assert self.ps is not None
+        for p in [self.ps, *self.ps.children(recursive=True)]:
+            for thread in p.threads():
+                with contextlib.suppress(OSError):
+                    os.sched_setaffinity(thread.id, cpus)
 
     def warm(self) -> None:
         """Warm-up is over (``gc.freeze()`` now, if the row asks for it)."""

@@ -13,6 +13,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from . import voice_report
+
 NAIVE = "adk-naive"
 PLAIN = "ceiling-plain"
 OURS = "adk-asgi"
@@ -585,7 +587,7 @@ def render(results: dict[str, Any], chart_name: str | None) -> str:
     add("## Targets (issue 14)\n")
     add("| target | verdict | numbers |")
     add("|---|---|---|")
-    for target, verdict, numbers in targets(results):
+    for target, verdict, numbers in [*targets(results), *voice_report.targets(results)]:
         add(f"| {target} | **{verdict}** | {numbers} |")
     add("")
     add("## Sweeps\n")
@@ -595,6 +597,7 @@ def render(results: dict[str, Any], chart_name: str | None) -> str:
     add("## Ratios\n")
     lines += _ratio_tables(results)
     lines += _profiles(results)
+    lines += voice_report.section(results)
     add("## Single stream\n")
     add(
         f'{plan["single_runs"]} interleaved rounds of one "bench {plan["tokens"]}" stream, '

@@ -20,6 +20,11 @@ Every row is a process of its own started through ``python -m benchmarks.knobs``
   sse-starlette (``benchmarks/starlette_sse.py``): the SSE channel decision;
 * ``adk-naive`` — the naive bridge (``benchmarks/naive.py``), the floor;
 * ``adk-api-server`` / ``adk-api-server-live`` / ``ag-ui-adk`` — the peers;
+* ``adk-asgi-voice`` / ``adk-api-server-voice`` — the voice phase's rows
+  (``benchmarks.voice``): the CLI over protocol A, and ADK's api_server over
+  ``/run_live``, on ADK's ``Gemini`` with a native-audio Live model against the voice
+  emulator (``benchmarks.emulator``), pinned to core 0 (``cpu=0``); measured in the
+  voice phase only;
 * ``ceiling`` / ``ceiling-plain`` / ``ceiling-live`` — ``Runner.run_async`` /
   ``run_live`` with no transport (``python -m benchmarks.ceiling --worker``): the
   resumable ``App`` on uvloop as adk-asgi runs ADK, and a plain ``Runner`` with Python's
@@ -34,9 +39,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from . import emulator
 from .knobs import Knobs
 
-Kind = Literal["sse", "ws", "ceiling"]
+Kind = Literal["sse", "ws", "ceiling", "voice"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,8 @@ class Base:
         rows (the others read ``BENCH_MODEL``, see ``benchmarks.emulator``)."""
         if self.kind == "ceiling":
             return list(self.module)
+        if self.kind == "voice":
+            models = emulator.VOICE_MODELS
         extra = (
             ["--model", models[0], "--live-model", models[1]]
             if models is not None and self.module[:2] == _CLI
@@ -202,8 +210,28 @@ BASES: dict[str, Base] = {
             knobs=Knobs(loop="uvloop"),
             live=True,
         ),
+        Base(
+            "adk-asgi-voice",
+            "voice",
+            _CLI,
+            "adk-asgi-voice",
+            "adk_asgi",
+            "adk-asgi serve (CLI), voice over WebSocket protocol A (binary microphone frames)",
+            knobs=Knobs(cpus=(0,)),
+        ),
+        Base(
+            "adk-api-server-voice",
+            "voice",
+            _serve("adk-api-server-live"),
+            "adk-api-server-voice",
+            "google.adk.cli.fast_api",
+            "ADK api_server `/run_live` (WebSocket), voice",
+            knobs=Knobs(cpus=(0,)),
+        ),
     )
 }
+# The voice phase's rows (``--voice-only`` runs these alone).
+VOICE_ROWS = ("adk-asgi-voice", "adk-api-server-voice")
 
 # The default run: the floor rows, the GC and SSE-channel A/B rows, ADK's api_server and
 # the WebSocket rows, both live protocols side by side (ag-ui-adk on request:
@@ -221,6 +249,7 @@ DEFAULT_ROWS = (
     "adk-asgi-live-b",
     "adk-api-server-live",
     "ceiling-live",
+    *VOICE_ROWS,
 )
 # The quick run's one @gemini row: a smoke test of the emulator mode (cheap: one process).
 QUICK_ROWS = (
@@ -234,6 +263,7 @@ QUICK_ROWS = (
     "adk-api-server-live",
     "ceiling-live",
     "adk-asgi@gemini",
+    *VOICE_ROWS,
 )
 
 
@@ -269,5 +299,6 @@ def parse_row(text: str, extra: Knobs | None = None) -> Row:
             gc_time=extra.gc_time and knobs.gc_time,
             env=(*knobs.env, *extra.env),
             gemini=extra.gemini or knobs.gemini,
+            cpus=extra.cpus or knobs.cpus,
         )
     return Row(text, base, Knobs.parse(spec, knobs))

@@ -46,8 +46,9 @@ from .phases import (
     tool_call,
 )
 from .procs import HOST, Driver, Proc, StreamDriver, driver_for, running
-from .rows import DEFAULT_ROWS, QUICK_ROWS, Row, parse_row
+from .rows import DEFAULT_ROWS, QUICK_ROWS, VOICE_ROWS, Row, parse_row
 from .serve import raise_fd_limit
+from .voice import VoicePhase, VoicePlan
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,11 @@ class Sweep:
             and (self.gemini is None or self.gemini == row.knobs.gemini)
             and (concurrency, row.base.name) not in self.skip
         )
+
+
+# The voice sweep: 10 to 150 sessions of 3 push-to-talk turns (1 s spoken, a 2 s answer)
+# on one core, 3 reps (≈ 15 min: 14.5 on the loaded 2-core VM on 2026-11-28).
+FULL_VOICE = VoicePlan(levels=((10, 3), (25, 3), (50, 3), (100, 3), (150, 3)))
 
 
 @dataclass(frozen=True)
@@ -92,6 +98,8 @@ class Plan:
     profile_rounds: int = 2
     cprofile_streams: int = 0
     fresh_per_level: bool = True  # restart the rows' processes before each level
+    voice: VoicePlan = FULL_VOICE
+    voice_beside: bool = False  # start the voice rows beside the others, not after them
 
 
 QUICK = Plan(
@@ -106,6 +114,9 @@ QUICK = Plan(
     micro_quick=True,
     profile_rows=(),
     fresh_per_level=False,
+    # Two sessions of one short turn per voice row: the phase works, end to end.
+    voice=VoicePlan(levels=((2, 1),), turns=1, speech_s=0.4, answer_tokens=10, pause_s=0.0),
+    voice_beside=True,
 )
 # The full run (≈ 40 min on a quiet 2-core VM). 3 reps: the issue's workload, 500-token
 # replies, at 1, 50 and 200 streams for adk-asgi (the CLI, with and without its GC
@@ -114,7 +125,8 @@ QUICK = Plan(
 # api_server; 200-token replies over WebSocket at 1, 50 and 200 connections; one rep of
 # 1000 streams with 200-token replies for adk-asgi with and without the GC tuning and the
 # naive bridge (≈ 3 min per rep and row; memory at 1000 streams). The @gemini rows
-# (--emulator, or named): 200-token replies at 1 and 50 streams, 3 reps.
+# (--emulator, or named): 200-token replies at 1 and 50 streams, 3 reps. Then the voice
+# sweep (FULL_VOICE, ≈ 15 min more).
 FULL = Plan(
     mode="full",
     sweeps=(
@@ -197,6 +209,8 @@ async def _start(
                     "tool_call": await tool_call(d),
                 }
             proc.warm()
+            if row.knobs.cpus:
+                proc.pin(row.knobs.cpus)
             stats = await proc.gc_stats()
             if first:
                 out[row.name]["rss_after_warmup_kb"] = proc.rss_kb()
@@ -542,7 +556,31 @@ async def main_async(args: argparse.Namespace, plan: Plan, rows: list[Row]) -> d
                 "live_model": emulator.LIVE_MODEL,
             }
             log(f"Gemini API emulator up ({emulator.TOKENS_PER_CHUNK} tokens per chunk)")
-        await measure_all(measured, plan, args, log_dir, results)
+        voice = [r for r in measured if r.kind == "voice"]
+        phase = None
+        if voice and plan.voice.levels:
+            phase = VoicePhase(
+                voice, plan.voice, log_dir, results, compression=args.ws_compression, log=log
+            )
+            stack.push_async_callback(phase.aclose)
+        # The smoke run starts the voice processes beside the other rows (its time); a
+        # measuring run after them, so that they disturb no measurement.
+        starting = (
+            asyncio.create_task(phase.start()) if phase is not None and plan.voice_beside else None
+        )
+        try:
+            await measure_all(
+                [r for r in measured if r.kind != "voice"], plan, args, log_dir, results
+            )
+        except BaseException:
+            if starting is not None:
+                starting.cancel()
+            raise
+        if phase is not None:
+            await (starting if starting is not None else phase.start())
+            results["loadavg"]["before_voice"] = _loadavg()
+            await phase.run()
+            await phase.aclose()
     results["loadavg"]["after_measurements"] = _loadavg()
     if not args.skip_micro:
         log("microbenchmarks")
@@ -601,7 +639,21 @@ def _plan(args: argparse.Namespace) -> Plan:
         plan = replace(plan, cprofile_streams=args.cprofile_streams)
     if args.keep_processes:
         plan = replace(plan, fresh_per_level=False)
-    return plan
+    voice = plan.voice
+    voice_reps = args.voice_reps or args.reps
+    if args.voice_sessions is not None or voice_reps:
+        sessions = (
+            _ints(args.voice_sessions)
+            if args.voice_sessions is not None
+            else tuple(n for n, _ in voice.levels)
+        )
+        voice = replace(
+            voice,
+            levels=tuple((n, voice_reps or dict(voice.levels).get(n, 3)) for n in sessions),
+        )
+    if args.voice_turns is not None:
+        voice = replace(voice, turns=args.voice_turns)
+    return replace(plan, voice=voice)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -695,6 +747,25 @@ def main(argv: list[str] | None = None) -> int:
         "real Gemini model against the Gemini API emulator (its own "
         "process; 8 tokens per chunk), reported as rows of their own",
     )
+    voice = parser.add_argument_group("the voice phase (benchmarks/voice.py)")
+    voice.add_argument(
+        "--voice-only",
+        action="store_true",
+        help="only the voice rows (" + ", ".join(VOICE_ROWS) + "): the voice phase alone",
+    )
+    voice.add_argument(
+        "--voice-sessions",
+        default=None,
+        metavar="N,N,...",
+        help="simultaneous voice sessions per level (default 10,25,50,100,150; quick: 2; "
+        "empty: no voice phase)",
+    )
+    voice.add_argument(
+        "--voice-reps", type=int, default=None, help="repetitions per voice level (default 3)"
+    )
+    voice.add_argument(
+        "--voice-turns", type=int, default=None, help="turns per voice session (default 3)"
+    )
     parser.add_argument("--no-report", action="store_true", help="only write results.json")
     args = parser.parse_args(argv)
     if args.ws_compression == "none":
@@ -709,12 +780,18 @@ def main(argv: list[str] | None = None) -> int:
         gc_time=not args.no_gc_time,
         env=tuple((k, v) for k, v in env),
     )
+    if args.voice_only:
+        if args.contenders:
+            parser.error("--voice-only picks the rows itself; drop --contenders")
+        args.contenders = list(VOICE_ROWS)
+        args.skip_micro = True
     names = args.contenders or list(QUICK_ROWS if args.quick else DEFAULT_ROWS)
     if args.emulator:
         names += [
             f"{n}{'+' if '@' in n else '@'}gemini"
             for n in names
             if "gemini" not in n.partition("@")[2].split("+")
+            and n.partition("@")[0] not in VOICE_ROWS  # on the voice emulator already
         ]
         names = list(dict.fromkeys(names))
     try:

@@ -4,7 +4,9 @@ naive bridge (the suite's floor) under the real AI SDK client.
 
 The run must finish, exit 0 and hold a measured row for every contender, the naive
 bridge, the three in-process ceilings and adk-asgi on ADK's real ``Gemini`` against the
-Gemini API emulator (``adk-asgi@gemini``, the emulator mode's smoke row). Nothing about
+Gemini API emulator (``adk-asgi@gemini``, the emulator mode's smoke row), and the voice
+phase's rows (adk-asgi's protocol A and ADK's ``/run_live``, push-to-talk sessions on the
+emulator's Live API) with every session's every answer heard in full. Nothing about
 timings is asserted: benchmarks report, tests assert. A contender whose peer package is missing is a
 "skipped: not installed" row in the results, which fails here on purpose.
 
@@ -44,6 +46,7 @@ SERVERS = (
 )
 CEILINGS = ("ceiling", "ceiling-plain", "ceiling-live")
 GEMINI = ("adk-asgi@gemini",)  # no idle phase: it measures the server, not the model
+VOICE = ("adk-asgi-voice", "adk-api-server-voice")  # the voice phase only
 OURS = ("adk-asgi", "adk-naive", "adk-asgi-live", *CEILINGS, *GEMINI)
 # --quick with one rep per sweep level and one single-stream round (instead of 2 and 3):
 # every phase of every row still runs and is reported, at about half the time; the
@@ -212,11 +215,33 @@ def test_quick_benchmark_run_reports_every_contender(clone: Path, tmp_path: Path
         if name in OURS:  # a broken harness or bridge shows up as missing tokens
             for lv in row["sweep"]:
                 assert lv["completion"] == 1.0, f"{name}: {lv['reps'][-1]['errors']}"
+    voice = results["plan"]["voice"]
+    assert voice["levels"] and voice["turns"] >= 1
+    # each voice server on core 0 alone; the client and the emulator on the others
+    assert results["voice"]["server_cores"] == [0]
+    assert 0 not in results["voice"]["client_and_emulator_cores"]
+    for name in VOICE:
+        row = rows.get(name, {})
+        assert row.get("status") == "measured", f"{name}: {row.get('status', 'no row')}"
+        assert row["cores"] == [0], f"{name}: its threads may run on cores {row['cores']}"
+        assert [lv["sessions"] for lv in row.get("voice", [])] == [n for n, _ in voice["levels"]], (
+            f"{name}: voice levels missing"
+        )
+        for lv in row["voice"]:
+            for rep in lv["reps"]:
+                turns = rep["sessions"] * voice["turns"]
+                # Every session ended every turn, each answer with all of its audio.
+                assert rep["completion"] == 1.0, f"{name}: {rep['errors']}"
+                assert rep["turns"] == turns, name
+                assert rep["audio_frames"] == turns * voice["answer_tokens"], name
+                assert rep["eos_audio_p99_ms"] == rep["eos_audio_p99_ms"], name  # not NaN
+        assert row["voice_knee"]["median"] is not None, name
     assert "micro" in results
     assert results["emulator"]["tokens_per_chunk"] == 8
     report = (tmp_path / "report.md").read_text()
-    for name in SERVERS + CEILINGS + GEMINI:
+    for name in SERVERS + CEILINGS + GEMINI + VOICE:
         assert f"| {name} |" in report, f"{name} missing from the report"
+    assert "## Voice" in report
 
 
 def test_naive_bridge_streams_what_every_ai_sdk_client_accepts() -> None:
@@ -272,3 +297,31 @@ def test_the_docs_extra_builds_the_site(clone: Path) -> None:
         f"{time.monotonic() - start - installed:.0f} s"
     )
     assert (clone / "site" / "testing" / "gemini-emulator" / "index.html").is_file()
+
+
+def test_the_voice_knee_is_where_p99_crosses_300_ms() -> None:
+    """The sessions per core a voice row holds: the last level under the bound before the
+    first over it, the crossing interpolated between them; a level with a failed session
+    breaks it whatever its p99; held everywhere, the sweep's top is a lower bound."""
+    from benchmarks.voice import knee
+
+    assert knee([(10, 1.0, 80.0, 0.1), (50, 1.0, 200.0, 0.4), (100, 1.0, 400.0, 0.5)]) == {
+        "held": 50,
+        "broke": 100,
+        "sessions_per_core": 75.0,
+        "above_sweep": False,
+        "load_bound": False,
+    }
+    # a later level under the bound again does not count: the first break ends it
+    back = knee([(10, 1.0, 80.0, 0.1), (25, 1.0, 350.0, 0.2), (50, 1.0, 250.0, 0.3)])
+    assert back is not None and back["held"] == 10
+    failed = knee([(10, 1.0, 80.0, 0.1), (25, 0.96, 90.0, 0.2)])
+    assert failed is not None and (failed["held"], failed["sessions_per_core"]) == (10, 10.0)
+    top = knee([(10, 1.0, 80.0, 0.1), (25, 1.0, 90.0, 0.2)])
+    assert top is not None and top["above_sweep"] and top["sessions_per_core"] == 25.0
+    # broken where the client and emulator were saturated: said so
+    bound = knee([(10, 1.0, 80.0, 0.5), (25, 1.0, 900.0, 0.95)])
+    assert bound is not None and bound["load_bound"]
+    never = knee([(10, 1.0, 301.0, 0.1)])
+    assert never is not None and never["sessions_per_core"] == 0.0
+    assert knee([]) is None
