@@ -313,8 +313,8 @@ def _ratio_tables(results: dict[str, Any]) -> list[str]:
         table = [
             f"### Against {label} (`{ref}`)\n",
             "| row | replies × streams | CPU/token ÷ ref | tokens/s ÷ ref "
-            "| first chunk p50 ÷ ref |",
-            "|---|---|---:|---:|---:|",
+            "| first chunk p50 ÷ ref | first token p50 ÷ ref |",
+            "|---|---|---:|---:|---:|---:|",
         ]
         for name in rows:
             row = _measured(results, name)
@@ -325,7 +325,8 @@ def _ratio_tables(results: dict[str, Any]) -> list[str]:
                         f"| {name} | {tokens} × {c} "
                         f"| {_pr(paired(la, lb, 'cpu_us_per_token'))} "
                         f"| {_pr(paired(la, lb, 'tokens_per_s'))} "
-                        f"| {_pr(paired(la, lb, 'ttfc_p50_ms'))} |"
+                        f"| {_pr(paired(la, lb, 'ttfc_p50_ms'))} "
+                        f"| {_pr(paired(la, lb, 'ttft_p50_ms'))} |"
                     )
         if len(table) > 3:
             lines += [*table, ""]
@@ -336,8 +337,9 @@ def _ratio_tables(results: dict[str, Any]) -> list[str]:
         "`adk-asgi-sse-starlette` against `adk-asgi-bare` (sse-starlette against the own "
         "SSE channel).\n",
         "| row | against ROW | replies × streams | CPU/token ÷ ROW | tokens/s ÷ ROW | "
-        "first chunk p50 ÷ ROW | GC µs/token (ROW → this) | peak RSS MB (ROW → this) |",
-        "|---|---|---|---:|---:|---:|---:|---:|",
+        "first chunk p50 ÷ ROW | first token p50 ÷ ROW | GC µs/token (ROW → this) "
+        "| peak RSS MB (ROW → this) |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     known = results.get("rows", {})
     pairs = [(n, n.partition("@")[0]) for n in _names(results) if "@" in n]
@@ -354,6 +356,7 @@ def _ratio_tables(results: dict[str, Any]) -> list[str]:
                     f"| {_pr(paired(la, lb, 'cpu_us_per_token'))} "
                     f"| {_pr(paired(la, lb, 'tokens_per_s'))} "
                     f"| {_pr(paired(la, lb, 'ttfc_p50_ms'))} "
+                    f"| {_pr(paired(la, lb, 'ttft_p50_ms'))} "
                     f"| {_f(lb.get('gc_us_per_token'))} → "
                     f"{_f(la.get('gc_us_per_token'))} "
                     f"| {_mb(lb.get('peak_rss_kb'))} → {_mb(la.get('peak_rss_kb'))} |"
