@@ -172,6 +172,7 @@ class StreamResult:
     clean_end: bool = False
     error: str | None = None
     t_start: float = 0.0
+    t_head: float | None = None  # SSE: the response's status line and headers arrived
     t_first: float | None = None
     t_first_token: float | None = None
     t_end: float = 0.0
@@ -192,6 +193,11 @@ class StreamResult:
     @property
     def ttfc(self) -> float | None:
         return None if self.t_first is None else self.t_first - self.t_zero
+
+    @property
+    def ttfb(self) -> float | None:
+        """Time to the response's headers (SSE; None elsewhere)."""
+        return None if self.t_head is None else self.t_head - self.t_zero
 
     @property
     def ttft(self) -> float | None:
@@ -285,6 +291,7 @@ async def raw_stream(
             reader, writer = await asyncio.open_connection(host, port, limit=1 << 20)
             writer.write(request)
             header_block = await reader.readuntil(b"\r\n\r\n")
+            result.t_head = time.perf_counter()
             status_line, *header_lines = header_block.decode("latin-1").split("\r\n")
             result.status = int(status_line.split()[1])
             headers = {}
@@ -367,6 +374,7 @@ async def httpx_stream(
                 headers=dict(contender.extra_headers),
             ) as response:
                 result.status = response.status_code
+                result.t_head = time.perf_counter()
                 counter = _SSECounter(contender, result, keep_stamps)
                 async for data in response.aiter_raw():
                     counter.feed(data, time.perf_counter())

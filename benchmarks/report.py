@@ -268,9 +268,9 @@ def _sweep_tables(results: dict[str, Any]) -> list[str]:
             "",
             "| row | streams | reps | completion | tokens/s | CPU µs/token "
             "| of which kernel | GC µs/token | GCs per 1k tokens (gen 0/1/2) "
-            "| first token p50 ms | server CPU | client CPU | peak RSS MB "
-            "| RSS after MB |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+            "| TTFB p50 ms | first chunk p50 ms | first token p50 ms | server CPU "
+            "| client CPU | peak RSS MB | RSS after MB |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for name in _names(results):
             for c in levels:
@@ -283,6 +283,7 @@ def _sweep_tables(results: dict[str, Any]) -> list[str]:
                     f"| {_f(lv['tokens_per_s'])} | {_f(lv['cpu_us_per_token'])} "
                     f"| {_f(lv.get('sys_us_per_token'))} "
                     f"| {_f(lv.get('gc_us_per_token'))} | {_gcs(lv.get('gc_per_ktoken'))} "
+                    f"| {_f(lv.get('ttfb_p50_ms'), 1)} | {_f(lv.get('ttfc_p50_ms'), 1)} "
                     f"| {_f(lv['ttft_p50_ms'], 1)} | {lv['server_cpu_util']:.0%} "
                     f"| {lv['client_cpu_util']:.0%} | {_mb(lv.get('peak_rss_kb'))} "
                     f"| {_mb(lv.get('rss_after_kb'))} |"
@@ -318,8 +319,9 @@ def _ratio_tables(results: dict[str, Any]) -> list[str]:
         ]
         table = [
             f"### Against {label} (`{ref}`)\n",
-            "| row | replies × streams | CPU/token ÷ ref | tokens/s ÷ ref |",
-            "|---|---|---:|---:|",
+            "| row | replies × streams | CPU/token ÷ ref | tokens/s ÷ ref "
+            "| first chunk p50 ÷ ref | first token p50 ÷ ref |",
+            "|---|---|---:|---:|---:|---:|",
         ]
         for name in rows:
             row = _measured(results, name)
@@ -329,7 +331,9 @@ def _ratio_tables(results: dict[str, Any]) -> list[str]:
                     table.append(
                         f"| {name} | {tokens} × {c} "
                         f"| {_pr(paired(la, lb, 'cpu_us_per_token'))} "
-                        f"| {_pr(paired(la, lb, 'tokens_per_s'))} |"
+                        f"| {_pr(paired(la, lb, 'tokens_per_s'))} "
+                        f"| {_pr(paired(la, lb, 'ttfc_p50_ms'))} "
+                        f"| {_pr(paired(la, lb, 'ttft_p50_ms'))} |"
                     )
         if len(table) > 3:
             lines += [*table, ""]
@@ -340,8 +344,9 @@ def _ratio_tables(results: dict[str, Any]) -> list[str]:
         "`adk-asgi-sse-starlette` against `adk-asgi-bare` (sse-starlette against the own "
         "SSE channel).\n",
         "| row | against ROW | replies × streams | CPU/token ÷ ROW | tokens/s ÷ ROW | "
-        "GC µs/token (ROW → this) | peak RSS MB (ROW → this) |",
-        "|---|---|---|---:|---:|---:|---:|",
+        "first chunk p50 ÷ ROW | first token p50 ÷ ROW | GC µs/token (ROW → this) "
+        "| peak RSS MB (ROW → this) |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     known = results.get("rows", {})
     pairs = [(n, n.partition("@")[0]) for n in _names(results) if "@" in n]
@@ -357,6 +362,8 @@ def _ratio_tables(results: dict[str, Any]) -> list[str]:
                     f"| {name} | {base_name} | {tokens} × {c} "
                     f"| {_pr(paired(la, lb, 'cpu_us_per_token'))} "
                     f"| {_pr(paired(la, lb, 'tokens_per_s'))} "
+                    f"| {_pr(paired(la, lb, 'ttfc_p50_ms'))} "
+                    f"| {_pr(paired(la, lb, 'ttft_p50_ms'))} "
                     f"| {_f(lb.get('gc_us_per_token'))} → "
                     f"{_f(la.get('gc_us_per_token'))} "
                     f"| {_mb(lb.get('peak_rss_kb'))} → {_mb(la.get('peak_rss_kb'))} |"

@@ -215,6 +215,8 @@ def test_quick_benchmark_run_reports_every_contender(clone: Path, tmp_path: Path
         if name in OURS:  # a broken harness or bridge shows up as missing tokens
             for lv in row["sweep"]:
                 assert lv["completion"] == 1.0, f"{name}: {lv['reps'][-1]['errors']}"
+                if name in SERVERS and not name.endswith("-live"):  # SSE: headers, first chunk
+                    assert 0 < lv["ttfb_p50_ms"] <= lv["ttfc_p50_ms"] <= lv["ttft_p50_ms"], lv
     voice = results["plan"]["voice"]
     assert voice["levels"] and voice["turns"] >= 1
     # each voice server on core 0 alone; the client and the emulator on the others
@@ -242,6 +244,8 @@ def test_quick_benchmark_run_reports_every_contender(clone: Path, tmp_path: Path
     for name in SERVERS + CEILINGS + GEMINI + VOICE:
         assert f"| {name} |" in report, f"{name} missing from the report"
     assert "## Voice" in report
+    assert "| TTFB p50 ms | first chunk p50 ms | first token p50 ms |" in report
+    assert "| first chunk p50 ÷ ref | first token p50 ÷ ref |" in report
 
 
 def test_naive_bridge_streams_what_every_ai_sdk_client_accepts() -> None:

@@ -55,38 +55,98 @@ async def queued_turn(
     notice and yield the open channel (the turn streams on it); else yield None. Raises
     ``ClientGone`` when the client leaves while it waits."""
     held: AbstractAsyncContextManager[None] = store.lock(chat_id)
-    taking = asyncio.ensure_future(held.__aenter__())
-    opened: SSEChannel | None = None
+    notice = _Notice(channel)
+    timer = asyncio.get_running_loop().call_later(NOTICE_AFTER, notice.start)
     try:
-        done, _ = await asyncio.wait({taking}, timeout=NOTICE_AFTER)
-        if not done:
-            opened = channel()
-            left = asyncio.Event()
-            opened.on_gone(lambda _reason: left.set())
-            await opened.open()
-            await opened.write(_NOTICE)
-            leaving = asyncio.ensure_future(left.wait())
-            try:
-                await asyncio.wait({taking, leaving}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                leaving.cancel()
-            if not taking.done():
-                raise ClientGone
-        taking.result()  # the store's failure, if taking it failed
+        # Taken in this task, not one of its own: a free lock of the memory store is taken
+        # without a round through the event loop, and under load every round is a turn of
+        # every other stream's work before this one's first byte (a helper task and
+        # ``asyncio.wait`` cost three).
+        await held.__aenter__()
+    except BaseException as exc:
+        timer.cancel()
+        left = notice.gave_up(exc)
+        await notice.close()
+        if left:
+            raise ClientGone from None
+        raise
+    timer.cancel()
+    try:
+        opened = await notice.sent()
     except BaseException:
-        if not taking.done():
-            taking.cancel()
-            with contextlib.suppress(BaseException):
-                await taking
-        elif not taking.cancelled() and taking.exception() is None:
-            await held.__aexit__(None, None, None)
-        if opened is not None:
-            await opened.close()
+        await held.__aexit__(None, None, None)
+        await notice.close()
         raise
     try:
         yield opened
     finally:
         await held.__aexit__(None, None, None)
+
+
+class _Notice:
+    """The queued notice of one waiting turn: a timer starts it (``start``) when the lock
+    was not taken within ``NOTICE_AFTER``; a task of its own opens the response and writes
+    it while the turn's task waits for the lock. A client that leaves meanwhile cancels
+    that wait."""
+
+    __slots__ = ("_channel", "_task", "_waiter", "channel", "left", "waiting")
+
+    def __init__(self, channel: Callable[[], SSEChannel]) -> None:
+        self._channel = channel
+        self._waiter = asyncio.current_task()
+        self._task: asyncio.Task[None] | None = None
+        self.channel: SSEChannel | None = None
+        self.left = False
+        self.waiting = True
+
+    def start(self) -> None:
+        if not self.waiting:
+            return
+        self.channel = opened = self._channel()
+        opened.on_gone(self._gone)
+        self._task = asyncio.create_task(self._send(opened), name="adk-asgi-queued-notice")
+
+    async def _send(self, opened: SSEChannel) -> None:
+        try:
+            await opened.open()
+            await opened.write(_NOTICE)
+        except Exception:  # a server that raises on a closed socket: the client is gone
+            self._gone("client")
+
+    def _gone(self, _reason: object) -> None:
+        if self.waiting and not self.left:
+            self.left = True
+            if self._waiter is not None:
+                self._waiter.cancel()
+
+    def gave_up(self, exc: BaseException) -> bool:
+        """Taking the lock raised ``exc``: whether that is the cancellation ``_gone`` asked
+        for (absorbed: the caller raises ``ClientGone``)."""
+        self.waiting = False
+        task = self._waiter
+        if not (self.left and isinstance(exc, asyncio.CancelledError) and task is not None):
+            return False
+        return task.uncancel() == 0  # else someone else cancels it too: let it
+
+    async def sent(self) -> SSEChannel | None:
+        """The lock is held: the open response once its notice went out (None: never
+        opened), written by this task from now on."""
+        self.waiting = False
+        if self._task is not None:
+            await self._task
+        opened = self.channel
+        if opened is not None:
+            opened.adopt()
+        return opened
+
+    async def close(self) -> None:
+        task, opened = self._task, self.channel
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+        if opened is not None:
+            await opened.close()
 
 
 async def refused(channel: SSEChannel, exc: RequestError | Outage) -> None:

@@ -110,6 +110,11 @@ class SSEChannel:
         if self._ping_interval:
             self._timer = asyncio.create_task(self._tick(), name="adk-asgi-sse-pinger")
 
+    def adopt(self) -> None:
+        """The current task writes from now on (another one opened the response: a queued
+        turn's notice), so the stuck-client rule cancels this one's blocked send."""
+        self._task = asyncio.current_task()
+
     def on_gone(self, callback: Callable[[GoneReason], None]) -> None:
         """Who is told when the client leaves or is stuck (replacing whoever was)."""
         self._on_gone = callback
