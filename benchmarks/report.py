@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from . import voice_report
+from .ratios import format_paired as _pr
+from .ratios import spread
 
 NAIVE = "adk-naive"
 PLAIN = "ceiling-plain"
@@ -48,14 +50,6 @@ def _ratio(a: Any, b: Any) -> float | None:
     if not a or not b or any(isinstance(x, float) and math.isnan(x) for x in (a, b)):
         return None
     return float(a) / float(b)
-
-
-def _median(values: list[float]) -> float | None:
-    values = sorted(v for v in values if v == v)
-    if not values:
-        return None
-    mid = len(values) // 2
-    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
 
 
 def _measured(results: dict[str, Any], name: str) -> dict[str, Any] | None:
@@ -98,21 +92,7 @@ def paired(a: dict[str, Any] | None, b: dict[str, Any] | None, key: str) -> dict
         for ra, rb in zip(a["reps"], b["reps"], strict=False)
         if ra.get(key) and rb.get(key)
     ]
-    return {
-        "ratio": _ratio(a.get(key), b.get(key)),
-        "paired": _median(per),
-        "min": min(per) if per else None,
-        "max": max(per) if per else None,
-    }
-
-
-def _pr(p: dict[str, Any]) -> str:
-    if not p or p.get("ratio") is None:
-        return "–"
-    text = f"{p['ratio']:.2f}×"
-    if p.get("paired") is not None and p.get("min") is not None:
-        text += f" ({p['paired']:.2f}, {p['min']:.2f}–{p['max']:.2f})"
-    return text
+    return spread(_ratio(a.get(key), b.get(key)), per)
 
 
 # -- targets ----------------------------------------------------------------------------

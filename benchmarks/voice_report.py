@@ -10,6 +10,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .ratios import format_paired as _pr
+from .ratios import spread
+
 OURS = "adk-asgi-voice"
 ADK = "adk-api-server-voice"
 TARGET_KNEE = 1.3  # sessions per core at p99 ≤ 300 ms, against ADK's /run_live
@@ -20,14 +23,6 @@ def _f(value: Any, digits: int = 0, suffix: str = "") -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     return f"{value:,.{digits}f}{suffix}"
-
-
-def _median(values: list[float]) -> float | None:
-    values = sorted(v for v in values if v == v and v is not None)
-    if not values:
-        return None
-    mid = len(values) // 2
-    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
 
 
 def _row(results: dict[str, Any], name: str) -> dict[str, Any] | None:
@@ -75,12 +70,7 @@ def paired_knee(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str,
         )
         if x and y and y["sessions_per_core"]
     ]
-    return {
-        "ratio": ka / kb if ka is not None and kb else None,
-        "paired": _median(per),
-        "min": min(per) if per else None,
-        "max": max(per) if per else None,
-    }
+    return spread(ka / kb if ka is not None and kb else None, per)
 
 
 def paired_key(a: dict[str, Any] | None, b: dict[str, Any] | None, key: str) -> dict[str, Any]:
@@ -91,21 +81,7 @@ def paired_key(a: dict[str, Any] | None, b: dict[str, Any] | None, key: str) -> 
         for ra, rb in zip(a["reps"], b["reps"], strict=False)
         if ra.get(key) and rb.get(key) and ra[key] == ra[key] and rb[key] == rb[key]
     ]
-    return {
-        "ratio": a[key] / b[key] if a.get(key) and b.get(key) else None,
-        "paired": _median(per),
-        "min": min(per) if per else None,
-        "max": max(per) if per else None,
-    }
-
-
-def _pr(p: dict[str, Any]) -> str:
-    if not p or p.get("ratio") is None:
-        return "–"
-    text = f"{p['ratio']:.2f}×"
-    if p.get("paired") is not None and p.get("min") is not None:
-        text += f" ({p['paired']:.2f}, {p['min']:.2f}–{p['max']:.2f})"
-    return text
+    return spread(a[key] / b[key] if a.get(key) and b.get(key) else None, per)
 
 
 def targets(results: dict[str, Any]) -> list[tuple[str, str, str]]:
