@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import WebSocketException
 
@@ -404,6 +405,20 @@ class WsPhases:
         self.release = release
 
 
+async def connect_ws(host: str, port: int, path: str, compression: str | None) -> ClientConnection:
+    """The benchmark's WebSocket client: no size limit, proxy, pings or open timeout (the
+    caller's limit bounds it), ``compression`` offered as a browser would."""
+    return await ws_connect(
+        f"ws://{host}:{port}{path}",
+        compression=compression,
+        max_size=None,
+        proxy=None,
+        ping_interval=None,
+        open_timeout=None,
+        close_timeout=5,
+    )
+
+
 async def ws_stream(
     host: str,
     port: int,
@@ -428,15 +443,7 @@ async def ws_stream(
     try:
         async with asyncio.timeout(limit_s):
             result.t_start = time.perf_counter()
-            ws = await ws_connect(
-                f"ws://{host}:{port}{contender.url(session_id)}",
-                compression=compression,
-                max_size=None,
-                proxy=None,
-                ping_interval=None,
-                open_timeout=None,
-                close_timeout=5,
-            )
+            ws = await connect_ws(host, port, contender.url(session_id), compression)
             result.status = 101
             if phases is not None:
                 phases.connected.set()

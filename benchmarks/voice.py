@@ -46,10 +46,10 @@ from typing import Any
 import httpx
 import psutil
 from websockets.asyncio.client import ClientConnection
-from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import WebSocketException
 
 from . import emulator
+from .client import connect_ws
 from .phases import med, pct
 from .procs import HOST, Proc
 from .rows import Row
@@ -223,15 +223,7 @@ async def voice_session(
     try:
         async with asyncio.timeout(limit_s):
             result.t_open = time.perf_counter()
-            ws = await ws_connect(
-                f"ws://{host}:{port}{contender.url(session_id)}",
-                compression=compression,
-                max_size=None,
-                proxy=None,
-                ping_interval=None,
-                open_timeout=None,
-                close_timeout=5,
-            )
+            ws = await connect_ws(host, port, contender.url(session_id), compression)
             reader = _Reader(contender)
             reader_task = asyncio.create_task(reader.run(ws))
             for _ in range(plan.turns):
