@@ -114,17 +114,13 @@ def _child(
         traceback.print_exc()
         code = 1
     atexit._run_exitfuncs()  # as the interpreter does at exit
-    if isinstance(code, str):
-        print(code, file=sys.stderr)
-        code = 1
-    sys.stdout.flush()
-    sys.stderr.flush()
-    sys.exit(code or 0)
+    # multiprocessing turns this into the exit code (a text: printed, then 1) and flushes
+    sys.exit(code)
 
 
 class ForkedServe:
-    """The part of ``subprocess.Popen`` the tests use (``pid``, ``poll``, ``wait``,
-    ``returncode``) for a forked server."""
+    """The part of ``subprocess.Popen`` the tests use (``pid``, ``poll``, ``wait``) for a
+    forked server."""
 
     def __init__(
         self, argv: Sequence[str], env: Mapping[str, str], cwd: str, log: str, stdout: bool
@@ -141,10 +137,6 @@ class ForkedServe:
         pid = self._process.pid
         assert pid is not None
         self.pid = pid
-
-    @property
-    def returncode(self) -> int | None:
-        return self._process.exitcode
 
     def poll(self) -> int | None:
         return self._process.exitcode

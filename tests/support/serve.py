@@ -25,7 +25,6 @@ from types import TracebackType
 import httpx
 
 from . import forked
-from .forked import ForkedServe
 from .paths import ROOT
 from .ports import free_port
 
@@ -68,14 +67,15 @@ class Serve:
         if log_level is not None:
             flags += ["--log-level", log_level]
         environment = {k: v for k, v in os.environ.items() if not k.startswith(drop_env)}
+        environment |= env or {}
         self._log = tempfile.NamedTemporaryFile("w+")
         self._final: str | None = None
         self.command = [*map(str, program), "serve", *flags, *args]
-        self.proc: subprocess.Popen[str] | ForkedServe
+        self.proc: subprocess.Popen[str] | forked.ForkedServe
         if tuple(program) == EXEC and forked.enabled():
-            self.proc = ForkedServe(
+            self.proc = forked.ForkedServe(
                 self.command[len(EXEC) :],
-                environment | (env or {}),
+                environment,
                 str(cwd),
                 self._log.name,
                 stdout,
@@ -84,7 +84,7 @@ class Serve:
             self.proc = subprocess.Popen(
                 self.command,
                 cwd=cwd,
-                env=environment | (env or {}),
+                env=environment,
                 stdout=self._log if stdout else subprocess.DEVNULL,
                 stderr=self._log,
                 text=True,
