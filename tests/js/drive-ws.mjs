@@ -19,9 +19,10 @@
 //              {"action": "stop"}]}          chat.stop(): the transport sends `abort`
 //   "api" (the HTTP base of the same app) is needed for completeToolCall: what a back-office
 //   does, POST {api}/{chatId}/tool-output; the answers go to the report's `completions`.
-//   A `send` with "noWait": true starts the next step while it streams;
-//   {"action": "waitFor", "textLength": N} waits until the last assistant message has
-//   N characters of text.
+//   A `send` with "noWait": true starts the next step while it streams (once its message
+//   is in the chat and its request started); {"action": "waitFor", "textLength": N} waits
+//   until the reply to the last user message has N characters of text (not the previous
+//   reply: the new one exists only from its first chunk on).
 // Output (stdout, one JSON object): ok, messages, frames (every server frame, parsed),
 // sent (every client frame), invalid (chunks failing the schema), nullPaths,
 // chatErrors, finishes, stepResults, problems. Exit 0 when produced, 2 on crashes.
@@ -118,6 +119,10 @@ class MemoryChatState {
 const isToolPart = p =>
   typeof p?.type === 'string' && (p.type.startsWith('tool-') || p.type === 'dynamic-tool');
 const lastAssistant = messages => [...messages].reverse().find(m => m.role === 'assistant');
+// The reply to the last user message, undefined until its first chunk arrives: until then
+// the last assistant message is the previous reply, which a waitFor must not measure.
+const replyToLastUser = messages =>
+  messages.slice(messages.findLastIndex(m => m.role === 'user') + 1).find(m => m.role === 'assistant');
 
 async function main() {
   const input = JSON.parse(await readStdin());
@@ -194,6 +199,13 @@ async function main() {
       finishes.push({ isAbort, isDisconnect, isError, finishReason: finishReason ?? null }),
   });
 
+  async function until(condition, where) {
+    while (!condition()) {
+      if (Date.now() > deadline) throw new Error(`${where}: harness timeout`);
+      await sleep(10);
+    }
+  }
+
   async function waitUntilIdle() {
     for (;;) {
       if (Date.now() > deadline) throw new Error('harness timeout');
@@ -263,15 +275,11 @@ async function main() {
       case 'stop':
         return chat.stop();
       case 'waitFor':
-        return (async () => {
-          for (;;) {
-            if (Date.now() > deadline) throw new Error('waitFor: harness timeout');
-            const message = lastAssistant(chat.messages);
-            const text = (message?.parts ?? []).filter(p => p.type === 'text').map(p => p.text).join('');
-            if (text.length >= (step.textLength ?? 1)) return;
-            await sleep(10);
-          }
-        })();
+        return until(() => {
+          const message = replyToLastUser(chat.messages);
+          const text = (message?.parts ?? []).filter(p => p.type === 'text').map(p => p.text).join('');
+          return text.length >= (step.textLength ?? 1);
+        }, 'waitFor');
       default:
         throw new Error(`unknown step ${JSON.stringify(step.action)}`);
     }
@@ -284,8 +292,14 @@ async function main() {
     stepResults.push(result);
     try {
       if (step.action === 'send' && step.noWait) {
-        runStep(step).catch(err => problems.push(`step ${i} (send): ${errorText(err)}`));
-        await sleep(20);
+        let settled = false;
+        runStep(step)
+          .catch(err => problems.push(`step ${i} (send): ${errorText(err)}`))
+          .finally(() => { settled = true; });
+        // On once the message is in the chat and its request started (the chat leaves
+        // `ready`), so that the next step acts on this send.
+        await until(() => settled || chat.status === 'submitted' || chat.status === 'streaming',
+          `step ${i} (send)`);
       } else {
         await runStep(step);
         if (step.action !== 'waitFor') {
