@@ -1,8 +1,10 @@
-"""Self-test of the AI SDK conformance harness (tests/js/drive-chat.mjs).
+"""Self-test of the AI SDK conformance harness (tests/js/drive-chat.mjs, and drive-ws.mjs's
+steps).
 
 A tiny mock SSE server replays canned chunk sequences chosen by the last user message's
 text. The tests prove that the harness reports both conforming and non-conforming
 streams correctly, with each real client version (`ai` 5.x, strict 6.0.230, 6.x, 7.x).
+Its WebSocket route answers ai 7's ``WebSocketChatTransport`` (protocol B) the same way.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from support.aisdk_client import (
     AI_VERSIONS,
@@ -28,6 +31,7 @@ from support.aisdk_client import (
     require_node_harness,
     run_chat,
     run_chat_versions,
+    run_ws_chat,
 )
 
 pytestmark = pytest.mark.node
@@ -153,8 +157,35 @@ def _pick_events(body: dict[str, Any]) -> list[str] | Response:
     return PlainTextResponse(f"unknown scenario {scenario!r}", status_code=400)
 
 
+async def _slow_reply(message_id: str) -> AsyncIterator[Chunk]:
+    """A reply whose first chunk comes late (a slow model's time to first token), then a
+    word every 20 ms until the client stops it."""
+    await asyncio.sleep(0.3)
+    yield {"type": "start", "messageId": message_id}
+    yield {"type": "start-step"}
+    yield {"type": "text-start", "id": "t1"}
+    for _ in range(500):
+        await asyncio.sleep(0.02)
+        yield {"type": "text-delta", "id": "t1", "delta": "word "}
+    yield {"type": "text-end", "id": "t1"}
+    yield {"type": "finish-step"}
+    yield {"type": "finish", "finishReason": "stop"}
+
+
+async def _canned(chunks: list[Chunk]) -> AsyncIterator[Chunk]:
+    for chunk in chunks:
+        yield chunk
+
+
 async def _chat(request: Request) -> Response:
     body = await request.json()
+    if _last_user_text(body.get("messages", [])) == "slow":
+
+        async def slow() -> AsyncIterator[str]:
+            async for chunk in _slow_reply("msg_slow"):
+                yield _sse([chunk], done=False)[0]
+
+        return StreamingResponse(slow(), media_type="text/event-stream", headers=SSE_HEADERS)
     picked = _pick_events(body)
     if isinstance(picked, Response):
         return picked
@@ -178,10 +209,46 @@ async def _hang(request: Request) -> Response:
     return StreamingResponse(stream(), media_type="text/event-stream", headers=SSE_HEADERS)
 
 
+async def _ws(websocket: WebSocket) -> None:
+    """Protocol B: ``send`` frames answered by their last user message ("good", "slow"),
+    each request's chunks numbered from 0 and closed by ``end``; ``abort`` stops one."""
+    await websocket.accept()
+    replies: dict[str, asyncio.Task[None]] = {}
+
+    async def reply(request_id: str, chunks: AsyncIterator[Chunk]) -> None:
+        sequence = 0
+        async for chunk in chunks:
+            frame = {"type": "chunk", "requestId": request_id, "sequence": sequence}
+            await websocket.send_text(json.dumps({**frame, "chunk": chunk}))
+            sequence += 1
+        await websocket.send_text(json.dumps({"type": "end", "requestId": request_id}))
+
+    try:
+        while True:
+            frame = json.loads(await websocket.receive_text())
+            request_id = frame["requestId"]
+            if frame["type"] == "abort":
+                if (task := replies.pop(request_id, None)) is not None:
+                    task.cancel()
+            elif _last_user_text(frame["messages"]) == "slow":
+                replies[request_id] = asyncio.create_task(
+                    reply(request_id, _slow_reply("msg_slow"))
+                )
+            else:
+                chunks = _canned(_text_chunks("msg_good", GOOD_TEXT))
+                replies[request_id] = asyncio.create_task(reply(request_id, chunks))
+    except WebSocketDisconnect:
+        pass
+    finally:
+        for task in replies.values():
+            task.cancel()
+
+
 MOCK_APP = Starlette(
     routes=[
         Route("/api/chat", _chat, methods=["POST"]),
         Route("/api/hang", _hang, methods=["POST"]),
+        WebSocketRoute("/ws", _ws),
     ]
 )
 
@@ -478,6 +545,31 @@ def test_hanging_server_times_out_with_a_report(mock_base_url: str) -> None:
     assert "timeout" in report["error"]
     [request] = report["requests"]
     assert request["chunks"] == [{"type": "start", "messageId": "msg_hang"}]
+
+
+# A send, then one whose reply starts late: waitFor measures that reply, not the one before
+# (27 characters), so the stop lands inside it.
+STOP_IN_THE_NEW_REPLY = [
+    {"action": "send", "text": "good"},
+    {"action": "send", "text": "slow", "noWait": True},
+    {"action": "waitFor", "textLength": 20},
+    {"action": "stop"},
+]
+
+
+@pytest.mark.parametrize("driver", ["drive-chat", "drive-ws"])
+def test_wait_for_measures_the_reply_to_the_last_send(mock_base_url: str, driver: str) -> None:
+    if driver == "drive-chat":
+        report = run_chat("ai7", f"{mock_base_url}/api/chat", STOP_IN_THE_NEW_REPLY)
+    else:
+        url = mock_base_url.replace("http://", "ws://") + "/ws"
+        report = run_ws_chat(url, STOP_IN_THE_NEW_REPLY, chat_id="c-stop", timeout=30)
+    assert report["ok"] is True, report["problems"]
+    good, slow = [m for m in report["messages"] if m["role"] == "assistant"]
+    assert _text_of(good) == GOOD_TEXT
+    said = _text_of(slow)
+    assert slow["id"] == "msg_slow" and len(said) >= 20 and said.endswith("word ")
+    assert report["finishes"][-1]["isAbort"] is True
 
 
 def test_all_versions_listed() -> None:

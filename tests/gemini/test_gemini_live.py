@@ -310,7 +310,7 @@ def test_protocol_b_text_approval_and_abort(server: LoopbackServer) -> None:
     assert _said(hello).startswith('You said: "hello from ai7"')
     paid = next(p for p in payment["parts"] if p["type"] == "tool-process_payment")
     assert paid["state"] == "output-available" and "Sent 50 USD to Hanako" in _said(payment)
-    assert len(_said(story).split()) < 60  # the story was stopped
+    assert len(_said(story)) >= 20 and len(_said(story).split()) < 60  # stopped mid-story
     assert _said(after).startswith('You said: "hello after the stop"')
     assert [f for f in result["sent"] if f["type"] == "abort"]
     assert not [f for f in result["frames"] if f["type"] == "error"]

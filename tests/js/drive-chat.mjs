@@ -373,6 +373,13 @@ function lastAssistantMessage(messages) {
   return undefined;
 }
 
+// The reply to the last user message, undefined until its first chunk arrives: until then
+// the last assistant message is the previous reply, which a waitFor must not measure.
+function replyToLastUser(messages) {
+  const lastUser = messages.findLastIndex(m => m.role === 'user');
+  return messages.slice(lastUser + 1).find(m => m.role === 'assistant');
+}
+
 function findApprovalPart(messages, toolCallId) {
   const message = lastAssistantMessage(messages);
   if (message == null) throw new Error('approve: there is no assistant message');
@@ -532,15 +539,24 @@ export async function driveChat(input) {
         if (step.messageMetadata !== undefined) message.metadata = step.messageMetadata;
         if (step.messageId != null) message.messageId = step.messageId;
         const sent = chat.sendMessage(message, requestOptions(step));
-        // noWait: the next step runs while this response streams (e.g. waitFor + reload).
-        return step.noWait ? undefined : sent;
+        if (!step.noWait) return sent;
+        // noWait: the next step runs while this response streams (e.g. waitFor + reload),
+        // once the message is in the chat and its request started (the chat left `ready`).
+        let settled = false;
+        sent.finally(() => (settled = true)); // a rejection stays unhandled, as before
+        return (async () => {
+          while (!settled && chat.status !== 'submitted' && chat.status !== 'streaming') {
+            if (remaining() <= 0) throw new HarnessTimeout(timeoutMs, 'send');
+            await sleep(5);
+          }
+        })();
       }
       case 'waitFor': {
-        // Until the last assistant message's text is at least `textLength` long.
+        // Until the reply to the last user message has at least `textLength` characters.
         const want = Number(step.textLength ?? 1);
         return (async () => {
           for (;;) {
-            const message = lastAssistantMessage(chat.messages);
+            const message = replyToLastUser(chat.messages);
             const text = (message?.parts ?? [])
               .filter(p => p.type === 'text')
               .map(p => p.text)

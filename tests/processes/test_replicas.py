@@ -104,7 +104,7 @@ def test_one_chat_across_three_replicas(replicas: tuple[list[Serve], Nginx]) -> 
         [
             {"action": "send", "text": "send 12 EUR to Alice"},
             {"action": "approve", "approved": True},
-            # waitFor reads the last assistant message: longer than the one before it
+            # waitFor measures the reply to the send before it, mid-stream
             {"action": "send", "text": "bench 100", "noWait": True},  # 390 characters
             {"action": "waitFor", "textLength": 200},
             {"action": "reload"},
