@@ -6,6 +6,8 @@ import asyncio
 import json
 from typing import Any
 
+import httpx
+from agents.parallel import agent as parallel
 from websockets.asyncio.client import ClientConnection, connect
 
 from adk_asgi import AdkApp
@@ -70,12 +72,39 @@ async def test_abort_stops_the_model_and_the_next_send_works() -> None:
             for _ in range(4):
                 await ws.recv()
             await ws.send(json.dumps({"type": "abort", "requestId": "a1"}))
-            await asyncio.sleep(0.3)
-            await ws.send(_send("a2", "hello"))
+            await ws.send(_send("a2", "hello"))  # right away: it waits for the stopped turn
             frames = await _frames(ws, "a2")
             chunks = [f["chunk"] for f in frames if f["type"] == "chunk"]
             assert chunks[0]["type"] == "start" and chunks[-1]["type"] == "finish"
             assert "hello" in "".join(c.get("delta", "") for c in chunks)
+
+
+async def test_a_send_right_after_an_abort_of_a_turn_by_turn_answer_gets_its_answer() -> None:
+    """A root served turn by turn, automatic activity detection: the aborted run's end
+    closes the stopped turn, never the next message's (which got an empty reply, its
+    answer reaching only the history)."""
+    app = AdkApp(agent=parallel.build_root_agent(delay=0.05), warm_up=False)
+    with LoopbackServer(app) as server:
+        async with connect(ws_url(server.url, "activity=automatic")) as ws:
+            await ws.send(_send("s1", "Tell me about ships", chat="b-stop"))
+            while (frame := json.loads(await asyncio.wait_for(ws.recv(), 30)))["type"] != (
+                "chunk"
+            ) or frame["chunk"]["type"] != "text-delta":
+                pass
+            await ws.send(json.dumps({"type": "abort", "requestId": "s1"}))
+            await ws.send(_send("s2", "Tell me about ships again", chat="b-stop"))
+            frames = await _frames(ws, "s2")
+        async with httpx.AsyncClient(base_url=server.url) as http:
+            history = (await http.get("/b-stop")).json()["messages"]
+    chunks = [f["chunk"] for f in frames if f["type"] == "chunk"]
+    said = "".join(c.get("delta", "") for c in chunks)
+    assert chunks[-1]["type"] == "finish" and chunks[-1]["finishReason"] == "stop"
+    assert parallel.MERGED in said
+    again = history[-1]
+    assert again["id"] == chunks[0]["messageId"] and history[-2]["parts"][0]["text"] == (
+        "Tell me about ships again"
+    )
+    assert parallel.MERGED in "".join(p.get("text", "") for p in again["parts"])
 
 
 async def test_unknown_or_replayed_approval_gets_an_error_frame_and_runs_nothing() -> None:
