@@ -139,14 +139,11 @@ class Conversation:
             await self.interrupt()
 
     async def interrupt(self) -> None:
-        """Stop the model's answer: an activity start interrupts it (manual activity
-        detection) and a turn-by-turn run is aborted, the turn ending with the model's
-        answer or the run; else the turn ends here and the rest of the answer is dropped."""
+        """Stop the answer: an activity start (manual detection) or a turn-by-turn run's abort
+        (its end ends the turn, not the next one's); else the turn ends here, the rest dropped."""
         if await self.streams.release():
             return
         if self._run.manual_activity or self._run.turn_based:
-            # A turn-by-turn run's turn ends at its run's end (``run_answered``), never
-            # here: that end would close the next message's turn instead.
             self._run.interrupt()
         elif self.turn is not None:
             self._dropping = True
