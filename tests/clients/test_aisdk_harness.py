@@ -27,6 +27,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from support.aisdk_client import (
     AI_VERSIONS,
+    NodeHarnessError,
     NodeHarnessMissing,
     require_node_harness,
     run_chat,
@@ -574,3 +575,40 @@ def test_wait_for_measures_the_reply_to_the_last_send(mock_base_url: str, driver
 
 def test_all_versions_listed() -> None:
     assert AI_VERSIONS == ("ai5", "ai6strict", "ai6", "ai7")
+
+
+# -- the shared driver process (tests/js/drive-serve.mjs) --------------------------------
+
+
+def test_a_conversation_the_driver_rejects_is_a_harness_error_and_the_driver_goes_on(
+    api: str,
+) -> None:
+    """drive-chat's own refusal (what exits 2 from a one-shot drive-chat) fails that call
+    alone; the shared process answers the next conversation."""
+    with pytest.raises(NodeHarnessError, match=r"crashed:[\s\S]*unknown autoSend"):
+        run_chat("ai7", api, [{"action": "send", "text": "good"}], auto_send="sometimes")  # type: ignore[arg-type]
+    assert run_chat("ai7", api, [{"action": "send", "text": "good"}])["ok"] is True
+
+
+def test_a_driver_that_dies_fails_what_ran_and_the_next_call_starts_another(
+    mock_base_url: str, api: str
+) -> None:
+    """The process dying mid-conversation (here: killed) fails the running call with its
+    exit status, as a one-shot drive-chat's crash did, instead of waiting out its timeout."""
+    from support.aisdk_client import _drive_server
+
+    driver = _drive_server()
+    run_chat("ai7", api, [{"action": "send", "text": "good"}])  # the process is up
+
+    def kill() -> None:
+        assert driver._proc is not None
+        driver._proc.kill()
+
+    threading.Timer(1.0, kill).start()
+    started = time.monotonic()
+    with pytest.raises(NodeHarnessError, match="exited with -9"):
+        run_chat(
+            "ai7", f"{mock_base_url}/api/hang", [{"action": "send", "text": "hang"}], timeout=30
+        )
+    assert time.monotonic() - started < 10
+    assert run_chat("ai7", api, [{"action": "send", "text": "good"}])["ok"] is True

@@ -11,12 +11,17 @@ Four client versions are installed side by side under npm aliases (see
 
 from __future__ import annotations
 
+import atexit
+import itertools
 import json
 import math
 import shutil
 import subprocess
+import threading
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Final, Literal
 
 from .paths import TESTS
@@ -52,6 +57,110 @@ class NodeHarnessMissing(RuntimeError):
 
 class NodeHarnessError(RuntimeError):
     """drive-chat.mjs crashed (as opposed to reporting a failed conversation)."""
+
+
+class _DriveServer:
+    """One ``node tests/js/drive-serve.mjs`` per test process, running drive-chat's
+    conversations side by side: a Node start and an ``ai`` version's load cost about
+    0.45 s of CPU each, more than most conversations. Thread-safe (``run_chat_versions``
+    calls from threads). A process that dies fails what was running with its exit code
+    and stderr, as a one-shot drive-chat's crash did, and the next call starts another."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[str] | None = None
+        self._pending: dict[int, Future[dict[str, Any]]] = {}
+        self._ids = itertools.count()
+        self._stderr: deque[str] = deque(maxlen=200)
+
+    def run(self, payload: Mapping[str, Any], *, ai: str, timeout: float) -> Any:
+        answer: Future[dict[str, Any]] = Future()
+        with self._lock:
+            proc = self._proc if self._proc is not None else self._start()
+            key = next(self._ids)
+            self._pending[key] = answer
+            assert proc.stdin is not None
+            try:
+                proc.stdin.write(json.dumps({"id": key, "input": payload}) + "\n")
+                proc.stdin.flush()
+            except OSError:
+                pass  # it died: the reader fails this conversation with its exit
+        try:
+            done = answer.result(timeout=timeout)
+        except FutureTimeout:
+            with self._lock:
+                self._pending.pop(key, None)
+            raise NodeHarnessError(
+                f"drive-chat ({ai}) did not finish within {timeout} s; stderr:\n{self._tail()}"
+            ) from None
+        if "crash" in done:
+            raise NodeHarnessError(f"drive-chat ({ai}) crashed:\n{done['crash']}")
+        return done["report"]
+
+    def _start(self) -> subprocess.Popen[str]:
+        proc = subprocess.Popen(
+            ["node", str(JS_DIR / "drive-serve.mjs")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            cwd=JS_DIR,
+        )
+        self._proc = proc
+        threading.Thread(target=self._read, args=(proc,), daemon=True).start()
+        threading.Thread(target=self._read_stderr, args=(proc,), daemon=True).start()
+        return proc
+
+    def _read(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            try:
+                done = json.loads(line)
+            except json.JSONDecodeError:
+                self._stderr.append(f"(stdout, not JSON) {line[:2000]}")
+                continue
+            with self._lock:
+                answer = self._pending.pop(done["id"], None)
+            if answer is not None:
+                answer.set_result(done)
+        code = proc.wait()
+        with self._lock:
+            if self._proc is proc:
+                self._proc = None
+            pending, self._pending = self._pending, {}
+        for answer in pending.values():
+            answer.set_exception(
+                NodeHarnessError(f"drive-chat exited with {code}; stderr:\n{self._tail()}")
+            )
+
+    def _read_stderr(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            self._stderr.append(line)
+
+    def _tail(self) -> str:
+        return "".join(self._stderr)
+
+    def close(self) -> None:
+        with self._lock:
+            proc, self._proc = self._proc, None
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+
+
+_SERVER: _DriveServer | None = None
+_SERVER_LOCK = threading.Lock()
+
+
+def _drive_server() -> _DriveServer:
+    global _SERVER
+    with _SERVER_LOCK:
+        if _SERVER is None:
+            _SERVER = _DriveServer()
+            atexit.register(_SERVER.close)
+        return _SERVER
 
 
 def node_harness_problem() -> str | None:
@@ -110,9 +219,11 @@ def run_chat(
     ``rawEvents``, ``invalid``, ``nullPaths``, ``sawDone``, ...), ``stepResults``,
     ``chatErrors``, ``finishes`` and ``problems``.
 
-    ``timeout`` bounds the Node process; the driver's own deadline (``node_timeout_ms``)
-    defaults to a few seconds less so that a hanging server is reported, not killed.
-    Raises :class:`NodeHarnessError` if the driver crashes or prints no report.
+    ``timeout`` bounds the wait for the report; the driver's own deadline
+    (``node_timeout_ms``) defaults to a few seconds less so that a hanging server is
+    reported, not given up on. The conversation runs in this process's shared Node
+    process (``tests/js/drive-serve.mjs``). Raises :class:`NodeHarnessError` if the
+    driver crashes or gives no report in time.
     """
     require_node_harness()
     if node_timeout_ms is None:
@@ -129,32 +240,7 @@ def run_chat(
     }
     if settle_ms is not None:
         payload["settleMs"] = settle_ms
-    try:
-        proc = subprocess.run(
-            ["node", str(DRIVER)],
-            input=json.dumps(payload),
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            cwd=JS_DIR,
-            timeout=timeout,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise NodeHarnessError(
-            f"drive-chat ({ai}) did not finish within {timeout} s; stderr:\n{exc.stderr!r}"
-        ) from exc
-    if proc.returncode != 0:
-        raise NodeHarnessError(
-            f"drive-chat ({ai}) exited with {proc.returncode}; stderr:\n{proc.stderr}"
-        )
-    try:
-        report = json.loads(proc.stdout)
-    except json.JSONDecodeError as exc:
-        raise NodeHarnessError(
-            f"drive-chat ({ai}) printed no JSON report: {proc.stdout[:2000]!r}\n"
-            f"stderr:\n{proc.stderr}"
-        ) from exc
+    report = _drive_server().run(payload, ai=ai, timeout=timeout)
     if not isinstance(report, dict):
         raise NodeHarnessError(f"drive-chat ({ai}) report is not an object: {report!r}")
     return report
