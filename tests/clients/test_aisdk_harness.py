@@ -595,9 +595,8 @@ def test_a_driver_that_dies_fails_what_ran_and_the_next_call_starts_another(
 ) -> None:
     """The process dying mid-conversation (here: killed) fails the running call with its
     exit status, as a one-shot drive-chat's crash did, instead of waiting out its timeout."""
-    from support.aisdk_client import _drive_server
+    from support.aisdk_client import _DRIVER as driver
 
-    driver = _drive_server()
     run_chat("ai7", api, [{"action": "send", "text": "good"}])  # the process is up
 
     def kill() -> None:

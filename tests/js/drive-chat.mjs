@@ -375,7 +375,7 @@ function lastAssistantMessage(messages) {
 
 // The reply to the last user message, undefined until its first chunk arrives: until then
 // the last assistant message is the previous reply, which a waitFor must not measure.
-function replyToLastUser(messages) {
+export function replyToLastUser(messages) {
   const lastUser = messages.findLastIndex(m => m.role === 'user');
   return messages.slice(lastUser + 1).find(m => m.role === 'assistant');
 }

@@ -33,6 +33,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import WebSocket from 'ws';
 
+import { replyToLastUser } from './drive-chat.mjs';
+
 const HERE = dirname(fileURLToPath(import.meta.url));
 const CLIENT_DIR = join(HERE, '..', '..', 'clients', 'js');
 
@@ -119,10 +121,6 @@ class MemoryChatState {
 const isToolPart = p =>
   typeof p?.type === 'string' && (p.type.startsWith('tool-') || p.type === 'dynamic-tool');
 const lastAssistant = messages => [...messages].reverse().find(m => m.role === 'assistant');
-// The reply to the last user message, undefined until its first chunk arrives: until then
-// the last assistant message is the previous reply, which a waitFor must not measure.
-const replyToLastUser = messages =>
-  messages.slice(messages.findLastIndex(m => m.role === 'user') + 1).find(m => m.role === 'assistant');
 
 async function main() {
   const input = JSON.parse(await readStdin());
@@ -206,15 +204,9 @@ async function main() {
     }
   }
 
-  async function waitUntilIdle() {
-    for (;;) {
-      if (Date.now() > deadline) throw new Error('harness timeout');
-      if ((chat.status === 'ready' || chat.status === 'error') && Date.now() - lastActivity >= settleMs) {
-        return;
-      }
-      await sleep(10);
-    }
-  }
+  const waitUntilIdle = () =>
+    until(() => (chat.status === 'ready' || chat.status === 'error') && Date.now() - lastActivity >= settleMs,
+      'idle');
 
   function runStep(step) {
     switch (step.action) {

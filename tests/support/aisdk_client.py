@@ -150,17 +150,9 @@ class _DriveServer:
             proc.wait()
 
 
-_SERVER: _DriveServer | None = None
-_SERVER_LOCK = threading.Lock()
-
-
-def _drive_server() -> _DriveServer:
-    global _SERVER
-    with _SERVER_LOCK:
-        if _SERVER is None:
-            _SERVER = _DriveServer()
-            atexit.register(_SERVER.close)
-        return _SERVER
+# Started on its first conversation; killed when the test process exits.
+_DRIVER: Final = _DriveServer()
+atexit.register(_DRIVER.close)
 
 
 def node_harness_problem() -> str | None:
@@ -240,7 +232,7 @@ def run_chat(
     }
     if settle_ms is not None:
         payload["settleMs"] = settle_ms
-    report = _drive_server().run(payload, ai=ai, timeout=timeout)
+    report = _DRIVER.run(payload, ai=ai, timeout=timeout)
     if not isinstance(report, dict):
         raise NodeHarnessError(f"drive-chat ({ai}) report is not an object: {report!r}")
     return report
