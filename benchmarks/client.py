@@ -152,6 +152,14 @@ CONTENDERS: dict[str, Contender | WsContender] = {
         '"type":"text-delta"',
         '{"type":"end"',
     ),
+    # The naive live bridge: protocol A frames with json.dumps' ", " separators.
+    "adk-naive-live": WsContender(
+        "adk-naive-live",
+        _adk_asgi_ws_url,
+        _adk_asgi_ws_frame,
+        '"type": "text-delta"',
+        "data: [DONE]",
+    ),
     "adk-api-server-live": WsContender(
         "adk-api-server-live",
         _run_live_url,

@@ -24,6 +24,7 @@ GC_OFF = "adk-asgi-gc-off"
 OURS_LIVE = "adk-asgi-live"
 OURS_LIVE_B = "adk-asgi-live-b"  # protocol B (ai 7's WebSocketChatTransport framing)
 LIVE_CEILING = "ceiling-live"
+NAIVE_LIVE = "adk-naive-live"  # the live rows' floor: the naive bridge over WebSocket
 PAIRS = ((OURS, GC_OFF), (GC_OFF, "adk-asgi-bare"), ("adk-asgi-sse-starlette", "adk-asgi-bare"))
 
 
@@ -285,13 +286,14 @@ def _ratio_tables(results: dict[str, Any]) -> list[str]:
         (NAIVE, "the naive bridge"),
         (PLAIN, "the plain ceiling"),
         (LIVE_CEILING, "the live ceiling"),
+        (NAIVE_LIVE, "the naive live bridge"),
     )
     # The @gemini rows against the @gemini references: the same model path on both sides.
     for ref, label in (*refs, *((f"{r}@gemini", f"{t} on Gemini") for r, t in refs)):
         base = _measured(results, ref)
         if base is None:
             continue
-        live_ref = ref.partition("@")[0] == LIVE_CEILING
+        live_ref = ref.partition("@")[0] in (LIVE_CEILING, NAIVE_LIVE)
         rows = [
             n
             for n in _names(results)

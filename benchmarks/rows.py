@@ -19,6 +19,10 @@ Every row is a process of its own started through ``python -m benchmarks.knobs``
 * ``adk-asgi-sse-starlette`` — ``adk-asgi-bare`` with its turns written through
   sse-starlette (``benchmarks/starlette_sse.py``): the SSE channel decision;
 * ``adk-naive`` — the naive bridge (``benchmarks/naive.py``), the floor;
+* ``adk-naive-live`` — the naive bridge over WebSocket (live protocol A, one ``run_live``
+  per connection), the live rows' floor: on the CLI's WebSocket implementation
+  (``websockets-sansio``) and event loop (uvloop), so what it costs above the live ceiling
+  is what any bridge sending one frame per chunk pays on that server;
 * ``adk-api-server`` / ``adk-api-server-live`` / ``ag-ui-adk`` — the peers;
 * ``adk-asgi-voice`` / ``adk-api-server-voice`` — the voice phase's rows
   (``benchmarks.voice``): the CLI over protocol A, and ADK's api_server over
@@ -193,6 +197,15 @@ BASES: dict[str, Base] = {
             cprofile=True,
         ),
         Base(
+            "adk-naive-live",
+            "ws",
+            (*_serve("adk-naive-live"), "--ws", "websockets-sansio"),
+            "adk-naive-live",
+            "starlette",
+            "naive live bridge (`run_live` → `json.dumps` → one text frame per chunk), "
+            "websockets-sansio",
+        ),
+        Base(
             "adk-api-server-live",
             "ws",
             _serve("adk-api-server-live"),
@@ -247,6 +260,7 @@ DEFAULT_ROWS = (
     "adk-api-server",
     "adk-asgi-live",
     "adk-asgi-live-b",
+    "adk-naive-live",
     "adk-api-server-live",
     "ceiling-live",
     *VOICE_ROWS,

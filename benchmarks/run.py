@@ -154,7 +154,7 @@ FULL = Plan(
         Sweep(
             200,
             ((1, 3), (50, 3), (200, 3)),
-            ("adk-asgi-live", "adk-api-server-live", "ceiling-live"),
+            ("adk-asgi-live", "adk-naive-live", "adk-api-server-live", "ceiling-live"),
             gemini=False,
         ),
         Sweep(200, ((1000, 1),), ("adk-asgi", "adk-asgi-gc-off", "adk-naive"), gemini=False),

@@ -8,6 +8,7 @@ uvicorn with its defaults — uvloop and httptools when installed — and no acc
 * ``adk-asgi-sse-starlette`` — the same, its turns written through sse-starlette's
   ``EventSourceResponse`` (``benchmarks/starlette_sse.py``, issue 16 item 3);
 * ``adk-naive``      — the naive bridge (``benchmarks/naive.py``);
+* ``adk-naive-live`` — the naive bridge over WebSocket (live protocol A, ``run_live``);
 * ``adk-api-server`` — ``google.adk.cli.fast_api.get_fast_api_app`` (``/run_sse``,
   ``auto_create_session=True``) over ``benchmarks/_agents`` (app ``bench_agent``);
 * ``ag-ui-adk``      — ``ag_ui_adk.ADKAgent`` + ``add_adk_fastapi_endpoint`` at ``/agui``;
@@ -43,6 +44,7 @@ CONTENDERS = (
     "adk-asgi",
     "adk-asgi-sse-starlette",
     "adk-naive",
+    "adk-naive-live",
     "adk-api-server",
     "ag-ui-adk",
     "adk-asgi-live",
@@ -62,6 +64,10 @@ def raise_fd_limit() -> int:
 
 
 def build_app(name: str, token_delay: float) -> Any:
+    if name == "adk-naive-live":
+        from .naive import build_naive_live_app
+
+        return build_naive_live_app(token_delay)
     name = name.split("-live")[0]
     if name == "adk-asgi-sse-starlette":
         from .starlette_sse import install
@@ -148,6 +154,11 @@ def main(argv: list[str] | None = None) -> int:
         help="seconds the demo model waits before each token",
     )
     parser.add_argument(
+        "--ws",
+        default="auto",
+        help="uvicorn's WebSocket implementation (default: uvicorn's own choice)",
+    )
+    parser.add_argument(
         "--profile",
         type=Path,
         default=None,
@@ -171,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         access_log=False,
         backlog=4096,
         timeout_graceful_shutdown=1,
+        ws=args.ws,
     )
     uvicorn.Server(config).run()
     return 0

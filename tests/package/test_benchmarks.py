@@ -34,7 +34,7 @@ from pathlib import Path
 import pytest
 
 from support import ROOT, LoopbackServer, parse_sse
-from support.aisdk_client import run_chat_versions
+from support.aisdk_client import run_chat_versions, run_ws_chat
 
 SERVERS = (
     "adk-asgi",
@@ -273,6 +273,28 @@ def test_naive_bridge_streams_what_every_ai_sdk_client_accepts() -> None:
             "w1 w2 w3 w4 w5",
             "Let me check the weather in Tokyo.The weather in Tokyo is sunny, 22°C.",
         ], (version, texts)
+
+
+def test_naive_live_bridge_streams_what_the_live_client_accepts() -> None:
+    """The live rows' floor must be a correct bridge too: the npm package's
+    ``AdkLiveTransport`` (protocol A, on ai 7, the version drive-ws runs) validates every
+    chunk with ai's own schema, each reply arrives whole, and a second message on the same
+    connection gets its own reply."""
+    from benchmarks.naive import build_naive_live_app
+
+    steps = [{"action": "send", "text": "bench 5"}, {"action": "send", "text": "bench 3"}]
+    with LoopbackServer(build_naive_live_app()) as server:
+        report = run_ws_chat(
+            f"{server.url}/api/chat", steps, chat_id="naive-live-1", transport="adk"
+        )
+    assert report["ok"], (report["problems"], report["chatErrors"])
+    assert not report["invalid"], report["invalid"]
+    texts = [
+        "".join(p.get("text", "") for p in m["parts"] if p["type"] == "text")
+        for m in report["messages"]
+        if m["role"] == "assistant"
+    ]
+    assert texts == ["w1 w2 w3 w4 w5", "w1 w2 w3"], texts
 
 
 @pytest.mark.slow

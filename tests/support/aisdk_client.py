@@ -282,14 +282,18 @@ def run_ws_chat(
     *,
     chat_id: str,
     ai: str = "ai7",
+    transport: str = "ai",
     timeout: float = 90,
 ) -> dict[str, Any]:
     """Run one conversation through ``ai``'s own ``WebSocketChatTransport`` (live protocol
-    B, ``tests/js/drive-ws.mjs``) against the WebSocket ``url``; its report (``messages``,
-    ``frames``, ``invalid``, ``nullPaths``, ``stepResults``, ``problems``, ...)."""
+    B, ``tests/js/drive-ws.mjs``) against the WebSocket ``url``, or with ``transport="adk"``
+    through the npm package's ``AdkLiveTransport`` (protocol A; ``url`` is then the HTTP
+    chat endpoint); its report (``messages``, ``frames``, ``invalid``, ``nullPaths``,
+    ``stepResults``, ``problems``, ...)."""
     require_node_harness()
     payload = {
         "ai": ai,
+        "transport": transport,
         "url": url,
         "chatId": chat_id,
         "steps": [dict(s) for s in steps],
