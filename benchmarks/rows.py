@@ -274,6 +274,7 @@ QUICK_ROWS = (
     "adk-api-server",
     "ag-ui-adk",
     "adk-asgi-live",
+    "adk-naive-live",
     "adk-api-server-live",
     "ceiling-live",
     "adk-asgi@gemini",

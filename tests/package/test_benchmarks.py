@@ -42,12 +42,13 @@ SERVERS = (
     "adk-api-server",
     "ag-ui-adk",
     "adk-asgi-live",
+    "adk-naive-live",
     "adk-api-server-live",
 )
 CEILINGS = ("ceiling", "ceiling-plain", "ceiling-live")
 GEMINI = ("adk-asgi@gemini",)  # no idle phase: it measures the server, not the model
 VOICE = ("adk-asgi-voice", "adk-api-server-voice")  # the voice phase only
-OURS = ("adk-asgi", "adk-naive", "adk-asgi-live", *CEILINGS, *GEMINI)
+OURS = ("adk-asgi", "adk-naive", "adk-asgi-live", "adk-naive-live", *CEILINGS, *GEMINI)
 # --quick with one rep per sweep level and one single-stream round (instead of 2 and 3):
 # every phase of every row still runs and is reported, at about half the time; the
 # numbers of a smoke run are not read anyway.
@@ -246,6 +247,7 @@ def test_quick_benchmark_run_reports_every_contender(clone: Path, tmp_path: Path
     assert "## Voice" in report
     assert "| TTFB p50 ms | first chunk p50 ms | first token p50 ms |" in report
     assert "| first chunk p50 ÷ ref | first token p50 ÷ ref |" in report
+    assert "### Against the naive live bridge (`adk-naive-live`)" in report
 
 
 def test_naive_bridge_streams_what_every_ai_sdk_client_accepts() -> None:
