@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import subprocess
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -22,7 +21,7 @@ from adk_asgi import AdkApp, StorageOptions
 from adk_asgi.adk.remember import conversation
 
 from support import LoopbackServer, chat_body, parse_sse, user_message
-from support.aisdk_client import JS_DIR
+from support.aisdk_client import run_ws_chat
 from support.ws_client import LiveClient, text, ws_url
 
 FACT = "my favourite colour is teal"
@@ -346,23 +345,13 @@ def test_memory_over_protocol_b(live_server: tuple[AdkApp, LoopbackServer]) -> N
     app, server = live_server
 
     def chat(chat_id: str, words: str) -> dict[str, Any]:
-        payload = {
-            "ai": "ai7",
-            "url": server.url.replace("http://", "ws://") + "/",
-            "chatId": chat_id,
-            "steps": [{"action": "send", "text": words}],
-            "timeoutMs": 30000,
-        }
-        done = subprocess.run(
-            ["node", str(JS_DIR / "drive-ws.mjs")],
-            input=json.dumps(payload),
-            text=True,
-            capture_output=True,
+        report = run_ws_chat(
+            server.url.replace("http://", "ws://") + "/",
+            [{"action": "send", "text": words}],
+            chat_id=chat_id,
+            node_timeout_ms=30000,
             timeout=60,
-            check=False,
         )
-        assert done.returncode == 0, done.stderr
-        report: dict[str, Any] = json.loads(done.stdout)
         assert report["ok"] and report["invalid"] == [], report["problems"]
         return report
 

@@ -12,9 +12,11 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -27,6 +29,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from support.aisdk_client import (
     AI_VERSIONS,
+    JS_DIR,
     NodeHarnessError,
     NodeHarnessMissing,
     require_node_harness,
@@ -611,3 +614,52 @@ def test_a_driver_that_dies_fails_what_ran_and_the_next_call_starts_another(
         )
     assert time.monotonic() - started < 10
     assert run_chat("ai7", api, [{"action": "send", "text": "good"}])["ok"] is True
+
+
+def test_a_ws_conversation_in_the_shared_process_reports_as_the_one_shot_driver(
+    mock_base_url: str,
+) -> None:
+    """drive-ws's conversations run in the shared process too ("driver": "ws"): two side by
+    side there report what ``node drive-ws.mjs`` reports on its own, each only its own."""
+    url = mock_base_url.replace("http://", "ws://") + "/ws"
+    steps = [{"action": "send", "text": "good"}]
+    payload = {"ai": "ai7", "url": url, "chatId": "c-once", "steps": steps, "timeoutMs": 20000}
+    done = subprocess.run(
+        ["node", str(JS_DIR / "drive-ws.mjs")],
+        input=json.dumps(payload),
+        text=True,
+        capture_output=True,
+        timeout=60,
+        check=False,
+        cwd=JS_DIR,
+    )
+    assert done.returncode == 0, done.stderr
+    once = json.loads(done.stdout)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        shared = list(
+            pool.map(
+                lambda chat_id: run_ws_chat(
+                    url, steps, chat_id=chat_id, node_timeout_ms=20000, timeout=60
+                ),
+                ["c-shared-1", "c-shared-2"],
+            )
+        )
+
+    def seen(report: dict[str, Any]) -> tuple[Any, ...]:
+        return (
+            report["ok"],
+            report["version"],
+            [(m["role"], _text_of(m)) for m in report["messages"]],
+            [(f["type"], f.get("sequence")) for f in report["frames"]],
+            [f["type"] for f in report["sent"]],
+            report["finishes"],
+            report["problems"],
+        )
+
+    assert once["ok"] is True, once["problems"]
+    assert [_text_of(m) for m in once["messages"] if m["role"] == "assistant"] == [GOOD_TEXT]
+    for report in shared:
+        assert seen(report) == seen(once)
+        assert len({f["requestId"] for f in report["frames"]}) == 1  # its own request only
+    requests = [{f["requestId"] for f in report["frames"]} for report in shared]
+    assert not requests[0] & requests[1]

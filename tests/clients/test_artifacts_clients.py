@@ -19,7 +19,7 @@ from starlette.applications import Starlette
 from adk_asgi import AdkApp, mount
 
 from support import LoopbackServer
-from support.aisdk_client import AI_VERSIONS, JS_DIR, run_chat_versions
+from support.aisdk_client import AI_VERSIONS, JS_DIR, run_chat_versions, run_ws_chat
 from support.ws_client import LiveClient
 
 pytestmark = pytest.mark.node
@@ -104,23 +104,13 @@ def test_sse_clients_get_the_file_part(server: LoopbackServer) -> None:
 
 
 def test_websocket_chat_transport_gets_the_file_part(server: LoopbackServer) -> None:
-    payload = {
-        "ai": "ai7",
-        "url": server.url.replace("http://", "ws://") + API,
-        "chatId": "ws-chart",
-        "steps": [{"action": "send", "text": "chart sales"}],
-        "timeoutMs": 30000,
-    }
-    done = subprocess.run(
-        ["node", str(JS_DIR / "drive-ws.mjs")],
-        input=json.dumps(payload),
-        text=True,
-        capture_output=True,
+    report = run_ws_chat(
+        server.url.replace("http://", "ws://") + API,
+        [{"action": "send", "text": "chart sales"}],
+        chat_id="ws-chart",
+        node_timeout_ms=30000,
         timeout=60,
-        check=False,
     )
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout)
     assert report["ok"] and report["invalid"] == [] and report["nullPaths"] == [], report[
         "problems"
     ]

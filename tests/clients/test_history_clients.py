@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import subprocess
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,10 +37,10 @@ from adk_asgi.demo import build_demo_agent
 from support import LoopbackServer
 from support.aisdk_client import (
     AI_VERSIONS,
-    JS_DIR,
     NodeHarnessMissing,
     drive_history,
     require_node_harness,
+    run_ws_chat,
 )
 from support.provider_server import WEATHER_KEY, Provider
 
@@ -551,25 +550,15 @@ def test_live_history_is_what_the_page_showed(server: LoopbackServer) -> None:
     """ai 7's WebSocketChatTransport (live protocol B): the same chat read back over HTTP
     (ids aside: a live turn's message ids live on the connection only)."""
     chat_id = "live-b"
-    payload = {
-        "ai": "ai7",
-        "url": server.url.replace("http://", "ws://") + "/demo/",
-        "api": f"{server.url}/demo",
-        "chatId": chat_id,
-        "autoSend": "approvals",
-        "steps": LIVE_STEPS,
-        "timeoutMs": 60000,
-    }
-    done = subprocess.run(
-        ["node", str(JS_DIR / "drive-ws.mjs")],
-        input=json.dumps(payload),
-        text=True,
-        capture_output=True,
+    report = run_ws_chat(
+        server.url.replace("http://", "ws://") + "/demo/",
+        LIVE_STEPS,
+        chat_id=chat_id,
+        api=f"{server.url}/demo",
+        auto_send="approvals",
+        node_timeout_ms=60000,
         timeout=90,
-        check=False,
     )
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout)
     assert all(r["stepError"] is None for r in report["stepResults"]), report["problems"]
     history = httpx.get(f"{server.url}/demo/{chat_id}", timeout=10)
     assert history.status_code == 200

@@ -1,15 +1,14 @@
 """Live mode, protocol B: ai@7's own WebSocketChatTransport (Node, `ws`) drives the app.
 
 Every chunk frame is validated by the library's ``uiMessageChunkSchema`` inside the
-driver (``tests/js/drive-ws.mjs``); a failure, a null, a chat error or an unfinished
+driver (``tests/js/drive-ws.mjs``, run in the shared Node process of
+``tests/support/aisdk_client.py``); a failure, a null, a chat error or an unfinished
 step makes ``ok`` false.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,11 +18,9 @@ from adk_asgi import AdkApp
 from adk_asgi.demo import PAYMENT_LOG, build_demo_agent
 
 from support import LoopbackServer
-from support.aisdk_client import JS_DIR
+from support.aisdk_client import JS_DIR, run_ws_chat
 
 pytestmark = pytest.mark.node
-
-DRIVER = JS_DIR / "drive-ws.mjs"
 
 
 @pytest.fixture(autouse=True)
@@ -49,24 +46,14 @@ def drive(
     auto: str | None = None,
     chat_id: str = "chat-b",
 ) -> dict[str, Any]:
-    payload = {
-        "ai": "ai7",
-        "url": server.url.replace("http://", "ws://") + "/",
-        "chatId": chat_id,
-        "autoSend": auto,
-        "steps": steps,
-        "timeoutMs": 20000,
-    }
-    done = subprocess.run(
-        ["node", str(DRIVER)],
-        input=json.dumps(payload),
-        text=True,
-        capture_output=True,
+    result = run_ws_chat(
+        server.url.replace("http://", "ws://") + "/",
+        steps,
+        chat_id=chat_id,
+        auto_send=auto,
+        node_timeout_ms=20000,
         timeout=60,
-        check=False,
     )
-    assert done.returncode == 0, done.stderr
-    result: dict[str, Any] = json.loads(done.stdout)
     assert result["ok"], (result["problems"], result["chatErrors"])
     assert result["invalid"] == [] and result["nullPaths"] == []
     return result

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,7 +23,7 @@ from agents.team.agent import LEDGER, TOOL_SECRET, build_app
 from adk_asgi import AdkApp, PauseOptions, SurfaceOptions
 
 from support import LoopbackServer
-from support.aisdk_client import JS_DIR, run_chat_versions
+from support.aisdk_client import run_chat_versions, run_ws_chat
 from support.ws_client import DONE, LiveClient, kinds, text, ws_url
 
 pytestmark = pytest.mark.node
@@ -161,26 +160,15 @@ def test_sse_with_ai6_and_ai7(server: LoopbackServer) -> None:
 
 
 def drive_ws(server: LoopbackServer, steps: list[dict[str, Any]], chat_id: str) -> dict[str, Any]:
-    payload = {
-        "ai": "ai7",
-        "url": server.url.replace("http://", "ws://") + "/",
-        "api": server.url,
-        "chatId": chat_id,
-        "autoSend": "approvals",
-        "steps": steps,
-        "timeoutMs": 60000,
-    }
-    done = subprocess.run(
-        ["node", str(JS_DIR / "drive-ws.mjs")],
-        input=json.dumps(payload),
-        text=True,
-        capture_output=True,
+    return run_ws_chat(
+        server.url.replace("http://", "ws://") + "/",
+        steps,
+        chat_id=chat_id,
+        api=server.url,
+        auto_send="approvals",
+        node_timeout_ms=60000,
         timeout=90,
-        check=False,
     )
-    assert done.returncode == 0, done.stderr
-    report: dict[str, Any] = json.loads(done.stdout)
-    return report
 
 
 def test_protocol_b_with_ai7(server: LoopbackServer) -> None:

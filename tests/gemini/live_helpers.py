@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 import math
 import struct
-import subprocess
 from typing import Any
 
 from adk_asgi.testing.gemini import GeminiEmulator, Record
 
-from support.aisdk_client import JS_DIR
+from support.aisdk_client import run_ws_chat
 
 RATE = 16_000
 
@@ -42,25 +41,16 @@ def drive_ws(
     auto: str | None = None,
     timeout_ms: int = 30_000,
 ) -> dict[str, Any]:
-    """ai@7's WebSocketChatTransport (tests/js/drive-ws.mjs) against ``url``."""
-    payload = {
-        "ai": "ai7",
-        "url": url,
-        "chatId": chat_id,
-        "autoSend": auto,
-        "steps": steps,
-        "timeoutMs": timeout_ms,
-    }
-    done = subprocess.run(
-        ["node", str(JS_DIR / "drive-ws.mjs")],
-        input=json.dumps(payload),
-        text=True,
-        capture_output=True,
+    """ai@7's WebSocketChatTransport (tests/js/drive-ws.mjs, in the shared Node process)
+    against ``url``."""
+    result = run_ws_chat(
+        url,
+        steps,
+        chat_id=chat_id,
+        auto_send=auto,
+        node_timeout_ms=timeout_ms,
         timeout=timeout_ms / 1000 + 30,
-        check=False,
     )
-    assert done.returncode == 0, done.stderr
-    result: dict[str, Any] = json.loads(done.stdout)
     assert result["ok"], (result["problems"], result["chatErrors"])
     assert result["invalid"] == [] and result["nullPaths"] == []
     return result

@@ -4,6 +4,11 @@
 // in-memory ChatState, steps run one by one, every chunk frame validated with the
 // version's own uiMessageChunkSchema.
 //
+// Run as `node drive-ws.mjs < input.json` for one conversation, or through
+// drive-serve.mjs (lines with "driver": "ws"), which runs driveWs() side by side with
+// other conversations in one long-lived process: everything a conversation records is its
+// own; the loaded `ai` versions and the bundled AdkLiveTransport are loaded once per process.
+//
 // Input (stdin, one JSON object):
 //   {"ai": "ai7", "url": "ws://127.0.0.1:PORT/", "chatId": "c1",
 //    "autoSend": null | "approvals" | "toolCalls" | "both", "timeoutMs": 20000, "settleMs": 150,
@@ -23,9 +28,10 @@
 //   is in the chat and its request started); {"action": "waitFor", "textLength": N} waits
 //   until the reply to the last user message has N characters of text (not the previous
 //   reply: the new one exists only from its first chunk on).
-// Output (stdout, one JSON object): ok, messages, frames (every server frame, parsed),
-// sent (every client frame), invalid (chunks failing the schema), nullPaths,
-// chatErrors, finishes, stepResults, problems. Exit 0 when produced, 2 on crashes.
+// Output (stdout, one JSON object; what driveWs() returns): ok, messages, frames (every
+// server frame, parsed), sent (every client frame), invalid (chunks failing the schema),
+// nullPaths, chatErrors, finishes, stepResults, problems. Exit 0 when produced, 2 on
+// crashes (driveWs() rejects).
 
 import { readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -40,11 +46,14 @@ const CLIENT_DIR = join(HERE, '..', '..', 'clients', 'js');
 
 // The npm package's AdkLiveTransport, built from its sources: bundled next to this file
 // (so its `ai` import, aliased to the chosen version, resolves from tests/js/node_modules),
-// imported, then removed.
+// imported, then removed. Once per alias and process (loadAdkTransportOnce): conversations
+// that want it meanwhile wait for the same import, so none imports a file being removed.
+let bundles = 0;
 async function loadAdkTransport(alias) {
   const requireFromClient = createRequire(join(CLIENT_DIR, 'package.json'));
   const esbuild = requireFromClient('esbuild');
-  const out = join(HERE, `.adk-live-transport-${process.pid}.mjs`);
+  // A new name per build: a retried import of a name that failed would fail from Node's cache.
+  const out = join(HERE, `.adk-live-transport-${process.pid}-${bundles++}.mjs`);
   await esbuild.build({
     entryPoints: [join(CLIENT_DIR, 'src', 'live-transport.ts')],
     bundle: true,
@@ -64,6 +73,21 @@ async function loadAdkTransport(alias) {
 const sleep = ms => new Promise(resolve => setTimeout(resolve, ms));
 const errorText = err =>
   err == null ? null : err instanceof Error ? err.message || String(err) : String(err);
+
+// A rejected load is forgotten, so that the next conversation tries again.
+function cachedPerAlias(load) {
+  const cache = new Map();
+  return alias => {
+    if (!cache.has(alias)) {
+      const loading = load(alias);
+      cache.set(alias, loading);
+      loading.catch(() => cache.delete(alias));
+    }
+    return cache.get(alias);
+  };
+}
+
+const loadAdkTransportOnce = cachedPerAlias(loadAdkTransport);
 
 async function readStdin() {
   const parts = [];
@@ -102,6 +126,8 @@ async function loadVersion(alias) {
   return { ai, version: pkg.version, validate };
 }
 
+const loadVersionOnce = cachedPerAlias(loadVersion);
+
 class MemoryChatState {
   status = 'ready';
   error = undefined;
@@ -122,9 +148,10 @@ const isToolPart = p =>
   typeof p?.type === 'string' && (p.type.startsWith('tool-') || p.type === 'dynamic-tool');
 const lastAssistant = messages => [...messages].reverse().find(m => m.role === 'assistant');
 
-async function main() {
-  const input = JSON.parse(await readStdin());
-  const { ai, version, validate } = await loadVersion(input.ai ?? 'ai7');
+/** Run one conversation (the input object described above) and report it. */
+export async function driveWs(input) {
+  if (input == null || typeof input !== 'object') throw new Error('the input must be a JSON object');
+  const { ai, version, validate } = await loadVersionOnce(input.ai ?? 'ai7');
   const timeoutMs = Number(input.timeoutMs ?? 20_000);
   const settleMs = Number(input.settleMs ?? 150);
   const deadline = Date.now() + timeoutMs;
@@ -181,7 +208,7 @@ async function main() {
     : undefined;
 
   const transport = input.transport === 'adk'
-    ? new (await loadAdkTransport(input.ai ?? 'ai7'))({ url: input.url, webSocket: RecordingWebSocket })
+    ? new (await loadAdkTransportOnce(input.ai ?? 'ai7'))({ url: input.url, webSocket: RecordingWebSocket })
     : new ai.WebSocketChatTransport({ url: input.url, webSocket: RecordingWebSocket });
   const state = new MemoryChatState();
   const chatErrors = [];
@@ -279,39 +306,43 @@ async function main() {
 
   const stepResults = [];
   const problems = [];
-  for (const [i, step] of (input.steps ?? []).entries()) {
-    const result = { action: step.action, status: null, error: null, stepError: null };
-    stepResults.push(result);
-    try {
-      if (step.action === 'send' && step.noWait) {
-        let settled = false;
-        runStep(step)
-          .catch(err => problems.push(`step ${i} (send): ${errorText(err)}`))
-          .finally(() => { settled = true; });
-        // On once the message is in the chat and its request started (the chat leaves
-        // `ready`), so that the next step acts on this send.
-        await until(() => settled || chat.status === 'submitted' || chat.status === 'streaming',
-          `step ${i} (send)`);
-      } else {
-        await runStep(step);
-        if (step.action !== 'waitFor') {
-          await sleep(20);
-          await waitUntilIdle();
+  try {
+    for (const [i, step] of (input.steps ?? []).entries()) {
+      const result = { action: step.action, status: null, error: null, stepError: null };
+      stepResults.push(result);
+      try {
+        if (step.action === 'send' && step.noWait) {
+          let settled = false;
+          runStep(step)
+            .catch(err => problems.push(`step ${i} (send): ${errorText(err)}`))
+            .finally(() => { settled = true; });
+          // On once the message is in the chat and its request started (the chat leaves
+          // `ready`), so that the next step acts on this send.
+          await until(() => settled || chat.status === 'submitted' || chat.status === 'streaming',
+            `step ${i} (send)`);
+        } else {
+          await runStep(step);
+          if (step.action !== 'waitFor') {
+            await sleep(20);
+            await waitUntilIdle();
+          }
         }
+      } catch (err) {
+        result.stepError = errorText(err);
+        problems.push(`step ${i} (${step.action}): ${result.stepError}`);
       }
-    } catch (err) {
-      result.stepError = errorText(err);
-      problems.push(`step ${i} (${step.action}): ${result.stepError}`);
+      result.status = chat.status;
+      result.error = errorText(chat.error);
+      if (chat.status === 'error') problems.push(`step ${i}: chat error: ${result.error}`);
+      if (result.stepError != null) break;
     }
-    result.status = chat.status;
-    result.error = errorText(chat.error);
-    if (chat.status === 'error') problems.push(`step ${i}: chat error: ${result.error}`);
-    if (result.stepError != null) break;
+    await Promise.all(pendingValidations);
+  } finally {
+    // The conversation's socket ends with it (in drive-serve's process too).
+    transport.close();
   }
-  await Promise.all(pendingValidations);
   if (invalid.length) problems.push(`${invalid.length} chunk(s) failed uiMessageChunkSchema`);
   if (nullPaths.length) problems.push(`null values at ${nullPaths.join(', ')}`);
-  transport.close();
   return {
     ok: problems.length === 0 && chatErrors.length === 0,
     version,
@@ -329,10 +360,16 @@ async function main() {
   };
 }
 
-main().then(
-  output => process.stdout.write(`${JSON.stringify(output)}\n`, () => process.exit(0)),
-  err => {
-    process.stderr.write(`drive-ws: ${err?.stack ?? err}\n`);
-    process.exit(2);
-  },
-);
+async function main() {
+  return driveWs(JSON.parse(await readStdin()));
+}
+
+if (process.argv[1] != null && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().then(
+    output => process.stdout.write(`${JSON.stringify(output)}\n`, () => process.exit(0)),
+    err => {
+      process.stderr.write(`drive-ws: ${err?.stack ?? err}\n`);
+      process.exit(2);
+    },
+  );
+}

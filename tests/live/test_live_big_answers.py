@@ -7,14 +7,15 @@ answers ``run_live`` too). The socket shares the SSE outbox's rule (a client is 
 the bytes waiting behind the largest message, never by one message's size), so the 5 MiB
 ``tool-output-available`` frame no longer reads as a client that stopped reading.
 
-One server; one Node process per protocol (both cases on one socket), the two side by side.
+One server; one conversation per protocol (both cases on one socket), the two side by side
+in the shared Node driver process (tests/support/aisdk_client.py).
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Final
 
@@ -23,7 +24,7 @@ import pytest
 from agents.bulk import agent as bulk
 
 from support import Serve
-from support.aisdk_client import JS_DIR
+from support.aisdk_client import JS_DIR, run_ws_chat
 from support.paths import TESTS
 
 pytestmark = pytest.mark.node
@@ -60,33 +61,25 @@ def peak_rss_mib(pid: int) -> float:
 @pytest.fixture(scope="module")
 def results(server: Serve) -> dict[str, dict[str, Any]]:
     url = server.url.replace("http://", "ws://", 1) + "/"
-    runs = {
-        name: subprocess.Popen(
-            ["node", str(JS_DIR / "drive-ws.mjs")],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=JS_DIR,
-        )
-        for name in PROTOCOLS
-    }
-    out: dict[str, dict[str, Any]] = {}
-    for name, proc in runs.items():
-        payload = {
-            "ai": "ai7",
-            "transport": PROTOCOLS[name],
-            "url": server.url if name == "A" else url,
-            "chatId": f"big-live-{name}",
-            "steps": STEPS,
-            "timeoutMs": 60_000,
+    with ThreadPoolExecutor(max_workers=len(PROTOCOLS)) as pool:
+        runs = {
+            name: pool.submit(
+                run_ws_chat,
+                server.url if name == "A" else url,
+                STEPS,
+                chat_id=f"big-live-{name}",
+                transport=PROTOCOLS[name],
+                node_timeout_ms=60_000,
+                timeout=120,
+            )
+            for name in PROTOCOLS
         }
-        stdout, stderr = proc.communicate(json.dumps(payload), timeout=120)
-        assert proc.returncode == 0, stderr
-        out[name] = json.loads(stdout)
-        history = httpx.get(f"{server.url}/big-live-{name}", timeout=30)
-        assert history.status_code == 200
-        out[name]["history"] = history.json()["messages"]
+        out: dict[str, dict[str, Any]] = {}
+        for name, run in runs.items():
+            out[name] = run.result()
+            history = httpx.get(f"{server.url}/big-live-{name}", timeout=30)
+            assert history.status_code == 200
+            out[name]["history"] = history.json()["messages"]
     print(f"server peak RSS: {peak_rss_mib(server.proc.pid):.0f} MiB")
     return out
 

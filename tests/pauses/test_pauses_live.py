@@ -9,7 +9,6 @@ reaches the process holding the socket. ADK's live flow never emits
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -21,7 +20,7 @@ from agents.accounts.agent import build_app as build_accounts
 from adk_asgi import AdkApp
 
 from support import LoopbackServer
-from support.aisdk_client import JS_DIR, NodeHarnessMissing, require_node_harness
+from support.aisdk_client import NodeHarnessMissing, require_node_harness, run_ws_chat
 from support.provider_server import NOTES_TOKEN, WEATHER_KEY, Provider
 from support.ws_client import DONE, LiveClient, dicts, ws_url
 
@@ -146,24 +145,14 @@ def test_protocol_b_with_ai7(servers: tuple[str, Provider, str]) -> None:
         {"action": "toolOutput", "tool": "adk_request_input", "output": 2},
         {"action": "sendEmpty"},
     ]
-    payload = {
-        "ai": "ai7",
-        "url": url.replace("http://", "ws://") + "/",
-        "api": url,
-        "chatId": "live-b",
-        "steps": steps,
-        "timeoutMs": 40000,
-    }
-    done = subprocess.run(
-        ["node", str(JS_DIR / "drive-ws.mjs")],
-        input=json.dumps(payload),
-        text=True,
-        capture_output=True,
+    report = run_ws_chat(
+        url.replace("http://", "ws://") + "/",
+        steps,
+        chat_id="live-b",
+        api=url,
+        node_timeout_ms=40000,
         timeout=90,
-        check=False,
     )
-    assert done.returncode == 0, done.stderr
-    report: dict[str, Any] = json.loads(done.stdout)
     assert report["ok"], (report["problems"], report["chatErrors"])
     assert report["invalid"] == [] and report["nullPaths"] == []
     messages = [m for m in report["messages"] if m["role"] == "assistant"]

@@ -3,7 +3,10 @@
 The Node side lives in ``tests/js/drive-chat.mjs``: it builds a headless chat from the
 library's own ``AbstractChat`` and ``DefaultChatTransport``, runs a list of steps against
 a live HTTP endpoint and reports every request, every SSE chunk (validated with that
-version's own ``uiMessageChunkSchema``) and the final ``UIMessage[]``.
+version's own ``uiMessageChunkSchema``) and the final ``UIMessage[]``. Its live-mode
+sibling ``tests/js/drive-ws.mjs`` does the same over ai 7's ``WebSocketChatTransport`` (or
+the npm package's ``AdkLiveTransport``). Both run in one shared Node process per test
+process (``tests/js/drive-serve.mjs``).
 
 Four client versions are installed side by side under npm aliases (see
 ``tests/js/package.json``); install them with ``npm ci --prefix tests/js``.
@@ -56,32 +59,41 @@ class NodeHarnessMissing(RuntimeError):
 
 
 class NodeHarnessError(RuntimeError):
-    """drive-chat.mjs crashed (as opposed to reporting a failed conversation)."""
+    """drive-chat.mjs or drive-ws.mjs crashed (as opposed to reporting a failed
+    conversation)."""
+
+
+Driver = Literal["chat", "ws"]
 
 
 class _DriveServer:
-    """One ``node tests/js/drive-serve.mjs`` per test process, running drive-chat's
-    conversations side by side: a Node start and an ``ai`` version's load cost about
-    0.45 s of CPU each, more than most conversations. Thread-safe (``run_chat_versions``
-    calls from threads). A process that dies fails what was running with its exit code
-    and stderr, as a one-shot drive-chat's crash did, and the next call starts another."""
+    """One ``node tests/js/drive-serve.mjs`` per test process, running drive-chat's and
+    drive-ws's conversations side by side: a Node start and an ``ai`` version's load cost
+    about 0.45 s of CPU each, more than most conversations. Thread-safe
+    (``run_chat_versions`` calls from threads, tests start ws conversations from threads).
+    A process that dies fails what was running with its exit code and stderr, as a
+    one-shot driver's crash did, and the next call starts another."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[str] | None = None
-        self._pending: dict[int, Future[dict[str, Any]]] = {}
+        self._pending: dict[int, tuple[Future[dict[str, Any]], str]] = {}
         self._ids = itertools.count()
         self._stderr: deque[str] = deque(maxlen=200)
 
-    def run(self, payload: Mapping[str, Any], *, ai: str, timeout: float) -> Any:
+    def run(
+        self, payload: Mapping[str, Any], *, ai: str, timeout: float, driver: Driver = "chat"
+    ) -> Any:
+        name = f"drive-{driver}"
         answer: Future[dict[str, Any]] = Future()
         with self._lock:
             proc = self._proc if self._proc is not None else self._start()
             key = next(self._ids)
-            self._pending[key] = answer
+            self._pending[key] = (answer, name)
             assert proc.stdin is not None
             try:
-                proc.stdin.write(json.dumps({"id": key, "input": payload}) + "\n")
+                line = {"id": key, "driver": driver, "input": payload}
+                proc.stdin.write(json.dumps(line) + "\n")
                 proc.stdin.flush()
             except OSError:
                 pass  # it died: the reader fails this conversation with its exit
@@ -91,10 +103,10 @@ class _DriveServer:
             with self._lock:
                 self._pending.pop(key, None)
             raise NodeHarnessError(
-                f"drive-chat ({ai}) did not finish within {timeout} s; stderr:\n{self._tail()}"
+                f"{name} ({ai}) did not finish within {timeout} s; stderr:\n{self._tail()}"
             ) from None
         if "crash" in done:
-            raise NodeHarnessError(f"drive-chat ({ai}) crashed:\n{done['crash']}")
+            raise NodeHarnessError(f"{name} ({ai}) crashed:\n{done['crash']}")
         return done["report"]
 
     def _start(self) -> subprocess.Popen[str]:
@@ -121,17 +133,17 @@ class _DriveServer:
                 self._stderr.append(f"(stdout, not JSON) {line[:2000]}")
                 continue
             with self._lock:
-                answer = self._pending.pop(done["id"], None)
-            if answer is not None:
-                answer.set_result(done)
+                waiting = self._pending.pop(done["id"], None)
+            if waiting is not None:
+                waiting[0].set_result(done)
         code = proc.wait()
         with self._lock:
             if self._proc is proc:
                 self._proc = None
             pending, self._pending = self._pending, {}
-        for answer in pending.values():
+        for answer, name in pending.values():
             answer.set_exception(
-                NodeHarnessError(f"drive-chat exited with {code}; stderr:\n{self._tail()}")
+                NodeHarnessError(f"{name} exited with {code}; stderr:\n{self._tail()}")
             )
 
     def _read_stderr(self, proc: subprocess.Popen[str]) -> None:
@@ -284,34 +296,42 @@ def run_ws_chat(
     ai: str = "ai7",
     transport: str = "ai",
     timeout: float = 90,
+    api: str | None = None,
+    auto_send: str | None = None,
+    node_timeout_ms: int | None = None,
 ) -> dict[str, Any]:
     """Run one conversation through ``ai``'s own ``WebSocketChatTransport`` (live protocol
     B, ``tests/js/drive-ws.mjs``) against the WebSocket ``url``, or with ``transport="adk"``
     through the npm package's ``AdkLiveTransport`` (protocol A; ``url`` is then the HTTP
     chat endpoint); its report (``messages``, ``frames``, ``invalid``, ``nullPaths``,
-    ``stepResults``, ``problems``, ...)."""
+    ``stepResults``, ``problems``, ...).
+
+    ``api`` (the app's HTTP base, for ``completeToolCall``) and ``auto_send``
+    (``"approvals"``, ``"toolCalls"`` or ``"both"``) are drive-ws's ``api`` and
+    ``autoSend``. ``timeout`` bounds the wait for the report; the driver's own deadline
+    (``node_timeout_ms``) defaults to a few seconds less. The conversation runs in this
+    process's shared Node process (``tests/js/drive-serve.mjs``), side by side with
+    whatever else runs there: call it from threads to run several at once. Raises
+    :class:`NodeHarnessError` if the driver crashes or gives no report in time.
+    """
     require_node_harness()
-    payload = {
+    if node_timeout_ms is None:
+        node_timeout_ms = math.floor(max(timeout - 5, timeout * 0.75) * 1000)
+    payload: dict[str, Any] = {
         "ai": ai,
         "transport": transport,
         "url": url,
         "chatId": chat_id,
         "steps": [dict(s) for s in steps],
-        "timeoutMs": math.floor(max(timeout - 5, timeout * 0.75) * 1000),
+        "timeoutMs": node_timeout_ms,
     }
-    done = subprocess.run(
-        ["node", str(JS_DIR / "drive-ws.mjs")],
-        input=json.dumps(payload),
-        text=True,
-        capture_output=True,
-        timeout=timeout,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise NodeHarnessError(
-            f"drive-ws ({ai}) exited with {done.returncode}; stderr:\n{done.stderr}"
-        )
-    report: dict[str, Any] = json.loads(done.stdout)
+    if api is not None:
+        payload["api"] = api
+    if auto_send is not None:
+        payload["autoSend"] = auto_send
+    report = _DRIVER.run(payload, ai=ai, timeout=timeout, driver="ws")
+    if not isinstance(report, dict):
+        raise NodeHarnessError(f"drive-ws ({ai}) report is not an object: {report!r}")
     return report
 
 
