@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 from google.adk.agents import RunConfig
 from google.adk.agents.live_request_queue import LiveRequestQueue
 from google.adk.agents.run_config import StreamingMode
+from google.adk.events import Event
 from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 from google.genai import types
@@ -34,6 +35,18 @@ from .emulator import bench_model
 APP_NAME = "naive"
 USER = "anonymous"
 HEADERS = {"x-vercel-ai-ui-message-stream": "v1", "cache-control": "no-cache"}
+
+
+def sse(chunk: dict[str, str]) -> str:
+    """One UI chunk as an SSE event (also the text of a live protocol A frame)."""
+    return f"data: {json.dumps(chunk)}\n\n"
+
+
+def streamed_text(event: Event) -> list[str]:
+    """The model's text a partial event streams (the final event repeats it: none)."""
+    if not event.partial or event.content is None:
+        return []
+    return [p.text for p in event.content.parts or () if p.text and not p.thought]
 
 
 def build_naive_app(token_delay: float = 0.0) -> Starlette:
@@ -59,23 +72,17 @@ def build_naive_app(token_delay: float = 0.0) -> Starlette:
         )
 
     async def stream(chat_id: str, message: types.Content) -> AsyncIterator[str]:
-        def sse(chunk: dict[str, str]) -> str:
-            return f"data: {json.dumps(chunk)}\n\n"
-
         yield sse({"type": "start", "messageId": f"msg-{uuid.uuid4().hex}"})
         yield sse({"type": "start-step"})
         text_open = False
         async for event in runner.run_async(
             user_id=USER, session_id=chat_id, new_message=message, run_config=config
         ):
-            if not event.partial or event.content is None:
-                continue  # the final event repeats the streamed text
-            for part in event.content.parts or ():
-                if part.text and not part.thought:
-                    if not text_open:
-                        text_open = True
-                        yield sse({"type": "text-start", "id": "t0"})
-                    yield sse({"type": "text-delta", "id": "t0", "delta": part.text})
+            for text in streamed_text(event):
+                if not text_open:
+                    text_open = True
+                    yield sse({"type": "text-start", "id": "t0"})
+                yield sse({"type": "text-delta", "id": "t0", "delta": text})
         if text_open:
             yield sse({"type": "text-end", "id": "t0"})
         yield sse({"type": "finish-step"})
@@ -122,7 +129,7 @@ def build_naive_live_app(token_delay: float = 0.0) -> Starlette:
 
         async def downstream() -> None:
             async def send(chunk: dict[str, str]) -> None:
-                await socket.send_text(f"data: {json.dumps(chunk)}\n\n")
+                await socket.send_text(sse(chunk))
 
             started = text_open = False
             async for event in runner.run_live(
@@ -132,13 +139,11 @@ def build_naive_live_app(token_delay: float = 0.0) -> Starlette:
                     started = True
                     await send({"type": "start", "messageId": f"msg-{uuid.uuid4().hex}"})
                     await send({"type": "start-step"})
-                if event.partial and event.content is not None:
-                    for part in event.content.parts or ():
-                        if part.text and not part.thought:
-                            if not text_open:
-                                text_open = True
-                                await send({"type": "text-start", "id": "t0"})
-                            await send({"type": "text-delta", "id": "t0", "delta": part.text})
+                for text in streamed_text(event):
+                    if not text_open:
+                        text_open = True
+                        await send({"type": "text-start", "id": "t0"})
+                    await send({"type": "text-delta", "id": "t0", "delta": text})
                 if event.turn_complete and started:
                     if text_open:
                         await send({"type": "text-end", "id": "t0"})

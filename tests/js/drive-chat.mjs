@@ -422,13 +422,22 @@ function findToolCallId(messages, tool) {
 // ---------------------------------------------------------------------------
 // main
 
-const loaded = new Map();
+/** `load(alias)` once per alias and process; a rejected load is forgotten, so that the
+ * next conversation tries again (drive-ws loads its `ai` versions and bundles this way). */
+export function cachedPerAlias(load) {
+  const cache = new Map();
+  return alias => {
+    if (!cache.has(alias)) {
+      const loading = load(alias);
+      cache.set(alias, loading);
+      loading.catch(() => cache.delete(alias));
+    }
+    return cache.get(alias);
+  };
+}
 
 /** One version of `ai`, loaded once per process. */
-export function loadOnce(alias) {
-  if (!loaded.has(alias)) loaded.set(alias, loadVersion(alias));
-  return loaded.get(alias);
-}
+export const loadOnce = cachedPerAlias(alias => loadVersion(alias));
 
 /** Run one conversation (the input object described in README.md) and report it. */
 export async function driveChat(input) {

@@ -39,7 +39,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import WebSocket from 'ws';
 
-import { replyToLastUser } from './drive-chat.mjs';
+import { cachedPerAlias, emit, replyToLastUser } from './drive-chat.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const CLIENT_DIR = join(HERE, '..', '..', 'clients', 'js');
@@ -73,19 +73,6 @@ async function loadAdkTransport(alias) {
 const sleep = ms => new Promise(resolve => setTimeout(resolve, ms));
 const errorText = err =>
   err == null ? null : err instanceof Error ? err.message || String(err) : String(err);
-
-// A rejected load is forgotten, so that the next conversation tries again.
-function cachedPerAlias(load) {
-  const cache = new Map();
-  return alias => {
-    if (!cache.has(alias)) {
-      const loading = load(alias);
-      cache.set(alias, loading);
-      loading.catch(() => cache.delete(alias));
-    }
-    return cache.get(alias);
-  };
-}
 
 const loadAdkTransportOnce = cachedPerAlias(loadAdkTransport);
 
@@ -366,7 +353,7 @@ async function main() {
 
 if (process.argv[1] != null && import.meta.url === pathToFileURL(process.argv[1]).href) {
   main().then(
-    output => process.stdout.write(`${JSON.stringify(output)}\n`, () => process.exit(0)),
+    output => emit(output, 0),
     err => {
       process.stderr.write(`drive-ws: ${err?.stack ?? err}\n`);
       process.exit(2);
