@@ -27,6 +27,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -353,3 +354,68 @@ def test_the_voice_knee_is_where_p99_crosses_300_ms() -> None:
     never = knee([(10, 1.0, 301.0, 0.1)])
     assert never is not None and never["sessions_per_core"] == 0.0
     assert knee([]) is None
+
+
+def test_instruction_workers_stream_every_token() -> None:
+    """What ``python -m benchmarks.instructions`` runs under valgrind, without it: every row
+    drives its app in process and every turn streams all of its tokens (the worker exits
+    with an error otherwise, so a count never stands for failed turns)."""
+    from benchmarks.instructions import ROWS
+
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.instructions",
+            "--worker",
+            ",".join(ROWS),
+            "--connections",
+            "2",
+            "--tokens",
+            "20",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    # four warm-up turns and one batch of two connections per row
+    assert done.stdout.splitlines() == [f"{row}: 6 turns of 20 tokens" for row in ROWS]
+
+
+async def test_an_instruction_worker_refuses_a_turn_that_streamed_less() -> None:
+    import benchmarks.instructions as instructions
+
+    async def short_turn(number: int) -> int:
+        return 19
+
+    real = instructions.build_turn
+    instructions.build_turn = lambda row, tokens: (short_turn, None)
+    try:
+        with pytest.raises(SystemExit, match="streamed"):
+            await instructions.run_worker("adk-asgi-live", 2, 20, 1)
+    finally:
+        instructions.build_turn = real
+
+
+def test_instructions_per_token_are_the_extra_batches_alone() -> None:
+    """The count of the longer run minus the shorter one, over the extra batches' tokens;
+    each row against its own ceiling and naive bridge."""
+    from benchmarks.instructions import Count, instructions_of, report
+
+    assert instructions_of("==15694== \n==15694== I   refs:      8,737,930,083\n") == 8737930083
+    with pytest.raises(ValueError):
+        instructions_of("==1== ERROR SUMMARY: 0 errors")
+    counts = [
+        Count("ceiling-live", 9_000_000, 12_000_000, 6000),
+        Count("adk-naive-live", 9_000_000, 12_300_000, 6000),
+        Count("adk-asgi-live", 9_500_000, 13_100_000, 6000),
+        Count("adk-asgi", 9_000_000, 9_600_000, 1000),
+    ]
+    assert [c.per_token for c in counts] == [500.0, 550.0, 600.0, 600.0]
+    table = report(counts).splitlines()
+    assert table[2] == "| ceiling-live | 0.5 k | 1.000× | 0.909× |"
+    assert table[4] == "| adk-asgi-live | 0.6 k | 1.200× | 1.091× |"
+    assert table[5] == "| adk-asgi | 0.6 k | – | – |"  # its SSE ceiling and bridge: not counted
