@@ -514,6 +514,46 @@ async def test_a_resumed_session_keeps_its_history(
         assert text_of(await turn(session)) == "1 contents"
 
 
+async def test_no_handle_while_an_answer_is_owed(
+    make_emulator: Callable[..., GeminiEmulator], raw_live: Callable[..., Any]
+) -> None:
+    # The call's result comes back before the call's turn is over: the model owes its
+    # answer, so the session is not resumable until that answer's turn is complete.
+    emulator = make_emulator(chunk_delay=0.2)
+    async with raw_live(emulator) as ws:
+        tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in DEMO_TOOLS]
+        await ws.setup(
+            sessionResumption={}, generationConfig={"responseModalities": ["TEXT"]}, tools=tools
+        )
+        await ws.recv()  # the handle of the new session
+        await ws.send(
+            {
+                "clientContent": {
+                    "turns": [
+                        {"role": "user", "parts": [{"text": "What's the weather in Paris?"}]}
+                    ],
+                    "turnComplete": True,
+                }
+            }
+        )
+        messages = [await ws.recv()]
+        while "toolCall" not in messages[-1]:
+            messages.append(await ws.recv())
+        (call,) = messages[-1]["toolCall"]["functionCalls"]
+        answer = {"condition": "rainy", "temperature_c": 9}
+        await ws.send(
+            {"toolResponse": {"functionResponses": [{"id": call["id"], "response": answer}]}}
+        )
+        while "rainy" not in raw_text(messages) or not messages[-1].get("serverContent", {}).get(
+            "turnComplete"
+        ):
+            messages.append(await ws.recv())
+        messages.append(await ws.recv())
+    updates = [m["sessionResumptionUpdate"] for m in messages if "sessionResumptionUpdate" in m]
+    assert all(u == {"resumable": False} for u in updates[:-1]), updates
+    assert updates[-1]["resumable"] is True and "sessionResumptionUpdate" in messages[-1]
+
+
 async def test_an_older_handle_restores_the_older_state(
     make_emulator: Callable[..., GeminiEmulator], raw_live: Callable[..., Any]
 ) -> None:

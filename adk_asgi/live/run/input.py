@@ -5,6 +5,9 @@
 The turn layer sends the messages (``turns/conversation.py``), the upstream the realtime
 input (``upstream.py``), both through the run (``LiveRun.input``); the run reads the queue
 (``run_live``, or its turn-by-turn pump) and gives the input a fresh one when it restarts.
+The queue also remembers the request ADK's sender took until the model connection has it:
+ADK cancels its sender to reconnect, and a request taken but not yet sent (an activity
+start, an utterance's audio) is given back for the next connection (``link.py``).
 """
 
 from __future__ import annotations
@@ -27,11 +30,35 @@ ToolResults = Callable[[list[types.FunctionResponse], bool], None]
 class _Queue(LiveRequestQueue):
     """The run's queue, which also tells who listens of the function responses ADK's
     streaming tools send the model through it (``partial``: one per yielded value; they
-    never become events, so the page would not see them)."""
+    never become events, so the page would not see them), and keeps what ADK's sender
+    took until a model connection has it (``link.Taken``)."""
 
     def __init__(self, heard: ToolResults | None) -> None:
         super().__init__()
         self._heard = heard
+        self._taken: LiveRequest | None = None  # taken by ADK's sender, not sent yet
+        self._back: LiveRequest | None = None  # given back: the next ``get`` returns it
+
+    async def get(self) -> LiveRequest:
+        # The sender asks again: what it took last was sent, or dropped on purpose (a
+        # before-model callback blocked it, a state change with nothing to send).
+        self._taken = None
+        if self._back is not None:
+            request, self._back = self._back, None
+        else:
+            request = await super().get()
+        self._taken = request
+        return request
+
+    def handed(self) -> None:
+        """The model connection has the request the sender took."""
+        self._taken = None
+
+    def give_back(self) -> None:
+        """ADK cancelled its sender (to reconnect) while it held a request it took: the
+        next connection's sender gets that one first, in its place."""
+        if self._taken is not None:
+            self._back, self._taken = self._taken, None
 
     def send_content(self, content: types.Content, partial: bool = False) -> None:
         super().send_content(content, partial)
@@ -55,15 +82,15 @@ class LiveInput:
         self._manual_activity = manual_activity  # the page says when the user speaks
         self._preload = preload if preload is not None and preload.active else None
         self._heard = tool_results
-        self._queue: LiveRequestQueue = _Queue(tool_results)
+        self._queue = _Queue(tool_results)
         self._sent = asyncio.Event()  # the page sent the model something since ``renew``
 
     @property
-    def queue(self) -> LiveRequestQueue:
+    def queue(self) -> _Queue:
         """The queue the run reads (written only here)."""
         return self._queue
 
-    def renew(self) -> LiveRequestQueue:
+    def renew(self) -> _Queue:
         """A fresh queue, for a restarted run."""
         self._queue = _Queue(self._heard)
         self._sent.clear()

@@ -10,14 +10,19 @@ carries a session across connections with resumption handles
   generates or calls tools, and ADK overwrites its handle with their empty one: a goAway
   in the middle of a turn reconnects without a handle and replays the history the run
   started with;
-- ADK reconnects the moment ``goAway`` arrives, dropping the turn being generated.
+- ADK reconnects the moment ``goAway`` arrives, dropping the turn being generated;
+- ADK cancels the task that sends the run's input to the model when it reconnects: a
+  request it took from the queue and had not sent yet (a push-to-talk activity start) is
+  lost, and the model never hears the turn the page waits on.
 
 ``LinkedConnection`` wraps each model connection (``models.LiveModel.connect``) and fixes
-both: ADK sees only resumable handles; ``goAway`` is held until the session is resumable
-again (the turn is over and a fresh handle arrived), so ADK reconnects between turns; and
-what was said since the last handle is kept, so a connection that drops anyway (its
-deadline passed mid-turn) is resumed and told what it missed. The ``Link`` (one per run,
-found through a context variable the run sets) outlives the connections.
+all three: ADK sees only resumable handles; ``goAway`` is held until the session is
+resumable again (the turn is over, a fresh handle arrived and no answer is owed), so ADK
+reconnects between turns; what was said since the last handle is kept, so a connection
+that drops anyway (its deadline passed mid-turn) is resumed and told what it missed; and
+a request the cancelled sender held is given back to the run's queue (``Taken``,
+``input.py``) when the next connection starts, so its sender sends it first. The ``Link``
+(one per run, found through a context variable the run sets) outlives the connections.
 """
 
 from __future__ import annotations
@@ -27,14 +32,14 @@ import contextvars
 import logging
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Final, Literal, Protocol
 
 from google.adk.models import LlmResponse
 from google.adk.models.base_llm_connection import BaseLlmConnection, RealtimeInput
 from google.genai import errors, types
 from websockets.exceptions import ConnectionClosed
 
-__all__ = ("CURRENT_LINK", "Link", "LinkedConnection", "LiveModelError")
+__all__ = ("CURRENT_LINK", "Link", "LinkedConnection", "LiveModelError", "Taken")
 
 logger = logging.getLogger("adk_asgi")
 
@@ -51,6 +56,17 @@ class LiveModelError(RuntimeError):
     instead of ADK reconnecting and asking again."""
 
 
+class Taken(Protocol):
+    """The run's queue as ADK's sender reads it (``input._Queue``): it keeps the request
+    the sender took until a connection has it."""
+
+    def handed(self) -> None:
+        """The connection has the request the sender took."""
+
+    def give_back(self) -> None:
+        """The sender was cancelled holding one: the next sender gets it first."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Said:
     role: Literal["user", "model"]
@@ -61,6 +77,8 @@ class _Said:
 class Link:
     """One run's model link, across its connections."""
 
+    queue: Taken | None = None
+    """The run's queue, which ADK's sender reads (None: nothing to give back)."""
     connections: int = 0
     """Connections opened (a reconnect adds one)."""
     resuming: bool = False
@@ -72,6 +90,10 @@ class Link:
     sent to it since (the last handle would not hold what was sent after it)."""
     held: LlmResponse | None = None
     """A ``goAway`` waiting for the session to become resumable."""
+    owed: bool = False
+    """The model owes an answer: content that asks for one (a message, a tool's result)
+    went to it after its last turn ended. A handle offered before that answer would not
+    hold it: ADK does not reconnect then."""
     said: list[_Said] = field(default_factory=list)
     """What was said since the state the last handle names (``boundary``: up to the last
     finished turn, which the next handle covers)."""
@@ -105,8 +127,14 @@ class Link:
         self.handle = None
         self.resumable = False
         self.held = None
+        self.owed = False
         self.dropped = False
         self.replays = 0
+
+    def movable(self) -> bool:
+        """Whether ADK may reconnect now: the session can be resumed with everything
+        said and owes no answer, or there is no handle to resume it with at all."""
+        return (self.resumable and not self.owed) or self.handle is None
 
     def issued(self, handle: str) -> None:
         """A resumable handle: the session now holds everything up to the boundary."""
@@ -118,6 +146,7 @@ class Link:
         self.resumable = True
 
     def turn_over(self) -> None:
+        self.owed = False
         self._flush_partial()
         self.boundary = len(self.said)
 
@@ -176,12 +205,16 @@ class LinkedConnection(BaseLlmConnection):
         self._history_calls: set[str] = set()
         self._cut = False
         self._saw_go_away = False
+        self._moved = False  # its goAway went to ADK, which reconnects
 
     async def resume(self, handle: str | None) -> None:
         """Right after connecting (with ``handle``, or a new session without one): tell a
-        resumed session what the dropped connection missed."""
+        resumed session what the dropped connection missed. The last connection's sender
+        is gone: what it took and did not send goes first to this one's."""
         link = self._link
         link.connections += 1
+        if link.queue is not None:
+            link.queue.give_back()
         if handle is None:
             link.fresh()  # ADK sends the history next (``send_history``)
             return
@@ -213,10 +246,13 @@ class LinkedConnection(BaseLlmConnection):
         await self._send_content(content)
 
     async def _send_content(self, content: types.Content, *, partial: bool = False) -> None:
+        await self._take()
         parts = content.parts or []
         for part in parts:
             self._link.keep("user", part)
         self._link.resumable = False
+        if _asks_answer(parts, partial):
+            self._link.owed = True
         answers = {p.function_response.id for p in parts if p.function_response is not None}
         if answers and len(answers) == len(parts) and answers & self._history_calls:
             # The calls were replayed as history: their answers are client content, which
@@ -227,6 +263,7 @@ class LinkedConnection(BaseLlmConnection):
         await self._inner._send_content(content, partial=partial)
 
     async def send_realtime(self, blob: RealtimeInput) -> None:
+        await self._take()
         # ADK sends activity signals and stream ends here too (its annotation says Blob).
         if not isinstance(blob, types.Blob):
             # The user speaks (or stopped): renewing the connection now would split the
@@ -236,6 +273,15 @@ class LinkedConnection(BaseLlmConnection):
 
     async def close(self) -> None:
         await self._inner.close()
+
+    async def _take(self) -> None:
+        """ADK's sender hands this connection the request it took from the queue."""
+        if self._moved:
+            # ADK reconnects on the goAway it was handed and cancels its sender now: the
+            # session left behind would lose this; the next connection gets it (``resume``).
+            await asyncio.get_running_loop().create_future()
+        if self._link.queue is not None:
+            self._link.queue.handed()
 
     # -- from the model ----------------------------------------------------------------
 
@@ -253,8 +299,10 @@ class LinkedConnection(BaseLlmConnection):
                     if update.new_handle and update.resumable is not False:
                         link.issued(update.new_handle)
                         yield response
-                        if link.held is not None:
+                        # (input may have gone out while ADK handled the update)
+                        if link.held is not None and link.movable():
                             held, link.held = link.held, None
+                            self._moved = True
                             yield held  # now ADK reconnects, between turns
                             return
                         continue
@@ -266,7 +314,8 @@ class LinkedConnection(BaseLlmConnection):
                         continue
                 if response.go_away is not None:
                     self._saw_go_away = True
-                    if link.resumable or link.handle is None:
+                    if link.movable():
+                        self._moved = True
                         yield response
                         return
                     link.held = response
@@ -313,6 +362,18 @@ class LinkedConnection(BaseLlmConnection):
             link.keep("user", types.Part(text=heard.text))
         if response.turn_complete or response.interrupted:
             link.turn_over()
+
+
+def _asks_answer(parts: list[types.Part], partial: bool) -> bool:
+    """Content the model answers: not a partial turn (a streaming tool's value, a
+    preloaded memory), nor only results it takes in silently."""
+    if partial:
+        return False
+    return not parts or not all(
+        p.function_response is not None
+        and p.function_response.scheduling == types.FunctionResponseScheduling.SILENT
+        for p in parts
+    )
 
 
 def _empty(response: LlmResponse) -> bool:

@@ -242,7 +242,7 @@ class LiveRun:
             queue = self.input.queue
             self._plugin.attach(queue, self._gate)
             # The run's model link: ADK's tasks inherit it (``models.LiveModel.connect``).
-            link = Link()
+            link = Link(queue=queue)
             CURRENT_LINK.set(link)
             config = self._config
             try:

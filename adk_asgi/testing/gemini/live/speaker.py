@@ -81,7 +81,7 @@ class Speaker:
             if task.cancelled():
                 await self._report_interruption()
             elif task.exception() is None:
-                if self._state.setup.resumption and not self._state.session.pending_calls:
+                if self._state.setup.resumption and self._idle():
                     await self.offer_handle()
             elif (error := task.exception()) is not None:
                 if isinstance(error, Closed):
@@ -92,6 +92,15 @@ class Speaker:
                     Closed.of(ApiError(500, "Internal error encountered."))
                 )
                 return
+
+    def _idle(self) -> bool:
+        """Nothing to resume in the middle of: no call waits for its result, and no turn
+        waits to be answered (a tool's result or the user's turn that came in while this
+        one ended). "It might be not possible to resume session at some points ... Example
+        of such case could be model executing function calls or just generating."
+        (LiveServerSessionResumptionUpdate.resumable): a handle offered then would name a
+        session that never answers what it was sent."""
+        return not self._state.session.pending_calls and self._turns.empty()
 
     async def offer_handle(self) -> None:
         handle = self._state.store.issue(self._state.session)
