@@ -40,6 +40,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import dataclasses
 import gc
 import json
 import os
@@ -50,7 +52,6 @@ import sys
 import tempfile
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -185,7 +186,7 @@ async def run_worker(row: str, connections: int, tokens: int, batches: int) -> i
     """Warm-up turns, the CLI's GC settings, then ``batches`` batches of ``connections``
     concurrent turns; every turn must stream ``tokens`` tokens. Returns the turns run."""
     turn, lifespan = build_turn(row, tokens)
-    async with lifespan() if lifespan is not None else _nothing():
+    async with lifespan() if lifespan is not None else contextlib.nullcontext():
         number = 0
 
         async def batch(size: int) -> None:
@@ -206,14 +207,6 @@ async def run_worker(row: str, connections: int, tokens: int, batches: int) -> i
     return number
 
 
-class _nothing:
-    async def __aenter__(self) -> None:
-        return None
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
-
-
 # -- the counts, under valgrind --------------------------------------------------------
 
 _REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
@@ -227,7 +220,7 @@ def instructions_of(valgrind_output: str) -> int:
     return int(match.group(1).replace(",", ""))
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Count:
     row: str
     short: int  # instructions of the run with one batch
@@ -318,7 +311,9 @@ def main(argv: list[str] | None = None) -> int:
     print(report(counts))
     if args.out is not None:
         args.out.write_text(
-            json.dumps([{**c.__dict__, "per_token": c.per_token} for c in counts], indent=2)
+            json.dumps(
+                [{**dataclasses.asdict(c), "per_token": c.per_token} for c in counts], indent=2
+            )
         )
     return 0
 

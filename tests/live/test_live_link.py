@@ -54,6 +54,17 @@ async def send_to_model(input: LiveInput, connection: BaseLlmConnection) -> None
             await connection.send_realtime(request.blob)
 
 
+async def first_connection() -> tuple[LiveInput, Link, Model, asyncio.Task[None]]:
+    """A push-to-talk run's input, its link, its first model connection and ADK's sender
+    reading the input for it."""
+    input = LiveInput("user", manual_activity=True)
+    link = Link(queue=input.queue)
+    first = Model()
+    await LinkedConnection(first, link).resume(None)
+    sender = asyncio.create_task(send_to_model(input, LinkedConnection(first, link)))
+    return input, link, first, sender
+
+
 async def reconnect(input: LiveInput, link: Link, sender: asyncio.Task[None]) -> Model:
     """What ADK does on a goAway: cancel the sender, connect again with the handle."""
     sender.cancel()
@@ -64,11 +75,7 @@ async def reconnect(input: LiveInput, link: Link, sender: asyncio.Task[None]) ->
 
 
 async def test_a_request_the_cancelled_sender_held_goes_to_the_next_connection() -> None:
-    input = LiveInput("user", manual_activity=True)
-    link = Link(queue=input.queue)
-    first = Model()
-    await LinkedConnection(first, link).resume(None)
-    sender = asyncio.create_task(send_to_model(input, LinkedConnection(first, link)))
+    input, link, first, sender = await first_connection()
     await asyncio.sleep(0)  # the sender waits for the page's input
     input.microphone("start")
     input.realtime("audio/pcm;rate=16000", b"\0\0")
@@ -83,11 +90,7 @@ async def test_a_request_the_cancelled_sender_held_goes_to_the_next_connection()
 
 
 async def test_what_the_old_connection_had_is_not_sent_again() -> None:
-    input = LiveInput("user", manual_activity=True)
-    link = Link(queue=input.queue)
-    first = Model()
-    await LinkedConnection(first, link).resume(None)
-    sender = asyncio.create_task(send_to_model(input, LinkedConnection(first, link)))
+    input, link, first, sender = await first_connection()
     input.microphone("start")
     for _ in range(5):
         await asyncio.sleep(0)  # sent: the sender waits for the next request
